@@ -1,0 +1,86 @@
+"""ws-jupyter: one workspace for Jupyter users and the agents they prototype.
+
+A contained filesystem, a sandbox for commands and background processes, hybrid (BM25 + vector)
+search, SKILL.md skills and agent tools — plus ``%ws`` magics and widgets (``%load_ext ws_jupyter``).
+
+Public names are imported lazily so that ``import ws_jupyter`` (and loading the IPython
+extension) stays fast: chromadb and onnxruntime load only when search first needs them.
+
+>>> from ws_jupyter import Workspace, LocalFilesystem, LocalSandbox
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+# public name -> module that defines it
+_EXPORTS: dict[str, str] = {
+    # workspace
+    "Workspace": "ws_jupyter.workspace",
+    "WorkspaceInfo": "ws_jupyter.workspace",
+    "RequestContext": "ws_jupyter.request_context",
+    # filesystem
+    "WorkspaceFilesystem": "ws_jupyter.filesystem.types",
+    "FileEntry": "ws_jupyter.filesystem.types",
+    "FileStat": "ws_jupyter.filesystem.types",
+    "FilesystemInfo": "ws_jupyter.filesystem.types",
+    "LocalFilesystem": "ws_jupyter.filesystem.local",
+    # sandbox
+    "WorkspaceSandbox": "ws_jupyter.sandbox.types",
+    "CommandResult": "ws_jupyter.sandbox.types",
+    "ProcessInfo": "ws_jupyter.sandbox.types",
+    "SandboxInfo": "ws_jupyter.sandbox.types",
+}
+
+_ERRORS = (
+    "WorkspaceError WorkspaceConfigError WorkspaceNotReadyError FilesystemNotAvailableError "
+    "SandboxNotAvailableError SearchNotAvailableError FilesystemError FileNotFound DirectoryNotFound "
+    "FileExists IsADirectory NotADirectory DirectoryNotEmpty PathEscapeError ReadOnlyError "
+    "StaleFileError FileReadRequiredError FilesystemNotReadyError SandboxError SandboxStateError "
+    "IsolationUnavailableError ProcessNotFoundError StdinClosedError SearchError SearchModeError "
+    "EmbedderError IndexCorruptedError SkillError SkillValidationError SkillNotFoundError "
+    "DuplicateSkillError SkillPathError ToolError ToolConfigError ToolArgumentError ToolNotFoundError "
+    "ToolApprovalDeniedError WriteLockTimeoutError"
+).split()
+_EXPORTS.update(dict.fromkeys(_ERRORS, "ws_jupyter.errors"))
+
+__all__ = sorted([*_EXPORTS, "load_ipython_extension", "unload_ipython_extension", "__version__"])
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ws_jupyter' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext ws_jupyter``: registers the ``%ws`` magics."""
+    from .jupyter.extension import load_ipython_extension as _load
+
+    _load(ipython)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    """``%unload_ext ws_jupyter``: removes the magics and stops what the extension started."""
+    from .jupyter.extension import unload_ipython_extension as _unload
+
+    _unload(ipython)
+
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from .errors import *  # noqa: F403
+    from .filesystem.local import LocalFilesystem
+    from .filesystem.types import FileEntry, FilesystemInfo, FileStat, WorkspaceFilesystem
+    from .request_context import RequestContext
+    from .sandbox.types import CommandResult, ProcessInfo, SandboxInfo, WorkspaceSandbox
+    from .workspace import Workspace, WorkspaceInfo

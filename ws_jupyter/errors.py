@@ -1,0 +1,421 @@
+"""One error hierarchy for the whole package.
+
+Every error carries a stable ``.code`` (what programs and agent tools switch on), the
+workspace-relative ``.path`` when a path is involved, and ``.workspace_id`` when known.
+Each also derives from the builtin a Python user would naturally catch, so
+``except FileNotFoundError`` works on a missing workspace file just as on a missing host file.
+
+    WorkspaceError                                   Exception
+    ├── WorkspaceConfigError                         ValueError      NO_PROVIDERS, INVALID_CONFIG, INVALID_SEARCH_CONFIG
+    ├── WorkspaceNotReadyError                       RuntimeError    NOT_READY
+    ├── FilesystemNotAvailableError                  RuntimeError    NO_FILESYSTEM
+    ├── SandboxNotAvailableError                     RuntimeError    NO_SANDBOX
+    ├── SearchNotAvailableError                      RuntimeError    NO_SEARCH
+    ├── FilesystemError                              OSError
+    │   ├── FileNotFound                             FileNotFoundError   ENOENT
+    │   ├── DirectoryNotFound                        FileNotFoundError   ENOENT
+    │   ├── FileExists                               FileExistsError     EEXIST
+    │   ├── IsADirectory                             IsADirectoryError   EISDIR
+    │   ├── NotADirectory                            NotADirectoryError  ENOTDIR
+    │   ├── DirectoryNotEmpty                        OSError             ENOTEMPTY
+    │   ├── PathEscapeError                          PermissionError     EACCES
+    │   ├── ReadOnlyError                            PermissionError     EROFS
+    │   ├── StaleFileError                           OSError             ESTALE
+    │   ├── FileReadRequiredError                    OSError             EREAD_REQUIRED
+    │   └── FilesystemNotReadyError                  OSError             ENOTREADY
+    ├── SandboxError                                 RuntimeError    SANDBOX_ERROR
+    │   ├── SandboxStateError                        RuntimeError    SANDBOX_STATE
+    │   ├── IsolationUnavailableError                RuntimeError    ISOLATION_UNAVAILABLE
+    │   ├── ProcessNotFoundError                     LookupError     PROCESS_NOT_FOUND
+    │   └── StdinClosedError                         BrokenPipeError STDIN_CLOSED
+    ├── SearchError                                  RuntimeError    SEARCH_ERROR
+    │   ├── SearchModeError                          ValueError      SEARCH_MODE_UNAVAILABLE
+    │   ├── EmbedderError                            RuntimeError    EMBEDDER_ERROR
+    │   └── IndexCorruptedError                      RuntimeError    INDEX_CORRUPTED
+    ├── SkillError                                   RuntimeError    SKILL_ERROR
+    │   ├── SkillValidationError                     ValueError      INVALID_SKILL
+    │   ├── SkillNotFoundError                       LookupError     SKILL_NOT_FOUND
+    │   ├── DuplicateSkillError                      ValueError      DUPLICATE_SKILL
+    │   └── SkillPathError                           PermissionError INVALID_SKILL_PATH
+    └── ToolError                                    RuntimeError    TOOL_ERROR
+        ├── ToolConfigError                          ValueError      INVALID_TOOL_CONFIG
+        ├── ToolArgumentError                        ValueError      INVALID_TOOL_ARGUMENT
+        ├── ToolNotFoundError                        LookupError     TOOL_NOT_FOUND
+        ├── ToolApprovalDeniedError                  PermissionError TOOL_REFUSED
+        └── WriteLockTimeoutError                    TimeoutError    WRITE_LOCK_TIMEOUT
+
+Messages name paths in workspace-relative form, never as host paths, so they can be shown to a
+model or a notebook user as they are.
+"""
+
+from __future__ import annotations
+
+import errno as _errno
+from typing import Any, ClassVar
+
+__all__ = [
+    "DirectoryNotEmpty",
+    "DirectoryNotFound",
+    "DuplicateSkillError",
+    "EmbedderError",
+    "FileExists",
+    "FileNotFound",
+    "FileReadRequiredError",
+    "FilesystemError",
+    "FilesystemNotAvailableError",
+    "FilesystemNotReadyError",
+    "IndexCorruptedError",
+    "IsADirectory",
+    "IsolationUnavailableError",
+    "NotADirectory",
+    "PathEscapeError",
+    "ProcessNotFoundError",
+    "ReadOnlyError",
+    "SandboxError",
+    "SandboxNotAvailableError",
+    "SandboxStateError",
+    "SearchError",
+    "SearchModeError",
+    "SearchNotAvailableError",
+    "SkillError",
+    "SkillNotFoundError",
+    "SkillPathError",
+    "SkillValidationError",
+    "StaleFileError",
+    "StdinClosedError",
+    "ToolApprovalDeniedError",
+    "ToolArgumentError",
+    "ToolConfigError",
+    "ToolError",
+    "ToolNotFoundError",
+    "WorkspaceConfigError",
+    "WorkspaceError",
+    "WorkspaceNotReadyError",
+    "WriteLockTimeoutError",
+]
+
+
+class WorkspaceError(Exception):
+    """Base of every error raised by ws-jupyter.
+
+    ``code`` is stable across releases; ``path`` is workspace-relative (or None);
+    ``workspace_id`` names the workspace when the error was raised on its behalf.
+    """
+
+    default_code: ClassVar[str] = "WORKSPACE_ERROR"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str | None = None,
+        path: str | None = None,
+        workspace_id: str | None = None,
+        **details: Any,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code or self.default_code
+        self.path = path
+        self.workspace_id = workspace_id
+        self.details = details
+
+    def __str__(self) -> str:
+        return self.message
+
+    def __repr__(self) -> str:
+        extra = f", path={self.path!r}" if self.path is not None else ""
+        return f"{type(self).__name__}({self.message!r}, code={self.code!r}{extra})"
+
+    def __reduce__(self) -> Any:
+        # Keyword-only constructor arguments: rebuild through a helper so errors survive pickling
+        # (multiprocessing, ipyparallel) with their code and path intact.
+        return (_rebuild, (type(self), self.message, dict(self.__dict__)))
+
+
+def _rebuild(cls: type[WorkspaceError], message: str, state: dict[str, Any]) -> WorkspaceError:
+    err = cls.__new__(cls, message)
+    Exception.__init__(err, message)
+    err.__dict__.update(state)
+    return err
+
+
+class WorkspaceConfigError(WorkspaceError, ValueError):
+    """The Workspace (or a provider) was configured inconsistently."""
+
+    default_code = "INVALID_CONFIG"
+
+
+class WorkspaceNotReadyError(WorkspaceError, RuntimeError):
+    default_code = "NOT_READY"
+
+    def __init__(self, status: str, *, workspace_id: str | None = None) -> None:
+        super().__init__(f"Workspace is not ready (status: {status})", workspace_id=workspace_id)
+        self.status = status
+
+
+class FilesystemNotAvailableError(WorkspaceError, RuntimeError):
+    default_code = "NO_FILESYSTEM"
+
+    def __init__(self, message: str = "Workspace does not have a filesystem configured", **kw: Any) -> None:
+        super().__init__(message, **kw)
+
+
+class SandboxNotAvailableError(WorkspaceError, RuntimeError):
+    default_code = "NO_SANDBOX"
+
+    def __init__(self, message: str = "Workspace does not have a sandbox configured", **kw: Any) -> None:
+        super().__init__(message, **kw)
+
+
+class SearchNotAvailableError(WorkspaceError, RuntimeError):
+    default_code = "NO_SEARCH"
+
+    def __init__(
+        self,
+        message: str = "Workspace does not have search configured (enable bm25, or give an embedder for vector search)",
+        **kw: Any,
+    ) -> None:
+        super().__init__(message, **kw)
+
+
+# --- filesystem ---------------------------------------------------------------------------------
+
+
+class FilesystemError(WorkspaceError, OSError):
+    """A filesystem operation failed. ``errno`` is set where a POSIX errno exists."""
+
+    default_code = "EIO"
+    errno_value: ClassVar[int | None] = None
+
+    def __init__(self, message: str, *, path: str | None = None, **kw: Any) -> None:
+        super().__init__(message, path=path, **kw)
+        if self.errno_value is not None:
+            self.errno = self.errno_value
+            self.strerror = message
+        self.filename = path
+
+
+class FileNotFound(FilesystemError, FileNotFoundError):
+    default_code = "ENOENT"
+    errno_value = _errno.ENOENT
+
+    def __init__(self, path: str, message: str | None = None, **kw: Any) -> None:
+        super().__init__(message or f"File not found: {path}", path=path, **kw)
+
+
+class DirectoryNotFound(FilesystemError, FileNotFoundError):
+    default_code = "ENOENT"
+    errno_value = _errno.ENOENT
+
+    def __init__(self, path: str, message: str | None = None, **kw: Any) -> None:
+        super().__init__(message or f"Directory not found: {path}", path=path, **kw)
+
+
+class FileExists(FilesystemError, FileExistsError):
+    default_code = "EEXIST"
+    errno_value = _errno.EEXIST
+
+    def __init__(self, path: str, message: str | None = None, **kw: Any) -> None:
+        super().__init__(message or f"File already exists: {path}", path=path, **kw)
+
+
+class IsADirectory(FilesystemError, IsADirectoryError):
+    default_code = "EISDIR"
+    errno_value = _errno.EISDIR
+
+    def __init__(self, path: str, message: str | None = None, **kw: Any) -> None:
+        super().__init__(message or f"Path is a directory: {path}", path=path, **kw)
+
+
+class NotADirectory(FilesystemError, NotADirectoryError):
+    default_code = "ENOTDIR"
+    errno_value = _errno.ENOTDIR
+
+    def __init__(self, path: str, message: str | None = None, **kw: Any) -> None:
+        super().__init__(message or f"Not a directory: {path}", path=path, **kw)
+
+
+class DirectoryNotEmpty(FilesystemError):
+    default_code = "ENOTEMPTY"
+    errno_value = _errno.ENOTEMPTY
+
+    def __init__(self, path: str, message: str | None = None, **kw: Any) -> None:
+        super().__init__(message or f"Directory not empty: {path}", path=path, **kw)
+
+
+class PathEscapeError(FilesystemError, PermissionError):
+    """A path would leave the workspace (``..``, an outside absolute path, or a symlink)."""
+
+    default_code = "EACCES"
+    errno_value = _errno.EACCES
+
+    def __init__(self, path: str, message: str | None = None, **kw: Any) -> None:
+        super().__init__(message or f"Permission denied: {path} is outside the workspace", path=path, **kw)
+
+
+class ReadOnlyError(FilesystemError, PermissionError):
+    default_code = "EROFS"
+    errno_value = _errno.EROFS
+
+    def __init__(self, operation: str, path: str | None = None, **kw: Any) -> None:
+        where = f" on {path}" if path else ""
+        super().__init__(f"Filesystem is read-only. Cannot perform: {operation}{where}", path=path, **kw)
+        self.operation = operation
+
+
+class StaleFileError(FilesystemError):
+    """The file changed since the caller last saw it; the write was refused and nothing changed."""
+
+    default_code = "ESTALE"
+    errno_value = _errno.ESTALE
+
+    def __init__(
+        self,
+        path: str,
+        expected: float | None = None,
+        actual: float | None = None,
+        message: str | None = None,
+        **kw: Any,
+    ) -> None:
+        if message is None:
+            message = f"File was modified externally: {path}"
+            if expected is not None and actual is not None:
+                message += f" (expected mtime {_iso(expected)}, actual {_iso(actual)})"
+        super().__init__(message, path=path, **kw)
+        self.expected_mtime = expected
+        self.actual_mtime = actual
+
+
+class FileReadRequiredError(FilesystemError):
+    default_code = "EREAD_REQUIRED"
+
+    def __init__(self, path: str, message: str | None = None, **kw: Any) -> None:
+        super().__init__(
+            message or f'File "{path}" has not been read. You must read a file before writing to it.',
+            path=path,
+            **kw,
+        )
+
+
+class FilesystemNotReadyError(FilesystemError):
+    default_code = "ENOTREADY"
+
+
+# --- sandbox ------------------------------------------------------------------------------------
+
+
+class SandboxError(WorkspaceError, RuntimeError):
+    default_code = "SANDBOX_ERROR"
+
+
+class SandboxStateError(SandboxError):
+    """An operation is impossible in the sandbox's current state (e.g. start after destroy)."""
+
+    default_code = "SANDBOX_STATE"
+
+
+class IsolationUnavailableError(SandboxError):
+    default_code = "ISOLATION_UNAVAILABLE"
+
+    def __init__(self, backend: str, reason: str, **kw: Any) -> None:
+        super().__init__(f"Isolation backend '{backend}' is not available: {reason}", **kw)
+        self.backend = backend
+        self.reason = reason
+
+
+class ProcessNotFoundError(SandboxError, LookupError):
+    default_code = "PROCESS_NOT_FOUND"
+
+    def __init__(self, pid: int | str, **kw: Any) -> None:
+        super().__init__(f"No process with PID {pid}", **kw)
+        self.pid = pid
+
+
+class StdinClosedError(SandboxError, BrokenPipeError):
+    default_code = "STDIN_CLOSED"
+
+
+# --- search -------------------------------------------------------------------------------------
+
+
+class SearchError(WorkspaceError, RuntimeError):
+    default_code = "SEARCH_ERROR"
+
+
+class SearchModeError(SearchError, ValueError):
+    """A search mode was asked for explicitly but what it needs is not configured."""
+
+    default_code = "SEARCH_MODE_UNAVAILABLE"
+
+
+class EmbedderError(SearchError):
+    default_code = "EMBEDDER_ERROR"
+
+
+class IndexCorruptedError(SearchError):
+    default_code = "INDEX_CORRUPTED"
+
+
+# --- skills -------------------------------------------------------------------------------------
+
+
+class SkillError(WorkspaceError, RuntimeError):
+    default_code = "SKILL_ERROR"
+
+
+class SkillValidationError(SkillError, ValueError):
+    default_code = "INVALID_SKILL"
+
+
+class SkillNotFoundError(SkillError, LookupError):
+    default_code = "SKILL_NOT_FOUND"
+
+
+class DuplicateSkillError(SkillError, ValueError):
+    default_code = "DUPLICATE_SKILL"
+
+
+class SkillPathError(SkillError, PermissionError):
+    default_code = "INVALID_SKILL_PATH"
+
+
+# --- tools --------------------------------------------------------------------------------------
+
+
+class ToolError(WorkspaceError, RuntimeError):
+    default_code = "TOOL_ERROR"
+
+
+class ToolConfigError(ToolError, ValueError):
+    default_code = "INVALID_TOOL_CONFIG"
+
+
+class ToolArgumentError(ToolError, ValueError):
+    default_code = "INVALID_TOOL_ARGUMENT"
+
+
+class ToolNotFoundError(ToolError, LookupError):
+    default_code = "TOOL_NOT_FOUND"
+
+
+class ToolApprovalDeniedError(ToolError, PermissionError):
+    default_code = "TOOL_REFUSED"
+
+    def __init__(self, tool_name: str, **kw: Any) -> None:
+        super().__init__("Tool call refused by user.", **kw)
+        self.tool_name = tool_name
+
+
+class WriteLockTimeoutError(ToolError, TimeoutError):
+    default_code = "WRITE_LOCK_TIMEOUT"
+
+    def __init__(self, path: str, timeout: float, **kw: Any) -> None:
+        super().__init__(f'write-lock timeout on "{path}" after {timeout:g}s', path=path, **kw)
+        self.timeout = timeout
+
+
+def _iso(ts: float) -> str:
+    from datetime import datetime, timezone
+
+    return datetime.fromtimestamp(ts, tz=timezone.utc).isoformat()

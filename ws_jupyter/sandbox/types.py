@@ -1,0 +1,97 @@
+"""The sandbox vocabulary: the ``WorkspaceSandbox`` protocol and command/process values.
+
+``LocalSandbox`` is one implementation; anything with ``execute_command`` (and optionally a
+``processes`` manager) can back a Workspace and its tools.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol, runtime_checkable
+
+from ..request_context import RequestContext
+
+__all__ = [
+    "CommandResult",
+    "OutputCallback",
+    "ProcessInfo",
+    "SandboxInfo",
+    "WorkspaceSandbox",
+]
+
+#: Receives decoded text chunks as they arrive (on a reader thread; must not block).
+OutputCallback = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """Outcome of a foreground command (or of waiting on a background process).
+
+    A non-zero exit is a result, not an exception. ``exit_code`` is 124 after a timeout,
+    128+n after death by signal n, 127 for an unknown command.
+    """
+
+    success: bool
+    exit_code: int
+    stdout: str
+    stderr: str
+    execution_time_ms: float
+    timed_out: bool = False
+    killed: bool = False
+    command: str = ""
+    stdout_truncated: bool = False
+    stderr_truncated: bool = False
+
+
+@dataclass(frozen=True)
+class ProcessInfo:
+    pid: int
+    command: str
+    running: bool
+    exit_code: int | None
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class SandboxInfo:
+    id: str
+    name: str
+    provider: str
+    status: str
+    created_at: datetime | None = None
+    working_directory: str | None = None
+    isolation: str = "none"
+    metadata: dict[str, Any] = field(default_factory=dict)
+    resources: dict[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class WorkspaceSandbox(Protocol):
+    """What a Workspace needs from a sandbox provider.
+
+    Optional members: ``processes`` (a process manager: spawn/list/get/kill), ``start``, ``stop``,
+    ``destroy``, ``get_info``, ``get_instructions``.
+    """
+
+    id: str
+    name: str
+    provider: str
+
+    @property
+    def status(self) -> str: ...
+
+    def execute_command(
+        self,
+        command: str,
+        args: list[str] | None = None,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+        on_stdout: OutputCallback | None = None,
+        on_stderr: OutputCallback | None = None,
+    ) -> CommandResult: ...
+
+    def get_instructions(self, request_context: RequestContext | None = None) -> str: ...
