@@ -22,6 +22,8 @@ Each also derives from the builtin a Python user would naturally catch, so
     │   ├── ReadOnlyError                            PermissionError     EROFS
     │   ├── StaleFileError                           OSError             ESTALE
     │   ├── FileReadRequiredError                    OSError             EREAD_REQUIRED
+    │   ├── InvalidPathError                         ValueError          EINVAL
+    │   ├── FileEncodingError                        ValueError          EENCODING
     │   └── FilesystemNotReadyError                  OSError             ENOTREADY
     ├── SandboxError                                 RuntimeError    SANDBOX_ERROR
     │   ├── SandboxStateError                        RuntimeError    SANDBOX_STATE
@@ -63,8 +65,10 @@ __all__ = [
     "FileReadRequiredError",
     "FilesystemError",
     "FilesystemNotAvailableError",
+    "FileEncodingError",
     "FilesystemNotReadyError",
     "IndexCorruptedError",
+    "InvalidPathError",
     "IsADirectory",
     "IsolationUnavailableError",
     "NotADirectory",
@@ -296,6 +300,32 @@ class FileReadRequiredError(FilesystemError):
             path=path,
             **kw,
         )
+
+
+class InvalidPathError(FilesystemError, ValueError):
+    """The path itself is malformed (NUL byte, unencodable characters, wrong type)."""
+
+    default_code = "EINVAL"
+    errno_value = _errno.EINVAL
+
+    def __init__(self, path: str, reason: str, **kw: Any) -> None:
+        super().__init__(f"Invalid path {path!r}: {reason}", path=path, **kw)
+        self.reason = reason
+
+
+class FileEncodingError(FilesystemError, ValueError):
+    """A file asked for as text is not valid in that encoding; nothing was changed."""
+
+    default_code = "EENCODING"
+
+    def __init__(self, path: str, encoding: str, detail: str, **kw: Any) -> None:
+        super().__init__(
+            f"File is not valid {encoding} text: {path} ({detail}). "
+            "Read it with encoding='binary' to get the raw bytes.",
+            path=path,
+            **kw,
+        )
+        self.encoding = encoding
 
 
 class FilesystemNotReadyError(FilesystemError):
