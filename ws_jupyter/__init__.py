@@ -36,7 +36,7 @@ _EXPORTS: dict[str, str] = {
 }
 
 _ERRORS = (
-    "WorkspaceError WorkspaceConfigError WorkspaceNotReadyError FilesystemNotAvailableError "
+    "WorkspaceError WorkspaceConfigError InvalidArgumentError WorkspaceNotReadyError FilesystemNotAvailableError "
     "SandboxNotAvailableError SearchNotAvailableError FilesystemError FileNotFound DirectoryNotFound "
     "FileExists IsADirectory NotADirectory DirectoryNotEmpty PathEscapeError ReadOnlyError "
     "StaleFileError FileReadRequiredError InvalidPathError FileEncodingError FilesystemNotReadyError "
@@ -79,9 +79,9 @@ def unload_ipython_extension(ipython: Any) -> None:
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
-    from .errors import *  # noqa: F403
+    from .errors import *
     from .filesystem.local import LocalFilesystem
-    from .filesystem.types import FileEntry, FilesystemInfo, FileStat, WorkspaceFilesystem
+    from .filesystem.types import FileEntry, FileStat, FilesystemInfo, WorkspaceFilesystem
     from .request_context import RequestContext
     from .sandbox.types import CommandResult, ProcessInfo, SandboxInfo, WorkspaceSandbox
     from .workspace import Workspace, WorkspaceInfo

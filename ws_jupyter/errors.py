@@ -7,6 +7,7 @@ Each also derives from the builtin a Python user would naturally catch, so
 
     WorkspaceError                                   Exception
     ├── WorkspaceConfigError                         ValueError      NO_PROVIDERS, INVALID_CONFIG, INVALID_SEARCH_CONFIG
+    ├── InvalidArgumentError                         ValueError      INVALID_ARGUMENT
     ├── WorkspaceNotReadyError                       RuntimeError    NOT_READY
     ├── FilesystemNotAvailableError                  RuntimeError    NO_FILESYSTEM
     ├── SandboxNotAvailableError                     RuntimeError    NO_SANDBOX
@@ -29,6 +30,7 @@ Each also derives from the builtin a Python user would naturally catch, so
     │   ├── SandboxStateError                        RuntimeError    SANDBOX_STATE
     │   ├── IsolationUnavailableError                RuntimeError    ISOLATION_UNAVAILABLE
     │   ├── ProcessNotFoundError                     LookupError     PROCESS_NOT_FOUND
+    │   ├── ProcessWaitTimeoutError                  TimeoutError    WAIT_TIMEOUT
     │   └── StdinClosedError                         BrokenPipeError STDIN_CLOSED
     ├── SearchError                                  RuntimeError    SEARCH_ERROR
     │   ├── SearchModeError                          ValueError      SEARCH_MODE_UNAVAILABLE
@@ -60,20 +62,22 @@ __all__ = [
     "DirectoryNotFound",
     "DuplicateSkillError",
     "EmbedderError",
+    "FileEncodingError",
     "FileExists",
     "FileNotFound",
     "FileReadRequiredError",
     "FilesystemError",
     "FilesystemNotAvailableError",
-    "FileEncodingError",
     "FilesystemNotReadyError",
     "IndexCorruptedError",
+    "InvalidArgumentError",
     "InvalidPathError",
     "IsADirectory",
     "IsolationUnavailableError",
     "NotADirectory",
     "PathEscapeError",
     "ProcessNotFoundError",
+    "ProcessWaitTimeoutError",
     "ReadOnlyError",
     "SandboxError",
     "SandboxNotAvailableError",
@@ -148,6 +152,12 @@ class WorkspaceConfigError(WorkspaceError, ValueError):
     """The Workspace (or a provider) was configured inconsistently."""
 
     default_code = "INVALID_CONFIG"
+
+
+class InvalidArgumentError(WorkspaceError, ValueError):
+    """An argument has the wrong type or value (negative timeout, unknown encoding...)."""
+
+    default_code = "INVALID_ARGUMENT"
 
 
 class WorkspaceNotReadyError(WorkspaceError, RuntimeError):
@@ -360,6 +370,17 @@ class ProcessNotFoundError(SandboxError, LookupError):
     def __init__(self, pid: int | str, **kw: Any) -> None:
         super().__init__(f"No process with PID {pid}", **kw)
         self.pid = pid
+
+
+class ProcessWaitTimeoutError(SandboxError, TimeoutError):
+    """``wait(timeout=...)`` gave up; the process keeps running (kill it if that is wanted)."""
+
+    default_code = "WAIT_TIMEOUT"
+
+    def __init__(self, pid: int, timeout: float, **kw: Any) -> None:
+        super().__init__(f"Process {pid} still running after waiting {timeout:g}s", **kw)
+        self.pid = pid
+        self.timeout = timeout
 
 
 class StdinClosedError(SandboxError, BrokenPipeError):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal, Protocol, Union, runtime_checkable
+from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 from ..request_context import RequestContext
 
@@ -26,7 +26,7 @@ FileType = Literal["file", "directory"]
 
 #: ``instructions=`` option of providers: a replacement string ("" suppresses them), or a function
 #: ``fn(default_instructions, request_context) -> str``.
-InstructionsOption = Union[str, Callable[[str, Union[RequestContext, None]], str], None]
+InstructionsOption: TypeAlias = "str | Callable[[str, RequestContext | None], str] | None"
 
 
 @dataclass(frozen=True)

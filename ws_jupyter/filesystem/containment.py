@@ -1,0 +1,245 @@
+"""Containment: turning a user's or a model's path into a host path that stays inside the workspace.
+
+One small piece reused by every filesystem operation, tool, grep result and index path, so the
+rules live in one place:
+
+* relative paths resolve against the base path; ``~`` expands to the home directory;
+* an absolute path is accepted only when it lies inside the base path or an allowed path;
+* the *real* path (all symlinks resolved, including a dangling final link and the symlinked
+  ancestors of a file that does not exist yet) must lie inside the real path of a root;
+* operations then run on that real path, and file opens walk down from the root with
+  ``O_NOFOLLOW`` directory descriptors, so a symlink swapped in after the check cannot redirect
+  a read or a write outside (the check and the use see the same directories).
+
+Anything else raises :class:`~ws_jupyter.errors.PathEscapeError` before touching the disk.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import posixpath
+import stat
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from ..errors import InvalidPathError, PathEscapeError
+
+__all__ = ["Containment", "ResolvedPath", "normalize_input_path"]
+
+_DIR_FLAGS = (
+    os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+)
+
+
+@dataclass(frozen=True)
+class ResolvedPath:
+    """A checked path.
+
+    ``host``: absolute host path to operate on (symlinks already resolved, except the final
+    component when resolved with ``follow=False``). ``rel``: the workspace-relative form used in
+    messages and results ("." for the root). ``root``: the real root (base or allowed path) that
+    contains ``host``; ``parts``: the components of ``host`` below ``root``.
+    """
+
+    host: str
+    rel: str
+    root: str
+    parts: tuple[str, ...]
+
+    @property
+    def name(self) -> str:
+        return self.parts[-1] if self.parts else posixpath.basename(self.host)
+
+
+def normalize_input_path(path: object) -> str:
+    """Validate the *form* of a path argument (type, NUL, encodability); return it as ``str``."""
+    if isinstance(path, os.PathLike):
+        path = os.fspath(path)
+    if isinstance(path, bytes):
+        try:
+            path = os.fsdecode(path)
+        except UnicodeDecodeError:  # pragma: no cover - fsdecode uses surrogateescape
+            raise InvalidPathError(repr(path), "cannot be decoded") from None
+    if not isinstance(path, str):
+        raise InvalidPathError(repr(path), f"expected a string path, got {type(path).__name__}")
+    if "\x00" in path:
+        raise InvalidPathError(path.replace("\x00", "\\0"), "contains a NUL byte")
+    try:
+        path.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        raise InvalidPathError(
+            path.encode("utf-8", "backslashreplace").decode(), "contains unencodable characters"
+        ) from None
+    return path
+
+
+def _is_link_at(name: str, dir_fd: int) -> bool:
+    try:
+        return stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root + "/") or root == "/"
+
+
+class Containment:
+    """Path rules of one filesystem: a base path, extra allowed roots, and whether to enforce them."""
+
+    def __init__(self, base_path: str, allowed_paths: Iterable[str] = (), contained: bool = True) -> None:
+        self.base = self._absolute(os.path.expanduser(os.fspath(base_path)), os.getcwd())
+        self.contained = contained
+        self._allowed: tuple[str, ...] = ()
+        self._real_roots: tuple[str, ...] | None = None
+        self.set_allowed_paths(allowed_paths)
+
+    # --- configuration -----------------------------------------------------------------------
+
+    @property
+    def allowed_paths(self) -> tuple[str, ...]:
+        return self._allowed
+
+    def set_allowed_paths(self, paths: Iterable[str]) -> None:
+        """Replace the extra roots; relative ones resolve against the base path."""
+        allowed = []
+        for p in paths:
+            p = normalize_input_path(p)
+            allowed.append(self._absolute(os.path.expanduser(p), self.base))
+        self._allowed = tuple(dict.fromkeys(allowed))
+        self._real_roots = None
+
+    def refresh(self) -> None:
+        """Forget cached real paths of the roots (call after the base directory was created)."""
+        self._real_roots = None
+
+    @property
+    def lexical_roots(self) -> tuple[str, ...]:
+        return (self.base, *self._allowed)
+
+    @property
+    def real_roots(self) -> tuple[str, ...]:
+        roots = self._real_roots
+        if roots is None:
+            roots = tuple(dict.fromkeys(os.path.realpath(r) for r in self.lexical_roots))
+            self._real_roots = roots
+        return roots
+
+    # --- resolution --------------------------------------------------------------------------
+
+    def resolve(self, path: object, *, follow: bool = True) -> ResolvedPath:
+        """Check ``path`` and return where to operate.
+
+        ``follow=False`` leaves the final component unresolved (to act on a symlink itself: delete
+        it, move it, list it); its parent must still be inside.
+        """
+        raw = normalize_input_path(path)
+        expanded = os.path.expanduser(raw) if raw.startswith("~") else raw
+        lexical = self._absolute(expanded or ".", self.base)
+        rel = self.display(lexical)
+        if not self.contained:
+            host = os.path.realpath(lexical) if follow else lexical
+            return ResolvedPath(host=host, rel=rel, root="/", parts=tuple(p for p in host.split("/") if p))
+
+        if not any(_inside(lexical, r) for r in self.lexical_roots):
+            raise PathEscapeError(raw, self._escape_message(raw, expanded))
+        if follow or lexical in self.lexical_roots:
+            real = os.path.realpath(lexical)
+        else:
+            parent, name = posixpath.split(lexical)
+            real = posixpath.join(os.path.realpath(parent), name)
+        root = self._real_root_of(real)
+        if root is None:
+            raise PathEscapeError(
+                raw, f'Permission denied: "{raw}" resolves outside the workspace through a symlink'
+            )
+        below = real[len(root) :].strip("/")
+        return ResolvedPath(host=real, rel=rel, root=root, parts=tuple(below.split("/")) if below else ())
+
+    def is_contained(self, path: object) -> bool:
+        """True when ``path`` resolves inside (never raises for escapes or malformed paths)."""
+        try:
+            self.resolve(path)
+        except (PathEscapeError, InvalidPathError):
+            return False
+        return True
+
+    def display(self, host_path: str) -> str:
+        """Workspace-relative form of a host path ("." for the base itself; absolute if elsewhere)."""
+        if host_path == self.base:
+            return "."
+        if host_path.startswith(self.base + "/"):
+            return host_path[len(self.base) + 1 :]
+        return host_path
+
+    def display_real(self, real_path: str) -> str:
+        """Like :meth:`display` for a path found by walking real directories."""
+        for lexical, real in zip(self.lexical_roots, (os.path.realpath(r) for r in self.lexical_roots)):
+            if _inside(real_path, real):
+                tail = real_path[len(real) :].strip("/")
+                full = posixpath.join(lexical, tail) if tail else lexical
+                return self.display(full)
+        return real_path
+
+    # --- descriptor-based access (no symlink can be swapped in after the check) ----------------
+
+    @contextmanager
+    def parent_dir_fd(self, resolved: ResolvedPath) -> Iterator[int]:
+        """Open the directory that holds ``resolved`` by walking down from its root with O_NOFOLLOW.
+
+        Yields a directory descriptor; the final component is ``resolved.name``. A directory that
+        became a symlink since :meth:`resolve` makes the walk fail with ``PathEscapeError``.
+        """
+        if not resolved.parts:
+            raise PathEscapeError(resolved.rel, f'Permission denied: "{resolved.rel}" is the workspace root')
+        fd = os.open(resolved.root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+        try:
+            for part in resolved.parts[:-1]:
+                try:
+                    nxt = os.open(part, _DIR_FLAGS, dir_fd=fd)
+                except OSError as exc:
+                    if exc.errno in (errno.ELOOP, errno.ENOTDIR) and _is_link_at(part, fd):
+                        raise PathEscapeError(
+                            resolved.rel,
+                            f'Permission denied: "{resolved.rel}" changed to a symlink while in use',
+                        ) from None
+                    raise
+                os.close(fd)
+                fd = nxt
+            yield fd
+        finally:
+            os.close(fd)
+
+    # --- helpers ---------------------------------------------------------------------------------
+
+    @staticmethod
+    def _absolute(path: str, against: str) -> str:
+        joined = path if os.path.isabs(path) else os.path.join(against, path)
+        norm = posixpath.normpath(joined)
+        if norm.startswith("//"):
+            norm = "/" + norm.lstrip("/")
+        return norm
+
+    def _real_root_of(self, real: str) -> str | None:
+        best: str | None = None
+        for root in self.real_roots:
+            if _inside(real, root) and (best is None or len(root) > len(best)):
+                best = root
+        return best
+
+    def _escape_message(self, raw: str, expanded: str) -> str:
+        if os.path.isabs(expanded):
+            stripped = expanded.lstrip("/")
+            first = stripped.split("/", 1)[0]
+            if first and os.path.lexists(os.path.join(self.base, first)):
+                return (
+                    f'Permission denied: "{raw}" is outside the workspace; '
+                    f'use a relative path like "{stripped}"'
+                )
+            return (
+                f'Permission denied: "{raw}" is outside the workspace; '
+                'use a path relative to the workspace root, without a leading "/"'
+            )
+        return f'Permission denied: "{raw}" is outside the workspace'

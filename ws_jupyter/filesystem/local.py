@@ -1,0 +1,700 @@
+"""``LocalFilesystem``: a directory on this machine, exposed through the filesystem protocol.
+
+Every path goes through :class:`~ws_jupyter.filesystem.containment.Containment` first; reads and
+writes then open files by walking down from the root with ``O_NOFOLLOW`` directory descriptors.
+Writes are atomic (a temporary file in the same directory, then a rename), so a process killed
+mid-write leaves the old file or the new one, never a torn one.
+"""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import errno
+import os
+import posixpath
+import secrets
+import shutil
+import stat as stat_mod
+from collections.abc import Callable, Iterable, Iterator
+from datetime import datetime, timezone
+from typing import Any
+
+from ..errors import (
+    DirectoryNotEmpty,
+    DirectoryNotFound,
+    FileEncodingError,
+    FileExists,
+    FileNotFound,
+    FilesystemError,
+    FilesystemNotReadyError,
+    InvalidArgumentError,
+    IsADirectory,
+    NotADirectory,
+    PathEscapeError,
+    ReadOnlyError,
+    StaleFileError,
+    WorkspaceError,
+)
+from ..lifecycle import Lifecycle
+from ..request_context import RequestContext
+from .containment import Containment, ResolvedPath
+from .mime import guess_mime_type
+from .types import FileEntry, FileStat, FilesystemInfo, InstructionsOption
+
+__all__ = ["LocalFilesystem"]
+
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_COPY_CHUNK = 1 << 20
+_BINARY_ENCODINGS = {"binary", "bytes", None}
+
+
+class LocalFilesystem:
+    """A contained view of one host directory.
+
+    >>> fs = LocalFilesystem("./workspace")
+    >>> fs.write_file("notes/todo.md", "- try the search panel\\n")
+    >>> fs.read_file("notes/todo.md")
+    '- try the search panel\\n'
+
+    ``contained=True`` (default) refuses any path that would leave ``base_path`` and the
+    ``allowed_paths`` — by ``..``, an absolute path elsewhere, or a symlink. ``read_only=True``
+    refuses every mutation. ``fsync=True`` also flushes each write to the disk before the rename
+    (survives power loss, at the cost of a disk flush per write). ``destroy()`` never deletes files.
+    """
+
+    provider = "local"
+    name = "LocalFilesystem"
+
+    def __init__(
+        self,
+        base_path: str | os.PathLike[str] = "./workspace",
+        contained: bool = True,
+        read_only: bool = False,
+        allowed_paths: Iterable[str | os.PathLike[str]] = (),
+        instructions: InstructionsOption = None,
+        id: str | None = None,
+        fsync: bool = False,
+    ) -> None:
+        if instructions is not None and not isinstance(instructions, str) and not callable(instructions):
+            raise InvalidArgumentError("instructions must be a string, a function or None")
+        self._paths = Containment(os.fspath(base_path), [os.fspath(p) for p in allowed_paths], contained)
+        self._read_only = bool(read_only)
+        self._instructions = instructions
+        self._fsync = fsync
+        self.id = id or f"local-fs-{secrets.token_hex(4)}"
+        self._lifecycle = Lifecycle("pending")
+
+    # --- properties ----------------------------------------------------------------------------
+
+    @property
+    def base_path(self) -> str:
+        return self._paths.base
+
+    @property
+    def contained(self) -> bool:
+        return self._paths.contained
+
+    @property
+    def allowed_paths(self) -> tuple[str, ...]:
+        return self._paths.allowed_paths
+
+    def set_allowed_paths(self, paths: Iterable[str] | Callable[[tuple[str, ...]], Iterable[str]]) -> None:
+        """Replace the allowed roots, or derive them from the current ones with a function."""
+        new = paths(self.allowed_paths) if callable(paths) else paths
+        self._paths.set_allowed_paths(new)
+
+    @property
+    def read_only(self) -> bool:
+        return self._read_only
+
+    @property
+    def status(self) -> str:
+        return self._lifecycle.status
+
+    @property
+    def containment(self) -> Containment:
+        """The path rules, for components that map paths themselves (grep, the index, mounts)."""
+        return self._paths
+
+    # --- lifecycle ------------------------------------------------------------------------------
+
+    def init(self) -> None:
+        """Create the base directory if needed. Idempotent; called lazily by every operation."""
+
+        def action() -> None:
+            try:
+                os.makedirs(self.base_path, exist_ok=True)
+            except FileExistsError:
+                raise NotADirectory(
+                    self.base_path, f"Base path is not a directory: {self.base_path}"
+                ) from None
+            if not os.path.isdir(self.base_path):
+                raise NotADirectory(self.base_path, f"Base path is not a directory: {self.base_path}")
+            self._paths.refresh()
+
+        self._lifecycle.transition(
+            "ready",
+            "initializing",
+            action,
+            allowed_from=("pending", "error"),
+            refuse=lambda s: FilesystemNotReadyError(f"Filesystem cannot be initialised (status: {s})"),
+        )
+
+    def destroy(self) -> None:
+        """Mark the filesystem destroyed. Files on disk are left exactly as they are."""
+        self._lifecycle.transition(
+            "destroyed",
+            "destroying",
+            lambda: None,
+            allowed_from=("pending", "ready", "error"),
+            refuse=lambda s: FilesystemNotReadyError(f"Filesystem cannot be destroyed (status: {s})"),
+        )
+
+    def _ready(self) -> None:
+        status = self._lifecycle.status
+        if status == "ready":
+            return
+        if status in ("pending", "error"):
+            self.init()
+            return
+        if status == "initializing":
+            self.init()  # waits for the running init
+            return
+        raise FilesystemNotReadyError(f"Filesystem is not available (status: {status})")
+
+    # --- path helpers -------------------------------------------------------------------------
+
+    def _resolve(self, path: Any, *, follow: bool = True) -> ResolvedPath:
+        self._ready()
+        return self._paths.resolve(path, follow=follow)
+
+    def host_path(self, path: str, *, follow: bool = True) -> str:
+        """The checked host path for ``path`` (raises ``PathEscapeError`` when it would escape)."""
+        return self._resolve(path, follow=follow).host
+
+    def relative_path(self, host_path: str) -> str:
+        """The workspace-relative form of a host path found inside the workspace."""
+        return self._paths.display_real(os.path.realpath(host_path))
+
+    def _check_writable(self, operation: str, path: Any) -> None:
+        if self._read_only:
+            raise ReadOnlyError(operation, path if isinstance(path, str) else None)
+
+    # --- reading ----------------------------------------------------------------------------------
+
+    def read_file(self, path: str, encoding: str | None = "utf-8") -> str | bytes:
+        """Read a whole file: text in ``encoding``, or bytes with ``encoding="binary"``."""
+        if encoding is not None and encoding not in _BINARY_ENCODINGS:
+            _check_encoding(encoding)
+        r = self._resolve(path)
+        with _translating(r.rel):
+            data = b"".join(self._read_chunks(r))
+        if encoding is None or encoding in _BINARY_ENCODINGS:
+            return data
+        try:
+            return data.decode(encoding)
+        except UnicodeDecodeError as exc:
+            raise FileEncodingError(
+                r.rel, encoding, f"invalid byte 0x{data[exc.start]:02x} at offset {exc.start}"
+            ) from None
+
+    def open_read(self, path: str) -> Iterator[bytes]:
+        """Stream a file in chunks (for large files: hashing, copying, uploading)."""
+        r = self._resolve(path)
+        with _translating(r.rel):
+            yield from self._read_chunks(r)
+
+    def _read_chunks(self, r: ResolvedPath) -> Iterator[bytes]:
+        with self._paths.parent_dir_fd(r) as dfd:
+            try:
+                fd = os.open(r.name, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC, dir_fd=dfd)
+            except OSError as exc:
+                if exc.errno == errno.ELOOP:
+                    raise PathEscapeError(
+                        r.rel, f'Permission denied: "{r.rel}" changed to a symlink while in use'
+                    )
+                raise
+        try:
+            st = os.fstat(fd)
+            if stat_mod.S_ISDIR(st.st_mode):
+                raise IsADirectory(r.rel)
+            if not stat_mod.S_ISREG(st.st_mode):
+                raise FilesystemError(f"Not a regular file: {r.rel}", code="EINVAL", path=r.rel)
+            while True:
+                chunk = os.read(fd, _COPY_CHUNK)
+                if not chunk:
+                    break
+                yield chunk
+        finally:
+            os.close(fd)
+
+    def exists(self, path: str) -> bool:
+        """True when ``path`` exists inside the workspace (False for escaping or malformed paths)."""
+        try:
+            r = self._resolve(path)
+        except (PathEscapeError, FilesystemError):
+            return False
+        return os.path.exists(r.host)
+
+    def stat(self, path: str) -> FileStat:
+        r = self._resolve(path)
+        with _translating(r.rel):
+            st = os.stat(r.host)
+        return _file_stat(r.rel, st)
+
+    def readdir(
+        self,
+        path: str = ".",
+        recursive: bool = False,
+        extension: str | None = None,
+        max_depth: int = 100,
+    ) -> list[FileEntry]:
+        """List a directory. Recursive names are ``sub/file``; symlinks report their target.
+
+        Symlinked directories are descended only when they resolve inside the workspace (each
+        real directory once). ``extension`` (``".py"`` or ``"py"``) keeps matching files only.
+        """
+        if max_depth < 1:
+            raise InvalidArgumentError("max_depth must be >= 1")
+        r = self._resolve(path)
+        with _translating(r.rel):
+            st = os.stat(r.host)
+        if not stat_mod.S_ISDIR(st.st_mode):
+            raise NotADirectory(r.rel)
+        suffix = None
+        if extension:
+            suffix = extension if extension.startswith(".") else "." + extension
+        out: list[FileEntry] = []
+        seen = {os.path.realpath(r.host)}
+        self._list_into(out, r.host, "", recursive, suffix, max_depth, 1, seen, r.rel)
+        return out
+
+    def _list_into(
+        self,
+        out: list[FileEntry],
+        host_dir: str,
+        prefix: str,
+        recursive: bool,
+        suffix: str | None,
+        max_depth: int,
+        depth: int,
+        seen: set[str],
+        rel: str,
+    ) -> None:
+        with _translating(rel):
+            entries = sorted(os.scandir(host_dir), key=lambda e: e.name)
+        for entry in entries:
+            name = prefix + entry.name
+            link_target = None
+            descend_into: str | None = None
+            try:
+                is_link = entry.is_symlink()
+                if is_link:
+                    link_target = os.readlink(entry.path)
+                    real = os.path.realpath(entry.path)
+                    if self._paths.contained and not self._paths.is_contained(real):
+                        kind, size = "file", None  # never stat a target outside the workspace
+                    elif os.path.isdir(real):
+                        kind, size = "directory", None
+                        descend_into = real
+                    else:
+                        kind = "file"
+                        size = os.stat(real).st_size if os.path.isfile(real) else None
+                elif entry.is_dir(follow_symlinks=False):
+                    kind, size = "directory", None
+                    descend_into = entry.path
+                else:
+                    kind = "file"
+                    size = (
+                        entry.stat(follow_symlinks=False).st_size
+                        if entry.is_file(follow_symlinks=False)
+                        else None
+                    )
+            except OSError:
+                continue  # vanished while listing
+            if suffix is None or (kind == "file" and entry.name.endswith(suffix)):
+                out.append(FileEntry(name, kind, size, is_link, link_target))  # type: ignore[arg-type]
+            if recursive and descend_into is not None and depth < max_depth:
+                real_dir = os.path.realpath(descend_into)
+                if real_dir in seen:
+                    continue
+                seen.add(real_dir)
+                self._list_into(
+                    out, descend_into, name + "/", recursive, suffix, max_depth, depth + 1, seen, rel
+                )
+
+    # --- writing ----------------------------------------------------------------------------------
+
+    def write_file(
+        self,
+        path: str,
+        content: str | bytes,
+        recursive: bool = True,
+        overwrite: bool = True,
+        expected_mtime: float | datetime | None = None,
+    ) -> None:
+        """Write a whole file atomically.
+
+        ``recursive`` creates missing parent directories; ``overwrite=False`` refuses an existing
+        file (``FileExists``); ``expected_mtime`` refuses the write (``StaleFileError``, file
+        untouched) when the file exists with another modification time.
+        """
+        self._check_writable("write_file", path)
+        data = _to_bytes(content)
+        r = self._resolve(path)
+        self._atomic_write(
+            r, (data,), recursive=recursive, overwrite=overwrite, expected_mtime=expected_mtime
+        )
+
+    def append_file(self, path: str, content: str | bytes) -> None:
+        """Append to a file, creating it and its parent directories when missing."""
+        self._check_writable("append_file", path)
+        data = _to_bytes(content)
+        r = self._resolve(path)
+        with _translating(r.rel), self._parent_fd(r, create=True) as dfd:
+            fd = os.open(
+                r.name, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NOFOLLOW | _CLOEXEC, 0o666, dir_fd=dfd
+            )
+            try:
+                if stat_mod.S_ISDIR(os.fstat(fd).st_mode):
+                    raise IsADirectory(r.rel)
+                _write_all(fd, data)
+                if self._fsync:
+                    os.fsync(fd)
+            finally:
+                os.close(fd)
+
+    def _atomic_write(
+        self,
+        r: ResolvedPath,
+        chunks: Iterable[bytes],
+        *,
+        recursive: bool,
+        overwrite: bool,
+        expected_mtime: float | datetime | None = None,
+    ) -> None:
+        with _translating(r.rel), self._parent_fd(r, create=recursive) as dfd:
+            try:
+                current = os.stat(r.name, dir_fd=dfd, follow_symlinks=False)
+            except FileNotFoundError:
+                current = None
+            if current is not None:
+                if stat_mod.S_ISDIR(current.st_mode):
+                    raise IsADirectory(r.rel)
+                if not overwrite:
+                    raise FileExists(r.rel)
+                if expected_mtime is not None and _mtime_differs(current, expected_mtime):
+                    raise StaleFileError(r.rel, _as_timestamp(expected_mtime), current.st_mtime)
+            tmp = f".ws-{secrets.token_hex(6)}.tmp"
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o666, dir_fd=dfd)
+            try:
+                try:
+                    for chunk in chunks:
+                        _write_all(fd, chunk)
+                    if current is not None:
+                        os.fchmod(fd, stat_mod.S_IMODE(current.st_mode))
+                    if self._fsync:
+                        os.fsync(fd)
+                finally:
+                    os.close(fd)
+                if overwrite:
+                    os.replace(tmp, r.name, src_dir_fd=dfd, dst_dir_fd=dfd)
+                else:
+                    # link() fails if the name appeared meanwhile: no-clobber without a race.
+                    os.link(tmp, r.name, src_dir_fd=dfd, dst_dir_fd=dfd, follow_symlinks=False)
+                    os.unlink(tmp, dir_fd=dfd)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp, dir_fd=dfd)
+                raise
+            if self._fsync:
+                os.fsync(dfd)
+
+    @contextlib.contextmanager
+    def _parent_fd(self, r: ResolvedPath, *, create: bool) -> Iterator[int]:
+        """Directory descriptor of ``r``'s parent; creates missing parents when ``create``."""
+        parent_rel = posixpath.dirname(r.rel) or "."
+        if create:
+            self._make_dirs(r, len(r.parts) - 1)
+        try:
+            with self._paths.parent_dir_fd(r) as dfd:
+                yield dfd
+        except FileNotFoundError:
+            raise DirectoryNotFound(parent_rel) from None
+        except NotADirectoryError as exc:
+            if isinstance(exc, WorkspaceError):
+                raise
+            raise NotADirectory(parent_rel) from None
+
+    def _make_dirs(self, r: ResolvedPath, count: int) -> None:
+        """Create the first ``count`` components of ``r`` below its root, never following symlinks."""
+        fd = os.open(r.root, os.O_RDONLY | _DIRECTORY | _CLOEXEC)
+        try:
+            for i, part in enumerate(r.parts[:count]):
+                try:
+                    nxt = os.open(part, os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC, dir_fd=fd)
+                except FileNotFoundError:
+                    with contextlib.suppress(FileExistsError):
+                        os.mkdir(part, 0o777, dir_fd=fd)
+                    nxt = os.open(part, os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC, dir_fd=fd)
+                except OSError as exc:
+                    if exc.errno in (errno.ENOTDIR, errno.ELOOP):
+                        shown = "/".join(r.parts[: i + 1])
+                        st = os.stat(part, dir_fd=fd, follow_symlinks=False)
+                        if stat_mod.S_ISLNK(st.st_mode):
+                            raise PathEscapeError(
+                                r.rel, f'Permission denied: "{r.rel}" changed to a symlink while in use'
+                            )
+                        raise NotADirectory(self._paths.display_real(posixpath.join(r.root, shown))) from None
+                    raise
+                os.close(fd)
+                fd = nxt
+        finally:
+            os.close(fd)
+
+    def delete_file(self, path: str, force: bool = False) -> None:
+        """Delete a file (a symlink is removed itself, never its target)."""
+        self._check_writable("delete_file", path)
+        r = self._resolve(path, follow=False)
+        with _translating(r.rel):
+            try:
+                st = os.lstat(r.host)
+            except FileNotFoundError:
+                if force:
+                    return
+                raise FileNotFound(r.rel) from None
+            if stat_mod.S_ISDIR(st.st_mode):
+                raise IsADirectory(r.rel)
+            with self._paths.parent_dir_fd(r) as dfd:
+                os.unlink(r.name, dir_fd=dfd)
+
+    def copy_file(self, src: str, dest: str, overwrite: bool = True, recursive: bool = False) -> None:
+        """Copy a file (or a directory tree with ``recursive=True``; symlinks are copied as links)."""
+        self._check_writable("copy_file", dest)
+        s = self._resolve(src)
+        d = self._resolve(dest)
+        with _translating(s.rel):
+            st = os.stat(s.host)
+        if stat_mod.S_ISDIR(st.st_mode):
+            if not recursive:
+                raise IsADirectory(
+                    s.rel, f"Path is a directory: {s.rel} (pass recursive=True to copy a directory)"
+                )
+            if d.host == s.host or d.host.startswith(s.host + "/"):
+                raise InvalidArgumentError(f"Cannot copy a directory into itself: {s.rel} -> {d.rel}")
+            if os.path.lexists(d.host):
+                if not os.path.isdir(d.host):
+                    raise NotADirectory(d.rel)
+                if not overwrite:
+                    raise FileExists(d.rel)
+            with _translating(d.rel):
+                self._make_dirs(d, len(d.parts) - 1)
+                shutil.copytree(s.host, d.host, symlinks=True, dirs_exist_ok=True)
+            return
+        if os.path.isdir(d.host):
+            raise IsADirectory(d.rel)
+        self._atomic_write(d, self._read_chunks(s), recursive=True, overwrite=overwrite)
+
+    def move_file(self, src: str, dest: str, overwrite: bool = True) -> None:
+        """Move or rename a file or directory (a symlink moves itself)."""
+        self._check_writable("move_file", dest)
+        s = self._resolve(src, follow=False)
+        d = self._resolve(dest, follow=False)
+        if not s.parts:
+            raise InvalidArgumentError("Cannot move the workspace root")
+        with _translating(s.rel):
+            src_st = os.lstat(s.host)
+        if d.host == s.host:
+            return
+        if os.path.lexists(d.host):
+            if not overwrite:
+                raise FileExists(d.rel)
+            if stat_mod.S_ISDIR(os.lstat(d.host).st_mode) and not stat_mod.S_ISDIR(src_st.st_mode):
+                raise IsADirectory(d.rel)
+        if stat_mod.S_ISDIR(src_st.st_mode) and d.host.startswith(s.host + "/"):
+            raise InvalidArgumentError(f"Cannot move a directory into itself: {s.rel} -> {d.rel}")
+        with _translating(d.rel):
+            self._make_dirs(d, len(d.parts) - 1)
+            try:
+                os.rename(s.host, d.host)
+            except OSError as exc:
+                if exc.errno != errno.EXDEV:
+                    raise
+                shutil.move(s.host, d.host)
+
+    def mkdir(self, path: str, recursive: bool = True) -> None:
+        """Create a directory (and its parents with ``recursive``). An existing directory is fine."""
+        self._check_writable("mkdir", path)
+        r = self._resolve(path)
+        if os.path.isdir(r.host):
+            return
+        if os.path.lexists(r.host):
+            raise FileExists(r.rel)
+        with _translating(r.rel):
+            if recursive:
+                self._make_dirs(r, len(r.parts))
+                return
+            with self._parent_fd(r, create=False) as dfd:
+                try:
+                    os.mkdir(r.name, 0o777, dir_fd=dfd)
+                except FileExistsError:
+                    if not os.path.isdir(r.host):
+                        raise FileExists(r.rel) from None
+
+    def rmdir(self, path: str, recursive: bool = False, force: bool = False) -> None:
+        """Remove a directory; ``recursive`` removes its contents (symlinks are not followed)."""
+        self._check_writable("rmdir", path)
+        r = self._resolve(path, follow=False)
+        if not r.parts or r.host in self._paths.real_roots:
+            raise InvalidArgumentError(f"Cannot remove a workspace root: {r.rel}")
+        try:
+            st = os.lstat(r.host)
+        except FileNotFoundError:
+            if force:
+                return
+            raise DirectoryNotFound(r.rel) from None
+        if not stat_mod.S_ISDIR(st.st_mode):
+            raise NotADirectory(r.rel)
+        with _translating(r.rel):
+            if recursive:
+                shutil.rmtree(r.host)
+            else:
+                os.rmdir(r.host)
+
+    # --- description ------------------------------------------------------------------------------
+
+    def get_info(self) -> FilesystemInfo:
+        meta: dict[str, Any] = {"contained": self.contained}
+        if self.allowed_paths:
+            meta["allowed_paths"] = list(self.allowed_paths)
+        return FilesystemInfo(
+            id=self.id,
+            name=self.name,
+            provider=self.provider,
+            base_path=self.base_path,
+            read_only=self.read_only,
+            status=self.status,
+            metadata=meta,
+        )
+
+    def default_instructions(self) -> str:
+        text = f'Local filesystem at "{self.base_path}". Use paths relative to this directory (e.g. "src/app.py").'
+        if not self.contained:
+            text += " Containment is disabled, so any path on the host filesystem is accessible."
+        elif self.allowed_paths:
+            text += (
+                " Access is restricted to this directory and these allowed paths: "
+                + ", ".join(self.allowed_paths)
+                + "."
+            )
+        else:
+            text += (
+                " Paths outside it (absolute paths elsewhere, .. escapes, symlinks leading out) are refused."
+            )
+        if self.read_only:
+            text += " The filesystem is read-only: files can be read but not written, moved or deleted."
+        return text
+
+    def get_instructions(self, request_context: RequestContext | None = None) -> str:
+        """Text for a model's system prompt: a replacement string, or ``fn(default, request_context)``."""
+        default = self.default_instructions()
+        if self._instructions is None:
+            return default
+        if isinstance(self._instructions, str):
+            return self._instructions
+        return str(self._instructions(default, request_context))
+
+    def __repr__(self) -> str:
+        flags = "" if not self.read_only else ", read_only=True"
+        return f"LocalFilesystem({self.base_path!r}{flags})"
+
+
+# --- module helpers ---------------------------------------------------------------------------
+
+
+def _check_encoding(encoding: str) -> None:
+    try:
+        codecs.lookup(encoding)
+    except (LookupError, TypeError):
+        raise InvalidArgumentError(
+            f"Unknown encoding {encoding!r} (use a codec name such as 'utf-8', or 'binary')"
+        ) from None
+
+
+def _to_bytes(content: str | bytes | bytearray | memoryview) -> bytes:
+    if isinstance(content, str):
+        return content.encode("utf-8")
+    if isinstance(content, (bytes, bytearray, memoryview)):
+        return bytes(content)
+    raise InvalidArgumentError(f"content must be str or bytes, not {type(content).__name__}")
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def _as_timestamp(value: float | datetime) -> float:
+    if isinstance(value, datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=timezone.utc)
+        return value.timestamp()
+    if isinstance(value, (int, float)):
+        return float(value)
+    raise InvalidArgumentError(f"expected_mtime must be a timestamp or datetime, not {type(value).__name__}")
+
+
+def _mtime_differs(st: os.stat_result, expected: float | datetime) -> bool:
+    # FileStat carries microseconds; compare at that resolution.
+    return abs(st.st_mtime_ns // 1000 - round(_as_timestamp(expected) * 1_000_000)) > 1
+
+
+def _utc(ts: float) -> datetime:
+    return datetime.fromtimestamp(ts, tz=timezone.utc)
+
+
+def _file_stat(rel: str, st: os.stat_result) -> FileStat:
+    is_dir = stat_mod.S_ISDIR(st.st_mode)
+    created = getattr(st, "st_birthtime", None) or st.st_ctime
+    name = posixpath.basename(rel) if rel != "." else "."
+    return FileStat(
+        name=name,
+        path=rel,
+        type="directory" if is_dir else "file",
+        size=st.st_size,
+        created_at=_utc(created),
+        modified_at=datetime.fromtimestamp(st.st_mtime_ns // 1000 / 1_000_000, tz=timezone.utc),
+        mime_type=None if is_dir else guess_mime_type(rel),
+    )
+
+
+_ERRNO_CLASSES: dict[int, Callable[[str], FilesystemError]] = {
+    errno.ENOENT: FileNotFound,
+    errno.EEXIST: FileExists,
+    errno.EISDIR: IsADirectory,
+    errno.ENOTDIR: NotADirectory,
+    errno.ENOTEMPTY: DirectoryNotEmpty,
+    errno.EROFS: lambda p: ReadOnlyError("write", p),
+}
+
+
+@contextlib.contextmanager
+def _translating(rel: str) -> Iterator[None]:
+    """Turn host ``OSError``s into workspace errors that name the workspace-relative path."""
+    try:
+        yield
+    except WorkspaceError:
+        raise
+    except OSError as exc:
+        factory = _ERRNO_CLASSES.get(exc.errno or -1)
+        if factory is not None:
+            raise factory(rel) from None
+        code = errno.errorcode.get(exc.errno or -1, "EIO")
+        reason = exc.strerror or str(exc)
+        raise FilesystemError(f"{reason}: {rel}", code=code, path=rel) from None
