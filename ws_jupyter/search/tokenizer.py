@@ -1,0 +1,90 @@
+"""Text analysis for the BM25 index: lowercase, split, drop stopwords and short tokens, stem.
+
+Stemming is what lets "indexing" find "indexed"; it is done with Snowball English (PyStemmer's C
+implementation when installed, the pure-Python ``snowballstemmer`` otherwise — same algorithm,
+same output) behind a per-word cache, because corpora repeat a small vocabulary many times.
+
+>>> Analyzer(BM25Config())("The Indexing of indexed files, fast!")
+['index', 'index', 'file', 'fast']
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable
+
+from ..errors import SearchError
+from .config import BM25Config
+
+__all__ = ["Analyzer", "split_words"]
+
+# Letters and digits of any script; "_" and punctuation separate words ("snake_case" -> 2 words).
+_WORD = re.compile(r"[^\W_]+")
+_CACHE_LIMIT = 500_000
+
+
+def split_words(text: str) -> list[str]:
+    """Lowercased runs of letters/digits (no stopword removal, no stemming)."""
+    return _WORD.findall(text.lower())
+
+
+def _load_stemmer() -> Callable[[str], str]:
+    try:
+        import Stemmer  # PyStemmer
+
+        stemmer = Stemmer.Stemmer("english")
+        return stemmer.stemWord  # type: ignore[no-any-return]
+    except ImportError:  # pragma: no cover - PyStemmer is a declared dependency
+        import snowballstemmer
+
+        sb = snowballstemmer.stemmer("english")
+        return sb.stemWord  # type: ignore[no-any-return]
+
+
+class Analyzer:
+    """Callable ``text -> list[str]`` built from a :class:`BM25Config`.
+
+    With ``config.tokenizer`` set, that function is used as is (its output is validated: a
+    tokenizer that returns something other than a list of strings raises ``SearchError``).
+    """
+
+    def __init__(self, config: BM25Config) -> None:
+        self.config = config
+        self._custom = config.tokenizer
+        self._stopwords = config.stopwords
+        self._min = config.min_token_length
+        self._stem_word: Callable[[str], str] | None = _load_stemmer() if config.stem else None
+        self._cache: dict[str, str] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, text: str) -> list[str]:
+        if self._custom is not None:
+            tokens = self._custom(text)
+            if not isinstance(tokens, (list, tuple)) or not all(isinstance(t, str) for t in tokens):
+                raise SearchError(
+                    f"custom tokenizer {getattr(self._custom, '__name__', self._custom)!r} must return "
+                    f"a list of strings, got {type(tokens).__name__}"
+                )
+            return list(tokens)
+        words = _WORD.findall(text.lower())
+        stop = self._stopwords
+        n = self._min
+        stem = self._stem_word
+        if stem is None:
+            return [w for w in words if len(w) >= n and w not in stop]
+        cache = self._cache
+        out: list[str] = []
+        append = out.append
+        for w in words:
+            if len(w) < n or w in stop:
+                continue
+            s = cache.get(w)
+            if s is None:
+                with self._lock:  # Snowball stemmer objects are not thread-safe
+                    s = stem(w)
+                if len(cache) < _CACHE_LIMIT:
+                    cache[w] = s
+            if len(s) >= n:
+                append(s)
+        return out
