@@ -36,7 +36,7 @@ _EXPORTS: dict[str, str] = {
 }
 
 _ERRORS = (
-    "WorkspaceError WorkspaceConfigError InvalidArgumentError WorkspaceNotReadyError FilesystemNotAvailableError "
+    "WorkspaceError WorkspaceConfigError InvalidArgumentError WorkspaceNotReadyError OperationTimeoutError FilesystemNotAvailableError "
     "SandboxNotAvailableError SearchNotAvailableError FilesystemError FileNotFound DirectoryNotFound "
     "FileExists IsADirectory NotADirectory DirectoryNotEmpty PathEscapeError ReadOnlyError "
     "StaleFileError FileReadRequiredError InvalidPathError FileEncodingError FilesystemNotReadyError "

@@ -9,6 +9,7 @@ Each also derives from the builtin a Python user would naturally catch, so
     ├── WorkspaceConfigError                         ValueError      NO_PROVIDERS, INVALID_CONFIG, INVALID_SEARCH_CONFIG
     ├── InvalidArgumentError                         ValueError      INVALID_ARGUMENT
     ├── WorkspaceNotReadyError                       RuntimeError    NOT_READY
+    ├── OperationTimeoutError                        TimeoutError    OPERATION_TIMEOUT
     ├── FilesystemNotAvailableError                  RuntimeError    NO_FILESYSTEM
     ├── SandboxNotAvailableError                     RuntimeError    NO_SANDBOX
     ├── SearchNotAvailableError                      RuntimeError    NO_SEARCH
@@ -75,6 +76,7 @@ __all__ = [
     "IsADirectory",
     "IsolationUnavailableError",
     "NotADirectory",
+    "OperationTimeoutError",
     "PathEscapeError",
     "ProcessNotFoundError",
     "ProcessWaitTimeoutError",
@@ -166,6 +168,17 @@ class WorkspaceNotReadyError(WorkspaceError, RuntimeError):
     def __init__(self, status: str, *, workspace_id: str | None = None) -> None:
         super().__init__(f"Workspace is not ready (status: {status})", workspace_id=workspace_id)
         self.status = status
+
+
+class OperationTimeoutError(WorkspaceError, TimeoutError):
+    """A provider operation took longer than the workspace's ``operation_timeout``."""
+
+    default_code = "OPERATION_TIMEOUT"
+
+    def __init__(self, operation: str, timeout: float, **kw: Any) -> None:
+        super().__init__(f"Timed out after {timeout:g}s while {operation}", **kw)
+        self.operation = operation
+        self.timeout = timeout
 
 
 class FilesystemNotAvailableError(WorkspaceError, RuntimeError):
