@@ -34,7 +34,7 @@ def _assert_same_scores(idx: BM25Index, corpus: list[list[str]], queries: list[l
         # top-k must agree with sorting rank-bm25's full score vector
         top = idx.top_k(q, 10)
         ids = idx.ids()
-        expected = sorted(((-theirs[i], i) for i in range(len(ids)) if set(q) & set(corpus[i])))[:10]
+        expected = sorted((-theirs[i], i) for i in range(len(ids)) if set(q) & set(corpus[i]))[:10]
         assert [d for d, _ in top] == [ids[i] for _, i in expected]
         np.testing.assert_allclose([s for _, s in top], [-s for s, _ in expected], rtol=1e-12)
 

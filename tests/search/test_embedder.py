@@ -1,0 +1,192 @@
+"""The default embedder (real all-MiniLM-L6-v2 on onnxruntime) and the user-embedder adapters.
+
+The reference vectors come from a forward pass of the same BERT weights written here in plain
+numpy, independently of the ONNX graph: torch and sentence-transformers are not installed on
+this machine (the model package is installed with --no-deps precisely to avoid torch), so they
+cannot serve as the reference.
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+
+import numpy as np
+import pytest
+
+from ws_jupyter.errors import EmbedderError, WorkspaceConfigError
+from ws_jupyter.search import embedder as emb_mod
+from ws_jupyter.search.embedder import DefaultEmbedder, as_embedder, load_safetensors, packaged_model_dir
+
+SENTENCES = [
+    "A man is eating food.",
+    "A man is riding a horse.",
+    "The new movie is awesome",
+    "Cells use ATP as their main energy currency, produced in mitochondria.",
+    "x",
+    "",
+    "Le chat est assis sur le tapis.",
+    "def search(query, top_k=10):\n    return engine.search(query, top_k)",
+    "word " * 400,  # longer than 256 tokens: truncated like sentence-transformers does
+]
+
+
+def _numpy_reference(texts: list[str]) -> np.ndarray:
+    import json
+
+    from tokenizers import Tokenizer
+
+    d = packaged_model_dir()
+    cfg = json.loads((d / "config.json").read_text())
+    w = load_safetensors(d / "model.safetensors")
+    tok = Tokenizer.from_file(str(d / "tokenizer.json"))
+    tok.enable_truncation(max_length=256)
+    tok.no_padding()  # tokenizer.json pads to a fixed length; pooling here has no mask
+    heads, hidden = cfg["num_attention_heads"], cfg["hidden_size"]
+    hd = hidden // heads
+
+    def ln(x, p):
+        mu = x.mean(-1, keepdims=True)
+        var = ((x - mu) ** 2).mean(-1, keepdims=True)
+        return (x - mu) / np.sqrt(var + cfg["layer_norm_eps"]) * w[p + ".weight"] + w[p + ".bias"]
+
+    def lin(x, p):
+        return x @ w[p + ".weight"].T + w[p + ".bias"]
+
+    erf = np.vectorize(math.erf)
+    out = []
+    for text in texts:
+        ids = np.array(tok.encode(text).ids)
+        n = len(ids)
+        x = (w["embeddings.word_embeddings.weight"][ids] + w["embeddings.position_embeddings.weight"][:n]
+             + w["embeddings.token_type_embeddings.weight"][0])
+        x = ln(x.astype(np.float64), "embeddings.LayerNorm")
+        for i in range(cfg["num_hidden_layers"]):
+            p = f"encoder.layer.{i}"
+            q, k, v = (lin(x, f"{p}.attention.self.{n_}").reshape(n, heads, hd).transpose(1, 0, 2)
+                       for n_ in ("query", "key", "value"))
+            a = q @ k.transpose(0, 2, 1) / math.sqrt(hd)
+            a = np.exp(a - a.max(-1, keepdims=True))
+            a /= a.sum(-1, keepdims=True)
+            ctx = (a @ v).transpose(1, 0, 2).reshape(n, hidden)
+            x = ln(lin(ctx, f"{p}.attention.output.dense") + x, f"{p}.attention.output.LayerNorm")
+            h = lin(x, f"{p}.intermediate.dense")
+            h = 0.5 * h * (1 + erf(h / math.sqrt(2)))
+            x = ln(lin(h, f"{p}.output.dense") + x, f"{p}.output.LayerNorm")
+        v = x.mean(0)
+        out.append(v / np.linalg.norm(v))
+    return np.array(out)
+
+
+@pytest.fixture(scope="module")
+def default_embedder():
+    if packaged_model_dir() is None and emb_mod.chroma_model_dir() is None:
+        pytest.skip("no model files: run ./scripts/setup.sh")
+    return DefaultEmbedder(batch_size=4)
+
+
+def test_vectors_match_independent_reference(default_embedder):
+    ours = default_embedder.embed(SENTENCES)
+    assert ours.shape == (len(SENTENCES), 384) and ours.dtype == np.float32
+    ref = _numpy_reference(SENTENCES)
+    cos = (ours * ref).sum(1) / np.linalg.norm(ours, axis=1) / np.linalg.norm(ref, axis=1)
+    assert cos.min() >= 0.999, cos
+    # batching and padding do not change a text's vector
+    alone = np.vstack([default_embedder.embed([s]) for s in SENTENCES])
+    np.testing.assert_allclose(alone, ours, atol=2e-5)
+    # semantics sanity: paraphrase closer than unrelated
+    a, b, c = default_embedder.embed(["How do I bake bread?", "Recipe for baking a loaf of bread",
+                                      "The stock market fell sharply today."])
+    assert a @ b > a @ c + 0.3
+
+
+def test_same_vectors_as_chromas_stock_function(tmp_path, default_embedder, monkeypatch):
+    # Chroma's own ONNX embedding function, pointed at a model directory laid out like its cache
+    # (our built graph + the packaged tokenizer), must produce the same vectors: the default
+    # embedder is a faster runner of the very model Chroma would use.
+    from chromadb.utils.embedding_functions import ONNXMiniLM_L6_V2
+
+    model, tok, _ = emb_mod.resolve_model()
+    pkg = packaged_model_dir()
+    onnx_dir = tmp_path / "all-MiniLM-L6-v2" / "onnx"
+    onnx_dir.mkdir(parents=True)
+    shutil.copy(model, onnx_dir / "model.onnx")
+    for f in ("config.json", "special_tokens_map.json", "tokenizer_config.json", "tokenizer.json", "vocab.txt"):
+        shutil.copy(pkg / f, onnx_dir / f)
+    ef = ONNXMiniLM_L6_V2()
+    ef.DOWNLOAD_PATH = tmp_path / "all-MiniLM-L6-v2"
+    theirs = np.array(ef(SENTENCES[:8]))
+    ours = default_embedder.embed(SENTENCES[:8])
+    cos = (ours * theirs).sum(1)
+    assert cos.min() >= 0.9999
+
+    # ...and when that cache exists in the user's home, the default embedder uses it.
+    home = tmp_path / "home"
+    (home / ".cache" / "chroma" / "onnx_models").mkdir(parents=True)
+    shutil.copytree(tmp_path / "all-MiniLM-L6-v2", home / ".cache" / "chroma" / "onnx_models" / "all-MiniLM-L6-v2")
+    monkeypatch.setenv("HOME", str(home))
+    e2 = DefaultEmbedder()
+    v = e2.embed(["A man is eating food."])
+    assert e2.origin == "chroma-cache"
+    np.testing.assert_allclose(v[0], ours[0], atol=2e-5)
+
+
+def test_graph_is_built_once_into_the_cache_dir(tmp_path, monkeypatch):
+    if packaged_model_dir() is None:
+        pytest.skip("packaged weights not installed")
+    monkeypatch.setenv("WS_JUPYTER_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("HOME", str(tmp_path))  # no Chroma cache here
+    model, _, origin = emb_mod.resolve_model()
+    assert origin == "packaged" and model.is_file() and str(model).startswith(str(tmp_path / "cache"))
+    mtime = model.stat().st_mtime_ns
+    model2, _, _ = emb_mod.resolve_model()
+    assert model2 == model and model2.stat().st_mtime_ns == mtime
+    assert emb_mod._main(["--prepare"]) == 0
+
+
+def test_missing_model_files_give_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setattr(emb_mod, "packaged_model_dir", lambda: None)
+    with pytest.raises(EmbedderError, match="setup.sh"):
+        DefaultEmbedder().embed(["x"])
+
+
+def test_user_embedders_are_adapted():
+    single = as_embedder(lambda text: [float(len(text)), 1.0])
+    assert single.embed(["ab", "abcd"]).tolist() == [[2.0, 1.0], [4.0, 1.0]]
+
+    calls = []
+
+    def batch(texts):
+        calls.append(len(texts))
+        return [[1.0, 0.0] for _ in texts]
+
+    batch.batch = True
+    assert as_embedder(batch).embed(["a", "b", "c"]).shape == (3, 2) and calls == [3]
+
+    from chromadb.api.types import EmbeddingFunction
+
+    class MyEF(EmbeddingFunction):
+        def __init__(self):
+            pass
+
+        def __call__(self, input):
+            return [np.array([0.5, 0.5], dtype=np.float32) for _ in input]
+
+    assert as_embedder(MyEF()).embed(["a"]).shape == (1, 2)
+    assert isinstance(as_embedder("default"), DefaultEmbedder)
+    assert as_embedder(None) is None
+    with pytest.raises(WorkspaceConfigError):
+        as_embedder("bert-large")
+    with pytest.raises(WorkspaceConfigError):
+        as_embedder(42)
+    with pytest.raises(EmbedderError, match="one vector per text"):
+        as_embedder(lambda t: 1.0).embed(["a", "b"])
+    with pytest.raises(EmbedderError, match="NaN"):
+        as_embedder(lambda t: [float("nan")]).embed(["a"])
+
+    def broken(t):
+        raise RuntimeError("service down")
+
+    with pytest.raises(EmbedderError, match="service down"):
+        as_embedder(broken).embed(["a"])

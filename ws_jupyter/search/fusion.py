@@ -1,0 +1,73 @@
+"""Combining a keyword ranking and a vector ranking into one (hybrid search).
+
+Two methods, both over each side's own candidate list:
+
+* ``rrf`` — reciprocal rank fusion, ``sum 1 / (k + rank)`` with ``k = 60``: uses ranks only, so
+  it needs no calibration between BM25's unbounded scores and cosine similarities;
+* ``linear`` — ``w * vector + (1 - w) * bm25`` over scores min-max normalised *per side* (a side
+  whose scores are all equal maps them to 1). ``vector_weight`` is ``w`` (default 0.5).
+
+Which one is the default is decided by measurement (``bench/search_quality.py``; the figures are
+in the README's Search section).
+
+>>> [i for i, _ in fuse([("a", 3.0), ("b", 1.0)], [("b", 0.9), ("c", 0.2)], "rrf")]
+['b', 'a', 'c']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+__all__ = ["DEFAULT_FUSION", "RRF_K", "Fusion", "fuse"]
+
+Fusion = Literal["rrf", "linear"]
+RRF_K = 60
+DEFAULT_FUSION: Fusion = "linear"
+
+
+def _minmax(scores: Sequence[float]) -> list[float]:
+    if not scores:
+        return []
+    lo, hi = min(scores), max(scores)
+    if hi - lo <= 1e-12:
+        return [1.0] * len(scores)
+    return [(s - lo) / (hi - lo) for s in scores]
+
+
+def fuse(
+    bm25: Sequence[tuple[str, float]],
+    vector: Sequence[tuple[str, float]],
+    method: Fusion = DEFAULT_FUSION,
+    vector_weight: float = 0.5,
+    rrf_k: int = RRF_K,
+) -> list[tuple[str, float, dict[str, Any]]]:
+    """Fused ``(id, score, details)`` best first; inputs are ``(id, score)`` lists best first.
+
+    ``details`` has ``bm25``/``vector`` entries (``rank`` 1-based, raw ``score``) for the sides that
+    found the id. Ties keep BM25's order, then the vector side's.
+    """
+    if method not in ("rrf", "linear"):
+        raise ValueError(f"unknown fusion {method!r} (use 'rrf' or 'linear')")
+    if not 0.0 <= vector_weight <= 1.0:
+        raise ValueError(f"vector_weight must be between 0 and 1, got {vector_weight}")
+    details: dict[str, dict[str, Any]] = {}
+    order: dict[str, int] = {}
+    for side, hits in (("bm25", bm25), ("vector", vector)):
+        for rank, (doc_id, score) in enumerate(hits, 1):
+            details.setdefault(doc_id, {})[side] = {"rank": rank, "score": float(score)}
+            order.setdefault(doc_id, len(order))
+    fused: dict[str, float] = dict.fromkeys(details, 0.0)
+    if method == "rrf":
+        weights = {"bm25": 1.0 - vector_weight, "vector": vector_weight}
+        # weights scaled so the default 0.5/0.5 gives the textbook sum of 1/(k + rank)
+        for doc_id, d in details.items():
+            fused[doc_id] = sum(2.0 * weights[side] / (rrf_k + d[side]["rank"]) for side in d)
+    else:
+        for side, hits, w in (("bm25", bm25, 1.0 - vector_weight), ("vector", vector, vector_weight)):
+            norm = _minmax([s for _, s in hits])
+            for (doc_id, _), value in zip(hits, norm):
+                details[doc_id][side]["normalized"] = value
+                fused[doc_id] += w * value
+    ranked = sorted(fused.items(), key=lambda kv: (-kv[1], order[kv[0]]))
+    return [(doc_id, score, details[doc_id]) for doc_id, score in ranked]
