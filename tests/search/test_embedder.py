@@ -106,7 +106,7 @@ def test_same_vectors_as_chromas_stock_function(tmp_path, default_embedder, monk
     # embedder is a faster runner of the very model Chroma would use.
     from chromadb.utils.embedding_functions import ONNXMiniLM_L6_V2
 
-    model, tok, _ = emb_mod.resolve_model()
+    model, _tok, _ = emb_mod.resolve_model()
     pkg = packaged_model_dir()
     onnx_dir = tmp_path / "all-MiniLM-L6-v2" / "onnx"
     onnx_dir.mkdir(parents=True)
@@ -147,7 +147,7 @@ def test_graph_is_built_once_into_the_cache_dir(tmp_path, monkeypatch):
 def test_missing_model_files_give_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setattr(emb_mod, "packaged_model_dir", lambda: None)
-    with pytest.raises(EmbedderError, match="setup.sh"):
+    with pytest.raises(EmbedderError, match=r"setup\.sh"):
         DefaultEmbedder().embed(["x"])
 
 

@@ -288,11 +288,10 @@ class BM25Index:
             tids = [self._vocab[t] for t in tokens if t in self._vocab]
             docs_parts, score_parts = self._contributions(tids)
             nslots = len(self._ids)
+            dense: np.ndarray = np.zeros(nslots)
             if docs_parts:
                 dense = np.bincount(np.concatenate(docs_parts), weights=np.concatenate(score_parts),
                                     minlength=nslots)
-            else:
-                dense = np.zeros(nslots)
             alive = np.frombuffer(self._alive, dtype=np.uint8).astype(bool)
             return dense[alive]
 

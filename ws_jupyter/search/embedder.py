@@ -188,12 +188,12 @@ def build_onnx_model(model_dir: str | os.PathLike[str], out_path: str | os.PathL
     for i in range(layers):
         p = f"encoder.layer.{i}"
 
-        def heads_of(name: str, p: str = p, i: int = i) -> str:
-            t = linear(x, f"{p}.attention.self.{name}", f"l{i}_{name}")
+        def heads_of(name: str, src: str, p: str = p, i: int = i) -> str:
+            t = linear(src, f"{p}.attention.self.{name}", f"l{i}_{name}")
             r = node("Reshape", [t, "split_heads_shape"], f"l{i}_{name}_r")
             return node("Transpose", [r], f"l{i}_{name}_t", perm=[0, 2, 1, 3])
 
-        q, k, v = heads_of("query"), heads_of("key"), heads_of("value")
+        q, k, v = heads_of("query", x), heads_of("key", x), heads_of("value", x)
         kt = node("Transpose", [k], f"l{i}_kT", perm=[0, 1, 3, 2])
         scores = node("Mul", [node("MatMul", [q, kt], f"l{i}_qk"), "scale"], f"l{i}_scores")
         scores = node("Add", [scores, add_mask], f"l{i}_masked")
@@ -251,7 +251,7 @@ def resolve_model(prepare: bool = True) -> tuple[Path, Path, str]:
     target = _built_model_path(pkg)
     if not target.is_file():
         if not prepare:
-            raise EmbedderError(f"ONNX graph not built yet: run python -m ws_jupyter.search.embedder --prepare")
+            raise EmbedderError("ONNX graph not built yet: run python -m ws_jupyter.search.embedder --prepare")
         try:
             build_onnx_model(pkg, target)
         except OSError as exc:
@@ -348,7 +348,7 @@ class DefaultEmbedder:
             out[idx] = pooled / np.clip(norms, 1e-12, None)
         return out
 
-    def __call__(self, input: Sequence[str]) -> list[list[float]]:  # noqa: A002 - Chroma's name
+    def __call__(self, input: Sequence[str]) -> list[list[float]]:
         """Chroma-compatible call: list of texts -> list of vectors."""
         return self.embed(input).tolist()
 
@@ -362,10 +362,7 @@ class _CallableEmbedder:
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         try:
-            if self._batch:
-                vectors = self._fn(list(texts))
-            else:
-                vectors = [self._fn(t) for t in texts]
+            vectors = self._fn(list(texts)) if self._batch else [self._fn(t) for t in texts]
             arr = np.asarray(vectors, dtype=np.float32)
         except EmbedderError:
             raise
@@ -421,7 +418,7 @@ def as_embedder(value: Any) -> Embedder | None:
     if isinstance(value, DefaultEmbedder):
         return value
     if hasattr(value, "embed") and isinstance(getattr(value, "name", None), str) and not _is_chroma_embedding_function(value):
-        return value  # type: ignore[no-any-return]
+        return value
     if _is_chroma_embedding_function(value):
         return _CallableEmbedder(value, True, _fn_name(value))
     if callable(value):
@@ -444,7 +441,7 @@ def _main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 0
     try:
-        model, tok, origin = resolve_model(prepare=True)
+        model, _tok, origin = resolve_model(prepare=True)
         print(f"model: {model} ({origin})")
         if args.check:
             vec = DefaultEmbedder().embed(["A quick check of the embedding model."])

@@ -34,12 +34,12 @@ def _load_stemmer() -> Callable[[str], str]:
         import Stemmer  # PyStemmer
 
         stemmer = Stemmer.Stemmer("english")
-        return stemmer.stemWord  # type: ignore[no-any-return]
+        return stemmer.stemWord
     except ImportError:  # pragma: no cover - PyStemmer is a declared dependency
         import snowballstemmer
 
         sb = snowballstemmer.stemmer("english")
-        return sb.stemWord  # type: ignore[no-any-return]
+        return sb.stemWord
 
 
 class Analyzer:
