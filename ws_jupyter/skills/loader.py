@@ -1,0 +1,153 @@
+"""Loading one discovered skill folder into a ``Skill``: parse SKILL.md, list its files, and
+record a fingerprint so an unchanged skill is never read twice.
+
+Files are listed recursively (hidden files, caches and symlinked folders are skipped; a
+symlinked file counts only if it resolves inside the skill folder, so a link cannot smuggle a
+host file into an agent's reach) and sorted into ``references/``, ``scripts/``, ``assets/`` and
+other files.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Hashable
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import SkillValidationError
+from .discovery import PRUNED_DIRS, SKILL_FILE, SkillLocation, join_path
+from .model import Skill, SkillIssue
+from .parsing import parse_skill_md
+from .source import source_fingerprint, source_realpath
+
+__all__ = [
+    "MAX_SKILL_FILES",
+    "SKILL_SUBDIRS",
+    "LoadedSkill",
+    "fingerprint_changed",
+    "is_inside",
+    "load_skill",
+]
+
+SKILL_SUBDIRS = ("references", "scripts", "assets")
+#: Listing stops here (with a warning on the skill): a skill is a handful of files, not a tree.
+MAX_SKILL_FILES = 1000
+MAX_LIST_DEPTH = 20
+_IGNORED = PRUNED_DIRS | {".DS_Store", "Thumbs.db"}
+
+Fingerprint = tuple[tuple[str, Hashable | None], ...]
+
+
+@dataclass(frozen=True)
+class LoadedSkill:
+    location: SkillLocation
+    fingerprint: Fingerprint
+    skill: Skill | None = None
+    issue: SkillIssue | None = None
+
+
+def is_inside(child_real: str, parent_real: str) -> bool:
+    """Whether a real path lies inside (or is) another one."""
+    if child_real == parent_real:
+        return True
+    prefix = parent_real if parent_real.endswith("/") else parent_real + "/"
+    return child_real.startswith(prefix)
+
+
+def fingerprint_changed(source: Any, fingerprint: Fingerprint) -> bool:
+    return any(source_fingerprint(source, path) != fp for path, fp in fingerprint)
+
+
+def _list_files(
+    source: Any, location: SkillLocation, prints: list[tuple[str, Hashable | None]], warnings: list[str]
+) -> list[str]:
+    files: list[str] = []
+    truncated = False
+
+    def walk(directory: str, rel: str, depth: int) -> None:
+        nonlocal truncated
+        try:
+            entries = source.readdir(directory)
+        except (OSError, ValueError):
+            return
+        for entry in entries:
+            if entry.name.startswith(".") or entry.name in _IGNORED or entry.name.endswith(".pyc"):
+                continue
+            path = join_path(directory, entry.name)
+            rel_path = f"{rel}/{entry.name}" if rel else entry.name
+            if entry.is_symlink:
+                if entry.type == "directory":
+                    continue
+                if not is_inside(source_realpath(source, path), location.real_path):
+                    warnings.append(f"skipped {rel_path}: a symlink that leads outside the skill folder")
+                    continue
+            if entry.type == "directory":
+                if depth < MAX_LIST_DEPTH:
+                    prints.append((path, source_fingerprint(source, path)))
+                    walk(path, rel_path, depth + 1)
+                continue
+            if not rel and entry.name == SKILL_FILE:
+                continue
+            if len(files) >= MAX_SKILL_FILES:
+                truncated = True
+                return
+            prints.append((path, source_fingerprint(source, path)))
+            files.append(rel_path)
+
+    walk(location.path, "", 0)
+    if truncated:
+        warnings.append(f"more than {MAX_SKILL_FILES} files; only the first {MAX_SKILL_FILES} are listed")
+    return files
+
+
+def load_skill(source: Any, location: SkillLocation) -> LoadedSkill:
+    """Read, validate and list one skill; problems come back as an issue, never raised."""
+    skill_md = join_path(location.path, SKILL_FILE)
+    prints: list[tuple[str, Hashable | None]] = [
+        (location.path, source_fingerprint(source, location.path)),
+        (skill_md, source_fingerprint(source, skill_md)),
+    ]
+    folder_name = posixpath.basename(location.path.rstrip("/"))
+    if folder_name in ("", ".", ".."):
+        folder_name = posixpath.basename(location.real_path.rstrip("/"))
+    try:
+        content = source.read_file(skill_md)
+        definition = parse_skill_md(content, path=skill_md, folder_name=folder_name)
+    except SkillValidationError as exc:
+        reasons = tuple(getattr(exc, "reasons", (str(exc),)))
+        issue = SkillIssue("invalid", location.path, str(exc), reasons=reasons)
+        return LoadedSkill(location, tuple(prints), issue=issue)
+    except (OSError, ValueError) as exc:
+        issue = SkillIssue("unreadable", location.path, f"Cannot read {skill_md}: {exc}")
+        return LoadedSkill(location, tuple(prints), issue=issue)
+
+    warnings = list(definition.warnings)
+    files = _list_files(source, location, prints, warnings)
+    groups: dict[str, list[str]] = {name: [] for name in SKILL_SUBDIRS}
+    other: list[str] = []
+    for rel in files:
+        head = rel.split("/", 1)[0]
+        if head in groups and "/" in rel:
+            groups[head].append(rel)
+        else:
+            other.append(rel)
+    skill = Skill(
+        name=definition.name,
+        description=definition.description,
+        instructions=definition.instructions,
+        path=location.path,
+        source_kind=location.kind,
+        license=definition.license,
+        compatibility=definition.compatibility,
+        metadata=definition.metadata,
+        allowed_tools=definition.allowed_tools,
+        user_invocable=definition.user_invocable,
+        references=tuple(groups["references"]),
+        scripts=tuple(groups["scripts"]),
+        assets=tuple(groups["assets"]),
+        other_files=tuple(other),
+        frontmatter=definition.frontmatter,
+        real_path=location.real_path,
+        warnings=tuple(warnings),
+    )
+    return LoadedSkill(location, tuple(prints), skill=skill)
