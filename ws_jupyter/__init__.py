@@ -33,6 +33,11 @@ _EXPORTS: dict[str, str] = {
     "CommandResult": "ws_jupyter.sandbox.types",
     "ProcessInfo": "ws_jupyter.sandbox.types",
     "SandboxInfo": "ws_jupyter.sandbox.types",
+    "IsolationDetection": "ws_jupyter.sandbox.types",
+    "LocalSandbox": "ws_jupyter.sandbox.local",
+    "NativeSandboxConfig": "ws_jupyter.sandbox.isolation.config",
+    "ProcessManager": "ws_jupyter.sandbox.processes",
+    "ProcessHandle": "ws_jupyter.sandbox.processes",
 }
 
 _ERRORS = (
@@ -41,7 +46,7 @@ _ERRORS = (
     "FileExists IsADirectory NotADirectory DirectoryNotEmpty PathEscapeError ReadOnlyError "
     "StaleFileError FileReadRequiredError InvalidPathError FileEncodingError FilesystemNotReadyError "
     "SandboxError SandboxStateError "
-    "IsolationUnavailableError ProcessNotFoundError StdinClosedError SearchError SearchModeError "
+    "IsolationUnavailableError ProcessNotFoundError ProcessWaitTimeoutError StdinClosedError SearchError SearchModeError "
     "EmbedderError IndexCorruptedError SkillError SkillValidationError SkillNotFoundError "
     "DuplicateSkillError SkillPathError ToolError ToolConfigError ToolArgumentError ToolNotFoundError "
     "ToolApprovalDeniedError WriteLockTimeoutError"
@@ -83,5 +88,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .filesystem.local import LocalFilesystem
     from .filesystem.types import FileEntry, FileStat, FilesystemInfo, WorkspaceFilesystem
     from .request_context import RequestContext
-    from .sandbox.types import CommandResult, ProcessInfo, SandboxInfo, WorkspaceSandbox
+    from .sandbox.isolation.config import NativeSandboxConfig
+    from .sandbox.local import LocalSandbox
+    from .sandbox.processes import ProcessHandle, ProcessManager
+    from .sandbox.types import CommandResult, IsolationDetection, ProcessInfo, SandboxInfo, WorkspaceSandbox
     from .workspace import Workspace, WorkspaceInfo

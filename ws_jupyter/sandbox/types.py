@@ -9,13 +9,17 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from ..request_context import RequestContext
 
 __all__ = [
     "CommandResult",
+    "IsolationBackend",
+    "IsolationDetection",
+    "IsolationMode",
     "OutputCallback",
+    "ProcessEventCallback",
     "ProcessInfo",
     "SandboxInfo",
     "WorkspaceSandbox",
@@ -23,6 +27,14 @@ __all__ = [
 
 #: Receives decoded text chunks as they arrive (on a reader thread; must not block).
 OutputCallback = Callable[[str], None]
+
+#: ``subscribe()`` callbacks: ``fn(kind, text)`` with kind ``"stdout"``, ``"stderr"`` or ``"exit"``
+#: (for ``"exit"`` the text is empty; read ``handle.exit_code``). Runs on the I/O thread.
+ProcessEventCallback = Callable[[str, str], None]
+
+#: A concrete isolation backend, and what ``LocalSandbox(isolation=...)`` accepts.
+IsolationBackend = Literal["none", "bwrap", "seatbelt"]
+IsolationMode = Literal["none", "bwrap", "seatbelt", "auto"]
 
 
 @dataclass(frozen=True)
@@ -47,12 +59,33 @@ class CommandResult:
 
 @dataclass(frozen=True)
 class ProcessInfo:
+    """A tracked process as listed by ``processes.list()`` (running or exited, not yet released)."""
+
     pid: int
     command: str
     running: bool
     exit_code: int | None
     started_at: datetime | None = None
     ended_at: datetime | None = None
+    timed_out: bool = False
+    killed: bool = False
+
+    @property
+    def runtime_seconds(self) -> float | None:
+        """Wall-clock run time so far (or in total once exited)."""
+        if self.started_at is None:
+            return None
+        end = self.ended_at or datetime.now(self.started_at.tzinfo)
+        return max(0.0, (end - self.started_at).total_seconds())
+
+
+@dataclass(frozen=True)
+class IsolationDetection:
+    """Result of probing an isolation backend: ``available`` only if a tiny sandbox really ran."""
+
+    backend: IsolationBackend
+    available: bool
+    message: str
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,108 @@
+"""``NativeSandboxConfig``: what an OS-level sandbox (bubblewrap, seatbelt) lets commands do."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, fields
+from typing import Any
+
+from ...errors import WorkspaceConfigError
+
+__all__ = ["Mount", "NativeSandboxConfig"]
+
+
+def _paths(value: object, name: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, (str, os.PathLike)):
+        value = (value,)
+    if not isinstance(value, Iterable):
+        raise WorkspaceConfigError(f"NativeSandboxConfig.{name} must be a list of paths")
+    out = []
+    for item in value:
+        if not isinstance(item, (str, os.PathLike)) or not os.fspath(item):
+            raise WorkspaceConfigError(f"NativeSandboxConfig.{name}: invalid path {item!r}")
+        out.append(os.path.expanduser(os.fspath(item)))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class NativeSandboxConfig:
+    """Options for ``isolation="bwrap"`` / ``"seatbelt"`` (ignored with ``isolation="none"``).
+
+    * ``allow_network``: share the host network (default: a private network namespace with
+      only loopback, so nothing outside is reachable).
+    * ``read_only_paths`` / ``read_write_paths``: extra host paths made visible (relative ones
+      resolve against the working directory; missing ones are skipped).
+    * ``bwrap_args``: extra bubblewrap arguments, appended after the defaults (a later bind on
+      the same path wins), e.g. ``("--ro-bind", "/data", "/data")``.
+    * ``allow_system_binaries``: also expose the Python installation, ``/opt``, ``/snap`` and
+      ``/nix`` read-only (``/usr`` and the libraries are always visible: nothing runs without them).
+    * ``seatbelt_profile_path``: macOS only; an existing file without our marker comment is used
+      exactly as written, otherwise a profile is generated there.
+
+    >>> NativeSandboxConfig(allow_network=True, read_write_paths=["/tmp/cache"])
+    NativeSandboxConfig(allow_network=True, read_only_paths=(), read_write_paths=('/tmp/cache',), bwrap_args=None, allow_system_binaries=True, seatbelt_profile_path=None)
+    """
+
+    allow_network: bool = False
+    read_only_paths: tuple[str, ...] = ()
+    read_write_paths: tuple[str, ...] = ()
+    bwrap_args: tuple[str, ...] | None = None
+    allow_system_binaries: bool = True
+    seatbelt_profile_path: str | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("allow_network", "allow_system_binaries"):
+            if not isinstance(getattr(self, name), bool):
+                raise WorkspaceConfigError(f"NativeSandboxConfig.{name} must be True or False")
+        object.__setattr__(self, "read_only_paths", _paths(self.read_only_paths, "read_only_paths"))
+        object.__setattr__(self, "read_write_paths", _paths(self.read_write_paths, "read_write_paths"))
+        if self.bwrap_args is not None:
+            args = self.bwrap_args
+            if isinstance(args, str) or not isinstance(args, Iterable):
+                raise WorkspaceConfigError("NativeSandboxConfig.bwrap_args must be a list of strings")
+            args = tuple(args)
+            if not all(isinstance(a, str) for a in args):
+                raise WorkspaceConfigError("NativeSandboxConfig.bwrap_args must be a list of strings")
+            if "--" in args:
+                raise WorkspaceConfigError("NativeSandboxConfig.bwrap_args must not contain '--'")
+            object.__setattr__(self, "bwrap_args", args)
+        if self.seatbelt_profile_path is not None:
+            if not isinstance(self.seatbelt_profile_path, (str, os.PathLike)):
+                raise WorkspaceConfigError("NativeSandboxConfig.seatbelt_profile_path must be a path")
+            object.__setattr__(
+                self, "seatbelt_profile_path", os.path.expanduser(os.fspath(self.seatbelt_profile_path))
+            )
+
+    @classmethod
+    def coerce(cls, value: NativeSandboxConfig | Mapping[str, Any] | None) -> NativeSandboxConfig:
+        """Accepts a config, a dict of its fields (unknown keys are an error) or None."""
+        if value is None:
+            return cls()
+        if isinstance(value, cls):
+            return value
+        if isinstance(value, Mapping):
+            known = {f.name for f in fields(cls)}
+            unknown = sorted(set(value) - known)
+            if unknown:
+                raise WorkspaceConfigError(
+                    f"Unknown native_sandbox option(s): {', '.join(map(str, unknown))} "
+                    f"(known: {', '.join(sorted(known))})"
+                )
+            return cls(**value)
+        raise WorkspaceConfigError(
+            f"native_sandbox must be a NativeSandboxConfig or a dict, got {type(value).__name__}"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+@dataclass(frozen=True)
+class Mount:
+    """A host path made visible inside the sandbox at the same path (``sandbox.mount()``)."""
+
+    path: str
+    read_only: bool = False

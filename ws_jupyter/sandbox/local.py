@@ -1,0 +1,548 @@
+"""``LocalSandbox``: shell commands and background processes on this machine.
+
+Without isolation commands run on the host as the notebook user (with a curated environment, a
+private HOME and an enforced timeout). With ``isolation="bwrap"`` each command runs in a fresh
+bubblewrap sandbox: only the working directory (and configured paths) are writable, the system
+is read-only, the rest of the host is invisible, the network is off unless allowed, and no process
+outlives the sandbox. Foreground commands and background processes share one code path — the
+process manager — and one wrapper.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import shutil
+import sys
+import tempfile
+import threading
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime, timezone
+from typing import Any
+
+from ..errors import (
+    InvalidArgumentError,
+    IsolationUnavailableError,
+    SandboxError,
+    SandboxStateError,
+    WorkspaceConfigError,
+)
+from ..lifecycle import Lifecycle
+from ..request_context import RequestContext
+from .environment import build_environment, validate_env
+from .isolation.bwrap import BwrapPlan
+from .isolation.config import Mount, NativeSandboxConfig
+from .isolation.detect import detect_isolation, probe_backend
+from .isolation.seatbelt import (
+    build_seatbelt_profile,
+    is_generated_profile,
+    profile_file_name,
+    seatbelt_argv,
+)
+from .launch import LaunchSpec
+from .processes import (
+    DEFAULT_MAX_RETAINED_BYTES,
+    ProcessHandle,
+    ProcessManager,
+    _validate_retained,
+    validate_timeout,
+)
+from .types import (
+    CommandResult,
+    IsolationBackend,
+    IsolationDetection,
+    IsolationMode,
+    OutputCallback,
+    SandboxInfo,
+)
+
+__all__ = ["LocalSandbox"]
+
+_ISOLATION_MODES = ("none", "bwrap", "seatbelt", "auto")
+_ALL_STATUSES = ("pending", "starting", "running", "stopping", "stopped", "error", "destroying")
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class LocalSandbox:
+    """Runs shell commands and background processes locally, optionally inside bubblewrap.
+
+    >>> sb = LocalSandbox(working_directory="./work", isolation="auto", timeout=60)
+    >>> sb.execute_command("echo", args=["hello world"]).stdout              # doctest: +SKIP
+    'hello world\\n'
+    >>> server = sb.processes.spawn("python -m http.server 8000")             # doctest: +SKIP
+    >>> sb.destroy()  # kills every process it started; never deletes files   # doctest: +SKIP
+    """
+
+    name = "LocalSandbox"
+    provider = "local"
+
+    def __init__(
+        self,
+        working_directory: str | os.PathLike[str] | None = None,
+        env: Mapping[str, str | None] | None = None,
+        timeout: float | None = 30.0,
+        isolation: IsolationMode | str = "none",
+        native_sandbox: NativeSandboxConfig | Mapping[str, Any] | None = None,
+        # A string replaces the default instructions ("" suppresses them); a function
+        # fn(default_instructions, request_context) -> str adapts them per request.
+        instructions: str | Callable[[str, RequestContext | None], str] | None = None,
+        id: str | None = None,
+        *,
+        kill_grace: float = 2.0,
+        max_output_bytes: int | None = DEFAULT_MAX_RETAINED_BYTES,
+        max_exited_processes: int = 100,
+    ) -> None:
+        if id is not None and (not isinstance(id, str) or not id.strip()):
+            raise WorkspaceConfigError(f"LocalSandbox id must be a non-empty string, got {id!r}")
+        self.id: str = id or f"local-sandbox-{uuid.uuid4().hex[:8]}"
+        if working_directory is None:
+            working_directory = os.path.join(os.getcwd(), ".sandbox")
+        if not isinstance(working_directory, (str, os.PathLike)) or not os.fspath(working_directory):
+            raise WorkspaceConfigError(f"working_directory must be a path, got {working_directory!r}")
+        self._working_directory = os.path.abspath(os.path.expanduser(os.fspath(working_directory)))
+        try:
+            self._env = validate_env(env)
+            self._timeout = validate_timeout(timeout)
+            self._max_output_bytes = _validate_retained(max_output_bytes)
+        except InvalidArgumentError as exc:
+            raise WorkspaceConfigError(str(exc)) from None
+        self._config = NativeSandboxConfig.coerce(native_sandbox)
+        if instructions is not None and not isinstance(instructions, str) and not callable(instructions):
+            raise WorkspaceConfigError("instructions must be a string, a function or None")
+        self._instructions = instructions
+
+        if isolation not in _ISOLATION_MODES:
+            raise WorkspaceConfigError(
+                f"isolation must be one of {', '.join(map(repr, _ISOLATION_MODES))}, got {isolation!r}"
+            )
+        self._isolation_requested = str(isolation)
+        self._isolation_warning: str | None = None
+        if isolation == "auto":
+            detection = detect_isolation()
+            backend: IsolationBackend = detection.backend if detection.available else "none"
+            if not detection.available:
+                self._isolation_warning = (
+                    f"isolation='auto' found no working sandbox backend ({detection.message}); "
+                    "commands run on the host without isolation"
+                )
+        else:
+            backend = isolation  # type: ignore[assignment]  # checked against _ISOLATION_MODES above
+            detection = probe_backend(backend)
+            if not detection.available:
+                raise IsolationUnavailableError(backend, detection.message)
+        self._detection = detection
+        self._isolation: IsolationBackend = backend
+
+        self._lock = threading.RLock()
+        self._lifecycle = Lifecycle("pending")
+        self._mounts: dict[str, Mount] = {}
+        self._state_dir: str | None = None
+        self._plan: BwrapPlan | None = None
+        self._bwrap_path: tuple[str, str] | None = None  # (host PATH, PATH visible inside)
+        self._seatbelt_profile: str | None = None
+        self._seatbelt_generated = False
+        self.created_at = _now()
+        self.processes = ProcessManager(
+            self, kill_grace=kill_grace, max_exited=max_exited_processes, name=f"ws-{self.id}"
+        )
+
+    # --- properties ---------------------------------------------------------------------------------
+
+    @property
+    def status(self) -> str:
+        """pending | starting | running | stopping | stopped | error | destroying | destroyed"""
+        return self._lifecycle.status
+
+    @property
+    def working_directory(self) -> str:
+        return self._working_directory
+
+    @property
+    def timeout(self) -> float | None:
+        """Default limit (seconds) of foreground commands; None means no limit."""
+        return self._timeout
+
+    @property
+    def isolation(self) -> IsolationBackend:
+        """The backend in use (``"auto"`` resolved to what the probe found)."""
+        return self._isolation
+
+    @property
+    def native_sandbox(self) -> NativeSandboxConfig:
+        return self._config
+
+    @property
+    def mounts(self) -> tuple[Mount, ...]:
+        with self._lock:
+            return tuple(self._mounts.values())
+
+    @property
+    def home_directory(self) -> str | None:
+        """The private HOME commands see (created on start, deleted on destroy)."""
+        return os.path.join(self._state_dir, "home") if self._state_dir else None
+
+    @staticmethod
+    def detect_isolation(refresh: bool = False) -> IsolationDetection:
+        """Probes the best backend of this platform (really starts a tiny sandbox; cached)."""
+        return detect_isolation(refresh=refresh)
+
+    # --- lifecycle ------------------------------------------------------------------------------------
+
+    def _refuse(self, status: str) -> SandboxStateError:
+        return SandboxStateError(f"Cannot do that with a sandbox that is {status}")
+
+    def start(self) -> None:
+        """Creates the working directory and the private HOME/TMPDIR; idempotent, coalesced."""
+        self._lifecycle.transition(
+            "running",
+            "starting",
+            self._do_start,
+            allowed_from=("pending", "stopped", "error"),
+            refuse=lambda s: SandboxStateError(f"Cannot start a sandbox that is {s}"),
+        )
+
+    def _do_start(self) -> None:
+        try:
+            os.makedirs(self._working_directory, exist_ok=True)
+        except OSError as exc:
+            raise SandboxError(
+                f"Cannot create the working directory {self._working_directory}: {exc.strerror}",
+                code="START_FAILED",
+            )
+        if not os.path.isdir(self._working_directory):
+            raise SandboxError(f"{self._working_directory} is not a directory", code="START_FAILED")
+        with self._lock:
+            if self._state_dir is None or not os.path.isdir(self._state_dir):
+                self._state_dir = tempfile.mkdtemp(prefix=f"ws-sandbox-{self.id[-8:]}-")
+            for sub in ("home", "tmp"):
+                os.makedirs(os.path.join(self._state_dir, sub), exist_ok=True)
+            self._rebuild_wrapper()
+        from .guard import orphan_guard
+
+        orphan_guard.ensure_started()
+
+    def stop(self) -> None:
+        """Kills every process started by this sandbox; it can be started again."""
+        self._lifecycle.transition(
+            "stopped",
+            "stopping",
+            self._do_stop,
+            allowed_from=("running", "error"),
+            refuse=lambda s: SandboxStateError(f"Cannot stop a sandbox that is {s}"),
+            skip_if=("pending", "destroyed"),
+        )
+
+    def _do_stop(self) -> None:
+        self.processes.kill_all()
+
+    def destroy(self) -> None:
+        """Kills every process, deletes the private HOME/TMPDIR; never touches the working directory."""
+        self._lifecycle.transition(
+            "destroyed",
+            "destroying",
+            self._do_destroy,
+            allowed_from=_ALL_STATUSES,
+            refuse=lambda s: SandboxStateError(f"Cannot destroy a sandbox that is {s}"),
+        )
+
+    def _do_destroy(self) -> None:
+        self.processes.close()
+        with self._lock:
+            state, self._state_dir = self._state_dir, None
+            profile = self._seatbelt_profile if self._seatbelt_generated else None
+            self._plan = None
+        if state:
+            shutil.rmtree(state, ignore_errors=True)
+        if profile and (not state or not profile.startswith(state)):
+            with contextlib.suppress(OSError):
+                os.unlink(profile)
+
+    def ensure_running(self) -> None:
+        """Auto-start: the first command starts the sandbox."""
+        status = self._lifecycle.status
+        if status == "running":
+            return
+        if status in ("destroying", "destroyed"):
+            raise SandboxStateError(f"The sandbox {self.id} was destroyed; create a new one")
+        self.start()
+
+    def __enter__(self) -> LocalSandbox:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.destroy()
+
+    # --- mounts -----------------------------------------------------------------------------------------
+
+    def mount(self, host_path: str | os.PathLike[str], read_only: bool = False) -> Mount:
+        """Makes ``host_path`` visible to commands at the same path (a bind under bubblewrap).
+
+        Without isolation every host path is visible anyway; the mount is recorded (and shown
+        by ``get_info()``) so the same code works with and without isolation.
+        """
+        if not isinstance(host_path, (str, os.PathLike)) or not os.fspath(host_path):
+            raise InvalidArgumentError(f"mount() needs a host path, got {host_path!r}")
+        path = os.path.realpath(os.path.expanduser(os.fspath(host_path)))
+        if not os.path.exists(path):
+            raise InvalidArgumentError(f"Cannot mount {host_path}: it does not exist")
+        m = Mount(path=path, read_only=bool(read_only))
+        with self._lock:
+            self._mounts[path] = m
+            self._rebuild_wrapper()
+        return m
+
+    def unmount(self, host_path: str | os.PathLike[str]) -> bool:
+        path = os.path.realpath(os.path.expanduser(os.fspath(host_path)))
+        with self._lock:
+            removed = self._mounts.pop(path, None) is not None
+            if removed:
+                self._rebuild_wrapper()
+        return removed
+
+    def _rebuild_wrapper(self) -> None:
+        """(Re)computes the isolation wrapper; called under the lock after start and mount changes."""
+        if self._state_dir is None:
+            return  # not started yet: start() builds it
+        if self._isolation == "bwrap":
+            self._plan = BwrapPlan(
+                working_directory=self._working_directory,
+                state_dir=self._state_dir,
+                config=self._config,
+                mounts=self._mounts.values(),
+                bwrap_path=shutil.which("bwrap") or "bwrap",
+            )
+            self._bwrap_path = None
+        elif self._isolation == "seatbelt":
+            self._write_seatbelt_profile()
+
+    def _write_seatbelt_profile(self) -> None:
+        assert self._state_dir is not None
+        text = build_seatbelt_profile(
+            working_directory=self._working_directory,
+            config=self._config,
+            state_dir=self._state_dir,
+            mounts=self._mounts.values(),
+        )
+        path = self._config.seatbelt_profile_path
+        if path and os.path.exists(path):
+            with open(path, encoding="utf-8") as f:
+                if not is_generated_profile(f.read()):
+                    self._seatbelt_profile, self._seatbelt_generated = path, False
+                    return  # the user's own profile: used exactly as written
+        if not path:
+            # Outside the working directory, and not in the writable HOME/TMPDIR subfolders, so
+            # sandboxed commands can neither read nor rewrite their own policy.
+            path = os.path.join(self._state_dir, profile_file_name(self._working_directory, self._config))
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        self._seatbelt_profile, self._seatbelt_generated = path, True
+
+    # --- commands ------------------------------------------------------------------------------------------
+
+    def resolve_cwd(self, cwd: str | os.PathLike[str] | None) -> str:
+        """A command's cwd: None is the working directory, a relative path resolves against it."""
+        if cwd is None:
+            return self._working_directory
+        if not isinstance(cwd, (str, os.PathLike)):
+            raise InvalidArgumentError(f"cwd must be a path, got {type(cwd).__name__}")
+        raw = os.fspath(cwd)
+        if "\0" in raw:
+            raise InvalidArgumentError("cwd contains a NUL byte")
+        return os.path.normpath(os.path.join(self._working_directory, os.path.expanduser(raw)))
+
+    def prepare_launch(
+        self, command: str, cwd: str | None, env: Mapping[str, str | None] | None
+    ) -> LaunchSpec:
+        """How ``command`` will be executed (used by the process manager; handy for debugging)."""
+        call_env = validate_env(env, what="env")
+        directory = self.resolve_cwd(cwd)
+        if not os.path.isdir(directory):
+            raise SandboxError(
+                f"The command's working directory does not exist: {cwd if cwd is not None else directory}",
+                code="INVALID_CWD",
+            )
+        with self._lock:
+            state, plan, profile = self._state_dir, self._plan, self._seatbelt_profile
+            if state is None:
+                raise SandboxStateError(f"The sandbox {self.id} is not running (status: {self.status})")
+            host_path = os.environ.get("PATH") or None
+            if plan is not None:
+                key = host_path or ""
+                if self._bwrap_path is None or self._bwrap_path[0] != key:
+                    self._bwrap_path = (key, self._visible_path(plan, host_path))
+                host_path = self._bwrap_path[1]
+        environment = build_environment(
+            home=os.path.join(state, "home"),
+            tmpdir=os.path.join(state, "tmp"),
+            host_path=host_path,
+            layers=(self._env, call_env),
+        )
+        if self._isolation == "bwrap":
+            assert plan is not None
+            if not plan.is_visible(directory):
+                raise SandboxError(
+                    f"The command's working directory {directory} is not visible inside the sandbox; "
+                    "add it to native_sandbox read_write_paths/read_only_paths or mount() it",
+                    code="INVALID_CWD",
+                )
+            argv = plan.argv(command, directory)
+        elif self._isolation == "seatbelt":
+            assert profile is not None
+            argv = seatbelt_argv(profile, command)
+        else:
+            argv = ["/bin/sh", "-c", command]
+        return LaunchSpec(argv=argv, cwd=directory, env=environment)
+
+    @staticmethod
+    def _visible_path(plan: BwrapPlan, host_path: str | None) -> str:
+        from .environment import filter_path
+
+        return filter_path(host_path or "/usr/local/bin:/usr/bin:/bin", plan.is_visible)
+
+    def execute_command(
+        self,
+        command: str,
+        args: Sequence[str] | None = None,
+        cwd: str | None = None,
+        env: Mapping[str, str | None] | None = None,
+        timeout: float | None = None,
+        on_stdout: OutputCallback | None = None,
+        on_stderr: OutputCallback | None = None,
+        *,
+        abort: threading.Event | None = None,
+        max_output_bytes: int | None = None,
+    ) -> CommandResult:
+        """Runs a command to completion; a non-zero exit is a result, never an exception.
+
+        ``args`` are shell-quoted and appended. ``timeout`` (seconds) defaults to the sandbox's
+        and is enforced on the whole tree (exit code 124, ``timed_out=True``); pass
+        ``math.inf`` for no limit. stdin is /dev/null. Interrupting the kernel kills the command.
+        """
+        if not isinstance(command, str) or not command.strip():
+            raise InvalidArgumentError("command must be a non-empty string")
+        if args is not None:
+            if isinstance(args, (str, bytes)) or not isinstance(args, Sequence):
+                raise InvalidArgumentError("args must be a list of strings")
+            parts = []
+            for a in args:
+                if not isinstance(a, (str, os.PathLike)):
+                    raise InvalidArgumentError(f"args must be strings, got {type(a).__name__}: {a!r}")
+                parts.append(shlex.quote(os.fspath(a)))
+            if parts:
+                command = f"{command} {' '.join(parts)}"
+        limit = self._timeout if timeout is None else validate_timeout(timeout)
+        retained = self._max_output_bytes if max_output_bytes is None else max_output_bytes
+        handle: ProcessHandle = self.processes.spawn(
+            command,
+            cwd=cwd,
+            env=env,
+            timeout=limit,
+            on_stdout=on_stdout,
+            on_stderr=on_stderr,
+            abort=abort,
+            stdin="ignore",
+            max_retained_bytes=retained,
+        )
+        try:
+            return handle.wait()
+        except BaseException:
+            # KeyboardInterrupt (kernel interrupt) or an error while waiting: leave nothing behind.
+            handle.kill(grace=0.2)
+            raise
+        finally:
+            with contextlib.suppress(SandboxStateError):
+                self.processes.release(handle.pid)
+
+    # --- info ------------------------------------------------------------------------------------------
+
+    def get_info(self) -> SandboxInfo:
+        metadata: dict[str, Any] = {
+            "platform": sys.platform,
+            "python": sys.version.split()[0],
+            "isolation_requested": self._isolation_requested,
+            "isolation_detection": self._detection.message,
+            "timeout": self._timeout,
+            "mounts": [{"path": m.path, "read_only": m.read_only} for m in self.mounts],
+            "processes_running": sum(1 for p in self.processes.list() if p.running),
+        }
+        if self._isolation != "none":
+            metadata["native_sandbox"] = self._config.to_dict()
+        if self._isolation_warning:
+            metadata["warning"] = self._isolation_warning
+        if self._seatbelt_profile:
+            metadata["seatbelt_profile"] = self._seatbelt_profile
+        resources: dict[str, Any] = {"cpu_cores": os.cpu_count()}
+        with contextlib.suppress(Exception):
+            import psutil
+
+            resources["memory_mb"] = psutil.virtual_memory().total // (1 << 20)
+        return SandboxInfo(
+            id=self.id,
+            name=self.name,
+            provider=self.provider,
+            status=self.status,
+            created_at=self.created_at,
+            working_directory=self._working_directory,
+            isolation=self._isolation,
+            metadata=metadata,
+            resources=resources,
+        )
+
+    def default_instructions(self) -> str:
+        wd = self._working_directory
+        if self._isolation == "bwrap":
+            net = (
+                "Network access is allowed."
+                if self._config.allow_network
+                else "There is no network access (only loopback inside the sandbox)."
+            )
+            text = (
+                f'Commands run in a bubblewrap sandbox. Working directory: "{wd}" (writable). '
+                "System directories are read-only and other host paths are not visible; "
+                f"files written elsewhere (except $TMPDIR and $HOME) fail. {net}"
+            )
+        elif self._isolation == "seatbelt":
+            net = (
+                "Network access is allowed." if self._config.allow_network else "There is no network access."
+            )
+            text = (
+                f'Commands run in a macOS seatbelt sandbox. Working directory: "{wd}" (writable). '
+                f"Writes elsewhere are denied and home directories are unreadable. {net}"
+            )
+        else:
+            text = (
+                f'Local command execution on the host, without isolation. Working directory: "{wd}". '
+                "Commands can read and change anything the notebook user can."
+            )
+        if self._isolation_warning:
+            text += f" Warning: {self._isolation_warning}."
+        timeout = f"{self._timeout:g} s" if self._timeout is not None else "none"
+        return f"{text} Default command timeout: {timeout}."
+
+    def get_instructions(self, request_context: RequestContext | None = None) -> str:
+        """What to tell a model about this sandbox (the ``instructions=`` option overrides it)."""
+        default = self.default_instructions()
+        option = self._instructions
+        if option is None:
+            return default
+        if isinstance(option, str):
+            return option
+        result = option(default, request_context)
+        if not isinstance(result, str):
+            raise WorkspaceConfigError(
+                f"the instructions function must return a string, got {type(result).__name__}"
+            )
+        return result
+
+    def __repr__(self) -> str:
+        return (
+            f"LocalSandbox(id={self.id!r}, status={self.status!r}, "
+            f"working_directory={self._working_directory!r}, isolation={self._isolation!r})"
+        )

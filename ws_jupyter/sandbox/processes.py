@@ -1,0 +1,951 @@
+"""Background processes: ``ProcessManager`` (spawn/list/get/kill) and ``ProcessHandle``.
+
+Design points, each answering a way the naive approach fails in a notebook:
+
+* Output is read continuously by the manager's I/O thread, so a chatty process never blocks on a
+  full pipe; each stream keeps its newest ``max_retained_bytes`` (memory stays bounded for
+  servers that run for hours) while callbacks and ``subscribe()`` see every byte, as text that is
+  never split inside a UTF-8 character.
+* A process is killed as a tree (its process group plus every descendant, snapshotted before
+  the first signal): SIGTERM, then SIGKILL after a grace period.
+* When a process exits, what is left of its process group is killed before the exit is
+  reported, so a command never leaves stray children behind (``spawn`` is the way to keep
+  something running).
+* Exited processes stay listed, with their output, until ``release(pid)`` or until more than
+  ``max_exited`` have accumulated, so an agent can read the output of a process that ended while
+  it was busy.
+* ``stop()``/``destroy()`` of the sandbox, interpreter exit (``atexit``) and even a kernel crash
+  (the orphan guard) kill everything that was started.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import io
+import logging
+import math
+import os
+import signal
+import subprocess
+import threading
+import time
+import weakref
+from collections.abc import Callable, Mapping
+from datetime import datetime, timezone
+from typing import Any, Literal
+
+from ..errors import (
+    InvalidArgumentError,
+    ProcessNotFoundError,
+    ProcessWaitTimeoutError,
+    SandboxError,
+    SandboxStateError,
+    StdinClosedError,
+)
+from . import tree
+from .guard import orphan_guard
+from .launch import CommandLauncher, LaunchSpec
+from .output import RetainedOutput, incomplete_utf8_tail
+from .reactor import Reactor, TimerHandle
+from .types import CommandResult, OutputCallback, ProcessEventCallback, ProcessInfo
+
+__all__ = ["DEFAULT_MAX_RETAINED_BYTES", "ProcessHandle", "ProcessManager"]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MAX_RETAINED_BYTES = 1 << 20
+_READ_SIZE = 1 << 16
+_DRAIN_AFTER_EXIT = 0.25  # seconds to wait for the pipes to close once the process exited
+_ABORT_POLL = 0.05
+_TIMEOUT_EXIT_CODE = 124
+
+StdinMode = Literal["pipe", "ignore"]
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def _exit_code(returncode: int) -> int:
+    """Shell convention: death by signal n is 128+n."""
+    return 128 - returncode if returncode < 0 else returncode
+
+
+def validate_timeout(value: object, what: str = "timeout") -> float | None:
+    """Seconds as a positive number, or None for no limit (``math.inf`` also means none)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InvalidArgumentError(f"{what} must be a number of seconds, got {value!r}")
+    if math.isnan(value) or value <= 0:
+        raise InvalidArgumentError(f"{what} must be a positive number of seconds, got {value!r}")
+    return None if math.isinf(value) else float(value)
+
+
+def _validate_retained(value: object) -> int | None:
+    if value is None or (isinstance(value, float) and math.isinf(value) and value > 0):
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InvalidArgumentError(
+            f"max_retained_bytes must be a non-negative integer (or None for unlimited), got {value!r}"
+        )
+    return value
+
+
+def _validate_callback(value: object, what: str) -> None:
+    if value is not None and not callable(value):
+        raise InvalidArgumentError(f"{what} must be callable, got {type(value).__name__}")
+
+
+def parse_pid(pid: object) -> int:
+    """Accepts ``1234`` or ``"1234"`` (agents pass strings); anything else is a clear error."""
+    if isinstance(pid, bool):
+        raise InvalidArgumentError(f"invalid PID {pid!r}")
+    if isinstance(pid, int):
+        return pid
+    if isinstance(pid, str) and pid.strip().isdigit():
+        return int(pid.strip())
+    raise InvalidArgumentError(f"invalid PID {pid!r}: expected a process number")
+
+
+class _PipeReader(io.RawIOBase):
+    """Binary stream of a process's stdout for stdio protocols (LSP, JSON-RPC).
+
+    It starts with the stdout retained so far and then gets every new byte (unbounded: read it).
+    """
+
+    def __init__(self, initial: bytes) -> None:
+        super().__init__()
+        self._cond = threading.Condition()
+        self._chunks: list[bytes] = [initial] if initial else []
+        self._eof = False
+
+    def feed(self, data: bytes) -> None:
+        with self._cond:
+            self._chunks.append(data)
+            self._cond.notify_all()
+
+    def feed_eof(self) -> None:
+        with self._cond:
+            self._eof = True
+            self._cond.notify_all()
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        view = memoryview(buffer).cast("B")
+        with self._cond:
+            while not self._chunks and not self._eof and not self.closed:
+                self._cond.wait()
+            if not self._chunks:
+                return 0
+            chunk = self._chunks[0]
+            n = min(len(view), len(chunk))
+            view[:n] = chunk[:n]
+            if n == len(chunk):
+                self._chunks.pop(0)
+            else:
+                self._chunks[0] = chunk[n:]
+            return n
+
+    def close(self) -> None:
+        with self._cond:
+            self._chunks.clear()
+            self._cond.notify_all()
+        super().close()
+
+
+class _StdinWriter(io.RawIOBase):
+    """Binary stream to a process's stdin; errors become ``StdinClosedError``."""
+
+    def __init__(self, handle: ProcessHandle) -> None:
+        super().__init__()
+        self._handle = handle
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        return self._handle._write_stdin(bytes(data))
+
+    def close(self) -> None:
+        with contextlib.suppress(StdinClosedError):
+            self._handle.close_stdin()
+        super().close()
+
+
+class _Stream:
+    """Per-stream state of one process (touched by the I/O thread under the handle's lock)."""
+
+    __slots__ = ("callbacks", "eof", "name", "pending", "reader", "retained")
+
+    def __init__(self, name: str, max_bytes: int | None) -> None:
+        self.name = name
+        self.retained = RetainedOutput(max_bytes)
+        self.pending = b""  # bytes of an incomplete trailing UTF-8 character
+        self.callbacks: tuple[OutputCallback, ...] = ()
+        self.reader: _PipeReader | None = None
+        self.eof = False
+
+
+class ProcessHandle:
+    """A process started by ``ProcessManager.spawn()`` (running or exited).
+
+    >>> h = sandbox.processes.spawn("python -m http.server 8000")   # doctest: +SKIP
+    >>> h.stdout, h.exit_code                                       # doctest: +SKIP
+    ('', None)
+    >>> h.kill()                                                    # doctest: +SKIP
+    True
+    """
+
+    def __init__(
+        self,
+        manager: ProcessManager,
+        popen: subprocess.Popen[bytes],
+        command: str,
+        *,
+        max_retained_bytes: int | None,
+        abort: threading.Event | None,
+        stdin_piped: bool,
+    ) -> None:
+        self._manager = manager
+        self._popen = popen
+        self.pid: int = popen.pid
+        self.command = command
+        self.abort = abort
+        self.started_at = _now()
+        self.ended_at: datetime | None = None
+        self._t0 = time.perf_counter()
+        self._elapsed_ms: float | None = None
+        self._lock = threading.Lock()
+        self._stdout = _Stream("stdout", max_retained_bytes)
+        self._stderr = _Stream("stderr", max_retained_bytes)
+        self._subscribers: tuple[ProcessEventCallback, ...] = ()
+        self._returncode: int | None = None
+        self._exit_code: int | None = None
+        self._exited = threading.Event()  # the main process died (reaped)
+        self._done = threading.Event()  # exited and output drained: the result is final
+        self._stdin_lock = threading.Lock()
+        self._stdin_piped = stdin_piped
+        self._stdin_closed = not stdin_piped
+        self._writer: _StdinWriter | None = None
+        self._reader_buffered: io.BufferedReader | None = None
+        self._abort_timer: TimerHandle | None = None
+        self._pidfd: int | None = None
+        self._timers: list[TimerHandle] = []
+        self._kill_requested = False
+        self._drain_timer: TimerHandle | None = None
+        self.timed_out = False
+        self.killed = False
+
+    # --- public state ---------------------------------------------------------------------------
+
+    @property
+    def exit_code(self) -> int | None:
+        """None while running; once set, the output is complete."""
+        return self._exit_code
+
+    @property
+    def running(self) -> bool:
+        return not self._done.is_set()
+
+    @property
+    def stdout(self) -> str:
+        """Retained stdout (the newest ``max_retained_bytes``), never split inside a character."""
+        return self._stdout.retained.text
+
+    @property
+    def stderr(self) -> str:
+        return self._stderr.retained.text
+
+    @property
+    def stdout_truncated(self) -> bool:
+        return self._stdout.retained.truncated
+
+    @property
+    def stderr_truncated(self) -> bool:
+        return self._stderr.retained.truncated
+
+    @property
+    def stdout_dropped_bytes(self) -> int:
+        return self._stdout.retained.dropped_bytes
+
+    @property
+    def stderr_dropped_bytes(self) -> int:
+        return self._stderr.retained.dropped_bytes
+
+    @property
+    def stdout_bytes(self) -> int:
+        """Bytes written to stdout so far (retained or not)."""
+        return self._stdout.retained.total_bytes
+
+    @property
+    def stderr_bytes(self) -> int:
+        return self._stderr.retained.total_bytes
+
+    @property
+    def execution_time_ms(self) -> float:
+        if self._elapsed_ms is not None:
+            return self._elapsed_ms
+        return (time.perf_counter() - self._t0) * 1000.0
+
+    def info(self) -> ProcessInfo:
+        return ProcessInfo(
+            pid=self.pid,
+            command=self.command,
+            running=self.running,
+            exit_code=self._exit_code,
+            started_at=self.started_at,
+            ended_at=self.ended_at,
+            timed_out=self.timed_out,
+            killed=self.killed,
+        )
+
+    def result(self) -> CommandResult:
+        """The outcome so far (final once ``exit_code`` is set)."""
+        code = self._exit_code
+        return CommandResult(
+            success=code == 0,
+            exit_code=code if code is not None else -1,
+            stdout=self.stdout,
+            stderr=self.stderr,
+            execution_time_ms=self.execution_time_ms,
+            timed_out=self.timed_out,
+            killed=self.killed,
+            command=self.command,
+            stdout_truncated=self.stdout_truncated,
+            stderr_truncated=self.stderr_truncated,
+        )
+
+    def __repr__(self) -> str:
+        state = "running" if self.running else f"exited {self._exit_code}"
+        return f"<ProcessHandle pid={self.pid} {state} command={self.command!r}>"
+
+    # --- waiting --------------------------------------------------------------------------------
+
+    def wait(
+        self,
+        timeout: float | None = None,
+        on_stdout: OutputCallback | None = None,
+        on_stderr: OutputCallback | None = None,
+    ) -> CommandResult:
+        """Blocks until the process exits and its output is drained; returns the result.
+
+        ``on_stdout``/``on_stderr`` receive new output while waiting and are removed afterwards.
+        ``timeout`` (seconds) raises ``ProcessWaitTimeoutError`` and leaves the process running.
+        """
+        limit = validate_timeout(timeout, "wait timeout")
+        _validate_callback(on_stdout, "on_stdout")
+        _validate_callback(on_stderr, "on_stderr")
+        if on_stdout:
+            self._add_callback(self._stdout, on_stdout)
+        if on_stderr:
+            self._add_callback(self._stderr, on_stderr)
+        try:
+            if not self._done.wait(limit):
+                raise ProcessWaitTimeoutError(self.pid, limit or 0.0)
+        finally:
+            if on_stdout:
+                self._remove_callback(self._stdout, on_stdout)
+            if on_stderr:
+                self._remove_callback(self._stderr, on_stderr)
+        return self.result()
+
+    def _add_callback(self, stream: _Stream, cb: OutputCallback) -> None:
+        with self._lock:
+            stream.callbacks = (*stream.callbacks, cb)
+
+    def _remove_callback(self, stream: _Stream, cb: OutputCallback) -> None:
+        with self._lock:
+            cbs = list(stream.callbacks)
+            with contextlib.suppress(ValueError):
+                cbs.remove(cb)
+            stream.callbacks = tuple(cbs)
+
+    def subscribe(self, callback: ProcessEventCallback, *, replay: bool = False) -> Callable[[], None]:
+        """Follow the process live: ``callback(kind, text)``; returns an unsubscribe function.
+
+        ``kind`` is ``"stdout"``, ``"stderr"`` or ``"exit"`` (text empty). With ``replay=True`` the
+        retained output (stdout, then stderr) is delivered first — and ``"exit"`` right after if
+        the process already ended — with no gap or duplicate before live events.
+        """
+        _validate_callback(callback, "callback")
+
+        def unsubscribe() -> None:
+            with self._lock:
+                subs = list(self._subscribers)
+                with contextlib.suppress(ValueError):
+                    subs.remove(callback)
+                self._subscribers = tuple(subs)
+
+        def attach() -> None:
+            # Runs on the I/O thread (the only producer of events), so nothing can interleave.
+            with self._lock:
+                self._subscribers = (*self._subscribers, callback)
+                done = self._done.is_set()
+                out = self.stdout if replay else ""
+                err = self.stderr if replay else ""
+            if out:
+                self._call(callback, "stdout", out)
+            if err:
+                self._call(callback, "stderr", err)
+            if done:
+                self._call(callback, "exit", "")
+
+        if replay or self._done.is_set():
+            self._manager._in_loop(attach)
+        else:
+            with self._lock:
+                self._subscribers = (*self._subscribers, callback)
+        return unsubscribe
+
+    # --- stdin / stdio streams ------------------------------------------------------------------
+
+    @property
+    def reader(self) -> io.BufferedReader:
+        """Binary stdout for stdio protocols; starts with the stdout retained so far."""
+        with self._lock:
+            if self._reader_buffered is None:
+                raw = _PipeReader(self._stdout.retained.data)
+                if self._stdout.eof:
+                    raw.feed_eof()
+                self._stdout.reader = raw
+                self._reader_buffered = io.BufferedReader(raw)
+            return self._reader_buffered
+
+    @property
+    def writer(self) -> _StdinWriter:
+        """Binary stdin (unbuffered: each ``write`` reaches the process)."""
+        if self._writer is None:
+            self._writer = _StdinWriter(self)
+        return self._writer
+
+    def send_stdin(self, data: str | bytes) -> None:
+        """Writes all of ``data`` (str is UTF-8 encoded); raises ``StdinClosedError`` if it cannot."""
+        if isinstance(data, str):
+            data = data.encode("utf-8")
+        elif not isinstance(data, (bytes, bytearray, memoryview)):
+            raise InvalidArgumentError(f"send_stdin expects str or bytes, got {type(data).__name__}")
+        self._write_stdin(bytes(data))
+
+    def _write_stdin(self, data: bytes) -> int:
+        with self._stdin_lock:
+            if not self._stdin_piped:
+                raise StdinClosedError(
+                    f"Process {self.pid} was started without a stdin pipe (stdin='ignore')"
+                )
+            if self._stdin_closed or self._popen.stdin is None:
+                raise StdinClosedError(f"stdin of process {self.pid} is closed")
+            if self._done.is_set() or self._exited.is_set():
+                raise StdinClosedError(f"Process {self.pid} has exited (exit code {self._exit_code})")
+            fd = self._popen.stdin.fileno()
+            view = memoryview(data)
+            try:
+                while view:
+                    n = os.write(fd, view)
+                    view = view[n:]
+            except (BrokenPipeError, OSError) as exc:
+                raise StdinClosedError(f"Process {self.pid} no longer reads its stdin ({exc.strerror})")
+            return len(data)
+
+    def close_stdin(self) -> None:
+        """Closes stdin (the process sees end of file); closing twice is harmless."""
+        with self._stdin_lock:
+            if not self._stdin_piped:
+                return
+            self._stdin_closed = True
+            if self._popen.stdin is not None:
+                with contextlib.suppress(OSError):
+                    self._popen.stdin.close()
+
+    # --- killing ---------------------------------------------------------------------------------
+
+    def kill(self, grace: float | None = None) -> bool:
+        """Kills the whole tree and waits until the process is gone.
+
+        SIGTERM first, SIGKILL after ``grace`` seconds (default: the manager's ``kill_grace``;
+        ``0`` sends SIGKILL at once). Returns False if the process had already exited.
+        """
+        if self._done.is_set() or self._exited.is_set():
+            return False
+        grace = self._manager.kill_grace if grace is None else float(grace)
+        self.killed = True
+        self._kill_requested = True
+        procs = tree.snapshot_tree(self.pid)
+        tree.signal_tree(self.pid, procs, signal.SIGTERM if grace > 0 else signal.SIGKILL)
+        if grace > 0 and not self._exited.wait(grace):
+            procs = procs + [p for p in tree.snapshot_tree(self.pid) if p not in procs]
+            tree.signal_tree(self.pid, procs, signal.SIGKILL)
+        if not self._exited.wait(10.0):  # pragma: no cover - SIGKILL failed (uninterruptible sleep)
+            log.warning("process %s did not exit after SIGKILL", self.pid)
+        descendants = [p for p in procs if p.pid != self.pid]
+        tree.signal_tree(None, tree.wait_gone(descendants, 0), signal.SIGKILL)
+        self._done.wait(_DRAIN_AFTER_EXIT + 1.0)
+        return True
+
+    def _terminate_async(self, reason: Literal["timeout", "abort", "stop"]) -> None:
+        """I/O thread: start killing without blocking (SIGTERM now, SIGKILL after the grace)."""
+        if self._exited.is_set() or self._kill_requested:
+            return
+        self._kill_requested = True
+        self.killed = True
+        if reason == "timeout":
+            self.timed_out = True
+        procs = tree.snapshot_tree(self.pid)
+        grace = self._manager.kill_grace
+        tree.signal_tree(self.pid, procs, signal.SIGTERM if grace > 0 else signal.SIGKILL)
+
+        def escalate() -> None:
+            if not self._exited.is_set():
+                extra = [p for p in tree.snapshot_tree(self.pid) if p not in procs]
+                tree.signal_tree(self.pid, procs + extra, signal.SIGKILL)
+
+        if grace > 0:
+            self._timers.append(self._manager._reactor.call_later(grace, escalate))
+
+    # --- I/O thread -------------------------------------------------------------------------------
+
+    @staticmethod
+    def _call(cb: Callable[..., None], *args: str) -> None:
+        try:
+            cb(*args)
+        except Exception:
+            log.exception("output callback raised; output keeps flowing")
+
+    def _on_data(self, stream: _Stream, data: bytes) -> None:
+        with self._lock:
+            stream.retained.append(data)
+            if stream.reader is not None:
+                stream.reader.feed(data)
+            callbacks = stream.callbacks
+            subscribers = self._subscribers
+            if callbacks or subscribers:
+                buf = stream.pending + data if stream.pending else data
+                cut = incomplete_utf8_tail(buf)
+                stream.pending = buf[len(buf) - cut :] if cut else b""
+                text = buf[: len(buf) - cut].decode("utf-8", "replace") if len(buf) > cut else ""
+            else:
+                tail = data[-4:] if len(data) >= 4 else (stream.pending + data)[-4:]
+                cut = incomplete_utf8_tail(tail)
+                stream.pending = tail[len(tail) - cut :] if cut else b""
+                text = ""
+        if text:
+            for cb in callbacks:
+                self._call(cb, text)
+            for sub in subscribers:
+                self._call(sub, stream.name, text)
+
+    def _on_eof(self, stream: _Stream) -> None:
+        with self._lock:
+            stream.eof = True
+            stream.retained.close()
+            pending, stream.pending = stream.pending, b""
+            callbacks, subscribers = stream.callbacks, self._subscribers
+            if stream.reader is not None:
+                stream.reader.feed_eof()
+        if pending:
+            text = pending.decode("utf-8", "replace")
+            for cb in callbacks:
+                self._call(cb, text)
+            for sub in subscribers:
+                self._call(sub, stream.name, text)
+
+    def _on_exit(self, returncode: int) -> None:
+        self._returncode = returncode
+        self.ended_at = _now()
+        self._elapsed_ms = (time.perf_counter() - self._t0) * 1000.0
+        self._exited.set()
+
+    def _finish(self) -> None:
+        for t in self._timers:
+            t.cancel()
+        self._timers.clear()
+        if self._abort_timer is not None:
+            self._abort_timer.cancel()
+        rc = self._returncode if self._returncode is not None else -signal.SIGKILL
+        self._exit_code = _TIMEOUT_EXIT_CODE if self.timed_out else _exit_code(rc)
+        if self._stdin_piped:
+            with self._stdin_lock:
+                self._stdin_closed = True
+                if self._popen.stdin is not None:
+                    with contextlib.suppress(OSError):
+                        self._popen.stdin.close()
+        with self._lock:
+            subscribers = self._subscribers
+        self._done.set()
+        for sub in subscribers:
+            self._call(sub, "exit", "")
+
+
+class ProcessManager:
+    """Starts and tracks the background processes of one sandbox (``sandbox.processes``).
+
+    >>> h = sandbox.processes.spawn("for i in 1 2 3; do echo $i; sleep 1; done",
+    ...                             on_stdout=print)                          # doctest: +SKIP
+    >>> [p.pid for p in sandbox.processes.list()] == [h.pid]                  # doctest: +SKIP
+    True
+    >>> h.wait().stdout                                                       # doctest: +SKIP
+    '1\\n2\\n3\\n'
+    """
+
+    def __init__(
+        self,
+        launcher: CommandLauncher,
+        *,
+        kill_grace: float = 2.0,
+        max_exited: int = 100,
+        max_running: int = 256,
+        name: str = "ws-sandbox",
+    ) -> None:
+        if isinstance(kill_grace, bool) or not isinstance(kill_grace, (int, float)) or kill_grace < 0:
+            raise InvalidArgumentError(
+                f"kill_grace must be a non-negative number of seconds, got {kill_grace!r}"
+            )
+        for what, value in (("max_exited", max_exited), ("max_running", max_running)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise InvalidArgumentError(f"{what} must be a non-negative integer, got {value!r}")
+        self._launcher = launcher
+        self.kill_grace = float(kill_grace)
+        self.max_exited = max_exited
+        self.max_running = max_running
+        self._name = name
+        self._lock = threading.Lock()
+        self._handles: dict[int, ProcessHandle] = {}
+        self._reactor = Reactor(f"{name}-io")
+        self._closed = False
+        self._use_pidfd = hasattr(os, "pidfd_open")
+        _live_managers.add(self)
+        # An idle I/O thread must not outlive a manager that was garbage collected.
+        weakref.finalize(self, self._reactor.close, 0.0)
+
+    # --- public API --------------------------------------------------------------------------
+
+    def spawn(
+        self,
+        command: str,
+        cwd: str | None = None,
+        env: Mapping[str, str | None] | None = None,
+        timeout: float | None = None,
+        on_stdout: OutputCallback | None = None,
+        on_stderr: OutputCallback | None = None,
+        abort: threading.Event | None = None,
+        stdin: StdinMode = "pipe",
+        max_retained_bytes: int | None = DEFAULT_MAX_RETAINED_BYTES,
+    ) -> ProcessHandle:
+        """Starts ``command`` (a shell command line) in the background and returns at once.
+
+        ``timeout`` (seconds) kills the tree when exceeded (exit code 124, ``timed_out``);
+        ``abort`` is a ``threading.Event`` that kills the process when set; ``stdin="ignore"``
+        connects stdin to /dev/null (commands that read stdin then see end of file instead of
+        hanging); ``max_retained_bytes`` bounds the output kept per stream (None: unlimited).
+        """
+        if not isinstance(command, str) or not command.strip():
+            raise InvalidArgumentError("command must be a non-empty string")
+        if "\0" in command:
+            raise InvalidArgumentError("command contains a NUL byte")
+        limit = validate_timeout(timeout)
+        retained = _validate_retained(max_retained_bytes)
+        _validate_callback(on_stdout, "on_stdout")
+        _validate_callback(on_stderr, "on_stderr")
+        if abort is not None and not callable(getattr(abort, "is_set", None)):
+            raise InvalidArgumentError("abort must be a threading.Event (anything with is_set())")
+        if stdin not in ("pipe", "ignore"):
+            raise InvalidArgumentError(f"stdin must be 'pipe' or 'ignore', got {stdin!r}")
+        if self._closed:
+            raise SandboxStateError("The sandbox was destroyed; its process manager is closed")
+        self._launcher.ensure_running()
+        with self._lock:
+            running = sum(1 for h in self._handles.values() if h.running)
+        if running >= self.max_running:
+            raise SandboxError(
+                f"Too many running processes ({running}, limit {self.max_running}); kill some first",
+                code="TOO_MANY_PROCESSES",
+            )
+        spec = self._launcher.prepare_launch(command, cwd, env)
+        popen = self._popen(spec, stdin)
+        handle = ProcessHandle(
+            self,
+            popen,
+            command,
+            max_retained_bytes=retained,
+            abort=abort,
+            stdin_piped=stdin == "pipe",
+        )
+        if on_stdout:
+            handle._stdout.callbacks = (on_stdout,)
+        if on_stderr:
+            handle._stderr.callbacks = (on_stderr,)
+        orphan_guard.register(popen.pid)
+        with self._lock:
+            self._handles.pop(popen.pid, None)  # a pid reused after a retained exit
+            self._handles[popen.pid] = handle
+        self._reactor.call_soon(lambda: self._attach(handle, limit))
+        return handle
+
+    def list(self) -> list[ProcessInfo]:
+        """Every tracked process, running or exited (not yet released), oldest first."""
+        with self._lock:
+            handles = list(self._handles.values())
+        return [h.info() for h in sorted(handles, key=lambda h: h.started_at)]
+
+    def get(self, pid: int | str) -> ProcessHandle | None:
+        """The handle of a tracked process (exited ones too, until released), or None."""
+        with self._lock:
+            return self._handles.get(parse_pid(pid))
+
+    def __getitem__(self, pid: int | str) -> ProcessHandle:
+        handle = self.get(pid)
+        if handle is None:
+            raise ProcessNotFoundError(pid)
+        return handle
+
+    def __len__(self) -> int:
+        return len(self._handles)
+
+    def kill(self, pid: int | str, grace: float | None = None) -> bool:
+        """Kills a tracked process tree and waits for it; False if unknown or already exited.
+
+        The handle stays listed with its output (``release(pid)`` forgets it).
+        """
+        handle = self.get(pid)
+        if handle is None:
+            return False
+        return handle.kill(grace)
+
+    def release(self, pid: int | str) -> bool:
+        """Forgets an exited process and its output; a running one must be killed first."""
+        key = parse_pid(pid)
+        with self._lock:
+            handle = self._handles.get(key)
+            if handle is None:
+                return False
+            if handle.running:
+                raise SandboxStateError(f"Process {key} is still running; kill it before releasing it")
+            del self._handles[key]
+        return True
+
+    def kill_all(self, grace: float | None = None) -> int:
+        """Kills every running process tree at once (SIGTERM, SIGKILL after ``grace``).
+
+        Returns how many were running. Used by ``stop()``/``destroy()`` and at interpreter exit.
+        """
+        grace = self.kill_grace if grace is None else float(grace)
+        with self._lock:
+            running = [h for h in self._handles.values() if h.running]
+        if not running:
+            return 0
+        snapshots: dict[int, list[Any]] = {}
+        for h in running:
+            h.killed = True
+            h._kill_requested = True
+            snapshots[h.pid] = tree.snapshot_tree(h.pid)
+            tree.signal_tree(h.pid, snapshots[h.pid], signal.SIGTERM if grace > 0 else signal.SIGKILL)
+        deadline = time.monotonic() + grace
+        for h in running:
+            h._exited.wait(max(0.0, deadline - time.monotonic()))
+        for h in running:
+            if not h._exited.is_set():
+                procs = snapshots[h.pid]
+                procs = procs + [p for p in tree.snapshot_tree(h.pid) if p not in procs]
+                tree.signal_tree(h.pid, procs, signal.SIGKILL)
+        for h in running:
+            h._exited.wait(10.0)
+            descendants = [p for p in snapshots[h.pid] if p.pid != h.pid]
+            tree.signal_tree(None, tree.wait_gone(descendants, 0), signal.SIGKILL)
+        for h in running:
+            h._done.wait(_DRAIN_AFTER_EXIT + 1.0)
+        return len(running)
+
+    def clear(self) -> None:
+        """Forgets every exited process."""
+        with self._lock:
+            for pid in [pid for pid, h in self._handles.items() if not h.running]:
+                del self._handles[pid]
+
+    def close(self) -> None:
+        """Kills everything, forgets everything and stops the I/O thread (sandbox destroy)."""
+        if self._closed:
+            return
+        self._closed = True
+        self.kill_all()
+        with self._lock:
+            self._handles.clear()
+        self._reactor.close()
+        _live_managers.discard(self)
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    # --- internals -------------------------------------------------------------------------------
+
+    def _in_loop(self, fn: Callable[[], None]) -> None:
+        try:
+            self._reactor.call_soon(fn)
+        except RuntimeError:  # closed: nothing else can produce events any more
+            fn()
+
+    def _popen(self, spec: LaunchSpec, stdin: StdinMode) -> subprocess.Popen[bytes]:
+        def start() -> subprocess.Popen[bytes]:
+            return subprocess.Popen(
+                spec.argv,
+                cwd=spec.cwd,
+                env=spec.env,
+                stdin=subprocess.PIPE if stdin == "pipe" else subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,  # own process group: the tree can be signalled as one
+                close_fds=True,
+                bufsize=0,
+            )
+
+        try:
+            # bubblewrap's --die-with-parent fires when the *thread* that forked it exits: fork
+            # from the main thread or from the manager's long-lived I/O thread, never from a
+            # short-lived worker thread (which would take the sandbox down with it).
+            if threading.current_thread() is threading.main_thread():
+                return start()
+            return self._reactor.run_sync(start)
+        except FileNotFoundError as exc:
+            raise SandboxError(f"Cannot start {spec.argv[0]!r}: {exc.strerror}", code="SPAWN_FAILED")
+        except OSError as exc:
+            raise SandboxError(f"Cannot start the command: {exc}", code="SPAWN_FAILED")
+
+    def _attach(self, handle: ProcessHandle, timeout: float | None) -> None:
+        """I/O thread: wire the pipes, the exit notification, the timeout and the abort poll."""
+        reactor = self._reactor
+        popen = handle._popen
+        for stream, pipe in ((handle._stdout, popen.stdout), (handle._stderr, popen.stderr)):
+            assert pipe is not None
+            fd = pipe.fileno()
+            os.set_blocking(fd, False)
+            reactor.add_reader(fd, self._make_reader(handle, stream, pipe))
+        pidfd = None
+        if self._use_pidfd:
+            try:
+                pidfd = os.pidfd_open(handle.pid)
+            except OSError:
+                pidfd = None
+        if pidfd is not None:
+            handle._pidfd = pidfd
+            reactor.add_reader(pidfd, lambda: self._on_exit(handle))
+        else:
+            threading.Thread(
+                target=self._wait_thread, args=(handle,), name=f"{self._name}-wait-{handle.pid}", daemon=True
+            ).start()
+        if timeout is not None:
+            handle._timers.append(reactor.call_later(timeout, lambda: handle._terminate_async("timeout")))
+        if handle.abort is not None:
+            self._poll_abort(handle)
+
+    def _poll_abort(self, handle: ProcessHandle) -> None:
+        if handle._exited.is_set():
+            return
+        assert handle.abort is not None
+        if handle.abort.is_set():
+            handle._terminate_async("abort")
+            return
+        handle._abort_timer = self._reactor.call_later(_ABORT_POLL, lambda: self._poll_abort(handle))
+
+    def _make_reader(self, handle: ProcessHandle, stream: _Stream, pipe: Any) -> Callable[[], None]:
+        fd = pipe.fileno()
+        reactor = self._reactor
+
+        def on_readable() -> None:
+            try:
+                data = os.read(fd, _READ_SIZE)
+            except BlockingIOError:
+                return
+            except OSError:
+                data = b""
+            if data:
+                handle._on_data(stream, data)
+                return
+            reactor.remove_reader(fd)
+            with contextlib.suppress(OSError):
+                pipe.close()
+            handle._on_eof(stream)
+            self._maybe_finish(handle)
+
+        return on_readable
+
+    def _wait_thread(self, handle: ProcessHandle) -> None:
+        """Fallback without pidfds: wait for the exit without reaping, then hand over."""
+        waitid = getattr(os, "waitid", None)
+        if waitid is not None:
+            with contextlib.suppress(ChildProcessError, OSError):
+                waitid(os.P_PID, handle.pid, os.WEXITED | os.WNOWAIT)
+        else:  # pragma: no cover - platforms without waitid
+            handle._popen.wait()
+        with contextlib.suppress(RuntimeError):
+            self._reactor.call_soon(lambda: self._on_exit(handle))
+
+    def _on_exit(self, handle: ProcessHandle) -> None:
+        """I/O thread: the main process died. Clean its group up, reap it, then finish."""
+        if handle._exited.is_set():
+            return
+        if handle._pidfd is not None:
+            self._reactor.remove_reader(handle._pidfd)
+            with contextlib.suppress(OSError):
+                os.close(handle._pidfd)
+            handle._pidfd = None
+        # The leader is a zombie, so its pid (= the group id) cannot be reused yet: killing the
+        # group here only hits what the command left behind.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(handle.pid, signal.SIGKILL)
+        returncode = handle._popen.wait()
+        orphan_guard.unregister(handle.pid)
+        handle._on_exit(returncode)
+        if not self._maybe_finish(handle):
+            handle._drain_timer = self._reactor.call_later(
+                _DRAIN_AFTER_EXIT, lambda: self._force_finish(handle)
+            )
+
+    def _maybe_finish(self, handle: ProcessHandle) -> bool:
+        if handle._done.is_set() or not handle._exited.is_set():
+            return False
+        if not (handle._stdout.eof and handle._stderr.eof):
+            return False
+        if handle._drain_timer is not None:
+            handle._drain_timer.cancel()
+        handle._finish()
+        self._enforce_retention()
+        return True
+
+    def _force_finish(self, handle: ProcessHandle) -> None:
+        """The pipes stayed open after the exit (an escaped daemon holds them): stop reading."""
+        popen = handle._popen
+        for stream, pipe in ((handle._stdout, popen.stdout), (handle._stderr, popen.stderr)):
+            if not stream.eof and pipe is not None:
+                with contextlib.suppress(OSError, ValueError):
+                    self._reactor.remove_reader(pipe.fileno())
+                    pipe.close()
+                handle._on_eof(stream)
+        self._maybe_finish(handle)
+
+    def _enforce_retention(self) -> None:
+        with self._lock:
+            exited = [h for h in self._handles.values() if not h.running]
+            excess = len(exited) - self.max_exited
+            if excess > 0:
+                exited.sort(key=lambda h: h.ended_at or h.started_at)
+                for h in exited[:excess]:
+                    if self._handles.get(h.pid) is h:
+                        del self._handles[h.pid]
+
+
+# --- interpreter exit --------------------------------------------------------------------------
+
+_live_managers: weakref.WeakSet[ProcessManager] = weakref.WeakSet()
+
+
+def _kill_everything_at_exit() -> None:
+    for manager in list(_live_managers):
+        with contextlib.suppress(Exception):
+            manager.kill_all(grace=0.5)
+    orphan_guard.close()
+
+
+atexit.register(_kill_everything_at_exit)
