@@ -629,7 +629,7 @@ class WorkspaceSkills:
             return SkillFile(found.name, found.path, rel, len(data), data, text, total)
         start = 1 if start_line is None else int(start_line)
         end = total if end_line is None else int(end_line)
-        if start < 1 or end < start:
+        if start < 1 or (end_line is not None and end < start):
             raise SkillError(
                 f"Invalid line range {start}-{end} for {rel}: lines are 1-based and end must be >= start",
                 code="INVALID_LINE_RANGE",
