@@ -1,0 +1,105 @@
+"""Argument types and small helpers shared by several subcommands."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+__all__ = [
+    "line_range",
+    "load_skills",
+    "non_negative_int",
+    "positive_float",
+    "positive_int",
+    "require_filesystem",
+    "require_processes",
+    "require_sandbox",
+]
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number >= 1, got {value}")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {value}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text}")
+    return value
+
+
+def line_range(text: str) -> tuple[int | None, int | None]:
+    """``"10:20"``, ``"10:"``, ``":20"`` or ``"7"`` -> 1-based inclusive bounds (None = open)."""
+    start_text, sep, end_text = text.partition(":")
+    try:
+        start = int(start_text) if start_text.strip() else None
+        end = int(end_text) if end_text.strip() else None
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected A:B with line numbers (e.g. 10:40), got {text!r}"
+        ) from None
+    if not sep:
+        end = start
+    if (start is not None and start < 1) or (end is not None and end < 1):
+        raise argparse.ArgumentTypeError("line numbers start at 1")
+    if start is not None and end is not None and end < start:
+        raise argparse.ArgumentTypeError(f"the range {text!r} ends before it starts")
+    return start, end
+
+
+def require_filesystem(workspace: Any, command: str) -> Any:
+    """The workspace's filesystem (resolved for no particular request)."""
+    from IPython.core.error import UsageError
+
+    if not workspace.has_filesystem_config():
+        raise UsageError(f"%ws {command}: this workspace has no filesystem")
+    return workspace.resolve_filesystem(None)
+
+
+def require_sandbox(workspace: Any, command: str) -> Any:
+    """The workspace's sandbox (resolved for no particular request)."""
+    from IPython.core.error import UsageError
+
+    if not workspace.has_sandbox_config():
+        raise UsageError(f"%ws {command}: this workspace has no sandbox")
+    return workspace.resolve_sandbox(None)
+
+
+def require_processes(workspace: Any, command: str) -> Any:
+    """The sandbox's process manager (background processes)."""
+    from IPython.core.error import UsageError
+
+    sandbox = require_sandbox(workspace, command)
+    manager = getattr(sandbox, "processes", None)
+    if manager is None:
+        raise UsageError(f"%ws {command}: this sandbox has no background processes")
+    return manager
+
+
+def load_skills(workspace: Any) -> None:
+    """Discovers the skills now, so counts are known (problems surface in ``%ws skills``)."""
+    try:
+        skills = workspace.skills
+        if skills is not None:
+            skills.list()
+    except Exception:
+        pass

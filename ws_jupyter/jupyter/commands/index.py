@@ -1,0 +1,92 @@
+"""Index files for `%ws search`, incrementally, with a progress bar.
+
+PATH may be a directory, a file or a glob (`docs`, `notes.md`, `**/*.py`); without PATH the whole
+workspace is indexed. Like git, indexing skips .gitignored and hidden files; binary files are
+skipped by content. Unchanged files are neither re-read nor re-embedded, so re-running is cheap, and
+the index persists under `.ws/index` (it survives a kernel restart).
+
+Examples:
+  %ws index
+  %ws index docs "**/*.md"
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from ..display import IndexView
+from ..parsing import WsArgumentParser
+from .base import Invocation, Subcommand
+
+
+def configure(parser: WsArgumentParser) -> None:
+    parser.add_argument(
+        "paths", nargs="*", metavar="PATH", help="directories, files or globs (default: everything)"
+    )
+
+
+class _ProgressBar:
+    """An ``IntProgress`` fed from the indexing loop (main thread), redrawn at most 10 times a second."""
+
+    def __init__(self, shell: Any) -> None:
+        self.bar: Any = None
+        self._last = 0.0
+        if getattr(shell, "kernel", None) is None:
+            return  # terminal IPython: no widget front-end
+        import ipywidgets as w
+        from IPython.display import display
+
+        self.bar = w.IntProgress(value=0, min=0, max=1, description="scanning", bar_style="info")
+        self.label = w.Label("")
+        self.box = w.HBox([self.bar, self.label])
+        display(self.box)
+
+    def __call__(self, update: Any) -> None:
+        if self.bar is None:
+            return
+        now = time.monotonic()
+        final = update.phase in ("embed", "done")
+        if not final and now - self._last < 0.1:
+            return
+        self._last = now
+        self.bar.max = max(update.total, 1)
+        self.bar.value = update.done
+        self.bar.description = update.phase
+        self.label.value = f"{update.done}/{update.total} {update.path or ''}"
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.box.close()
+            self.bar.close()
+            self.label.close()
+
+
+def run(inv: Invocation) -> IndexView:
+    workspace = inv.workspace
+    paths = list(inv.args.paths) or ["."]
+    progress = _ProgressBar(inv.shell)
+    try:
+        report = workspace.rebuild_search_index(paths, progress=progress)
+    finally:
+        progress.close()
+    search = workspace.get_info().search or {}
+    return IndexView(
+        paths=paths,
+        indexed=len(report.indexed),
+        unchanged=report.unchanged + report.touched,
+        removed=len(report.removed),
+        skipped=len(report.skipped),
+        chunks=report.chunks,
+        seconds=report.seconds,
+        documents=search.get("documents"),
+    )
+
+
+COMMAND = Subcommand(
+    name="index",
+    summary="index files for search (incremental, progress bar): `%ws index [PATH ...]`",
+    doc=__doc__ or "",
+    configure=configure,
+    run=run,
+)

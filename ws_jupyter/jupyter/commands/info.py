@@ -1,0 +1,34 @@
+"""Show the workspace: id, status, filesystem, sandbox and isolation, search modes and index size,
+skills count.
+
+Examples:
+  %ws info
+  %ws info --files     # also count the files (walks the tree, gitignore-aware)
+"""
+
+from __future__ import annotations
+
+from ..display import InfoView, info_rows
+from ..parsing import WsArgumentParser
+from ._common import load_skills
+from .base import Invocation, Subcommand
+
+
+def configure(parser: WsArgumentParser) -> None:
+    parser.add_argument("--files", action="store_true", help="count the files (walks the whole tree)")
+
+
+def run(inv: Invocation) -> InfoView:
+    workspace = inv.workspace
+    load_skills(workspace)
+    info = workspace.get_info(include_file_count=inv.args.files)
+    return InfoView(f"Workspace {workspace.name}", info_rows(info, workspace))
+
+
+COMMAND = Subcommand(
+    name="info",
+    summary="workspace id, status, providers, isolation, index size, skills",
+    doc=__doc__ or "",
+    configure=configure,
+    run=run,
+)

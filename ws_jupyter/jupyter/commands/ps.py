@@ -1,0 +1,37 @@
+"""List the background processes of the sandbox: PID, state, runtime, exit code, command.
+
+Exited processes stay listed (with their output, see `%ws logs`) until the sandbox's retention
+limit drops the oldest.
+
+Examples:
+  %ws ps
+  %ws ps --running
+"""
+
+from __future__ import annotations
+
+from ..display import ProcessRow, ProcessTableView
+from ..parsing import WsArgumentParser
+from ._common import require_processes
+from .base import Invocation, Subcommand
+
+
+def configure(parser: WsArgumentParser) -> None:
+    parser.add_argument("--running", "-r", action="store_true", help="only running processes")
+
+
+def run(inv: Invocation) -> ProcessTableView:
+    manager = require_processes(inv.workspace, "ps")
+    rows = [ProcessRow.from_info(info) for info in manager.list()]
+    if inv.args.running:
+        rows = [r for r in rows if r.state == "running"]
+    return ProcessTableView(rows)
+
+
+COMMAND = Subcommand(
+    name="ps",
+    summary="the background processes (pid, state, runtime, exit code)",
+    doc=__doc__ or "",
+    configure=configure,
+    run=run,
+)

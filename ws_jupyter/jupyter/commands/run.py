@@ -1,0 +1,239 @@
+"""Run a command in the workspace's sandbox; its output streams into the cell as it arrives.
+
+The command line is passed to the shell exactly as typed (pipes, redirections, quotes), after the
+notebook's `$name`/`{expr}` expansion (see `%ws --help`). The cell ends with the exit code and the
+duration. The kernel's interrupt (the stop button) kills the whole process tree. The time limit is
+--timeout, else the sandbox's default (`%config WsMagics.timeout` for `%ws init` workspaces).
+
+As a cell magic the body is the script; with an interpreter after the options, the body is fed to
+its stdin instead (`%%ws run python3`).
+
+The value of the cell keeps the outcome: `r = _` then `r.exit_code`, `r.stdout`, `r.stderr`.
+
+Examples:
+  %ws run ls -la | head
+  %ws run --timeout 60 --env DEBUG=1 pytest -q
+  %ws run --check make build        # raise (stop "Run All") if the command fails
+
+  %%ws run
+  set -e
+  python -m venv .venv && .venv/bin/pip install -q requests
+
+  %%ws run python3
+  print(sum(range(10)))
+"""
+
+from __future__ import annotations
+
+import contextlib
+import queue
+import sys
+import threading
+import time
+from typing import Any
+
+from IPython.core.error import UsageError
+
+from ..display import RunSummary
+from ..parsing import WsArgumentParser
+from ._common import require_sandbox
+from ._process_args import add_launch_options, env_from_args
+from .base import Invocation, Subcommand
+
+_POLL = 0.1
+
+
+def configure(parser: WsArgumentParser) -> None:
+    add_launch_options(parser)
+    parser.add_argument("--check", action="store_true", help="raise an error when the command fails")
+    parser.add_argument(
+        "--quiet", "-q", action="store_true", help="do not stream; show the output with the result instead"
+    )
+    parser.add_argument(
+        "command", nargs="*", metavar="CMD", help="the command line (everything after the options)"
+    )
+
+
+class _Streamer:
+    """Moves output chunks from the I/O thread to the cell, in the kernel's main thread.
+
+    Writing to ``sys.stdout`` from the main thread (not from the I/O thread) is what makes ipykernel
+    put the text in *this* cell, whatever other cells or threads are doing.
+    """
+
+    def __init__(self, quiet: bool) -> None:
+        self.queue: queue.SimpleQueue[tuple[str, str]] = queue.SimpleQueue()
+        self.quiet = quiet
+
+    def on_stdout(self, text: str) -> None:
+        self.queue.put(("stdout", text))
+
+    def on_stderr(self, text: str) -> None:
+        self.queue.put(("stderr", text))
+
+    def pump(self, timeout: float) -> None:
+        try:
+            items = [self.queue.get(timeout=timeout)]
+        except queue.Empty:
+            return
+        while True:
+            try:
+                items.append(self.queue.get_nowait())
+            except queue.Empty:
+                break
+        if self.quiet:
+            return
+        for kind, text in items:
+            (sys.stdout if kind == "stdout" else sys.stderr).write(text)
+        sys.stdout.flush()
+        sys.stderr.flush()
+
+
+def run_streaming(
+    sandbox: Any,
+    command: str,
+    *,
+    cwd: str | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float | None = None,
+    stdin_text: str | None = None,
+    quiet: bool = False,
+) -> RunSummary:
+    """Runs ``command`` to completion, streaming its output to this cell; interrupt kills it."""
+    streamer = _Streamer(quiet)
+    limit = timeout if timeout is not None else getattr(sandbox, "timeout", None)
+    manager = getattr(sandbox, "processes", None)
+    started = time.perf_counter()
+    interrupted = False
+    if manager is None:
+        return _run_without_manager(sandbox, command, cwd, env, limit, streamer, started, stdin_text)
+    handle = manager.spawn(
+        command,
+        cwd=cwd,
+        env=env,
+        timeout=limit,
+        on_stdout=streamer.on_stdout,
+        on_stderr=streamer.on_stderr,
+        stdin="pipe" if stdin_text is not None else "ignore",
+    )
+    try:
+        if stdin_text is not None:
+            with contextlib.suppress(OSError):
+                handle.send_stdin(stdin_text)
+            handle.close_stdin()
+        while handle.exit_code is None:
+            streamer.pump(_POLL)
+        streamer.pump(0)
+    except KeyboardInterrupt:
+        interrupted = True
+        handle.kill(grace=0.2)
+        streamer.pump(0)
+    finally:
+        with contextlib.suppress(Exception):
+            manager.release(handle.pid)
+    result = handle.result()
+    return RunSummary(
+        command=command,
+        exit_code=result.exit_code,
+        duration=time.perf_counter() - started,
+        stdout=result.stdout,
+        stderr=result.stderr,
+        timed_out=result.timed_out,
+        killed=result.killed and not interrupted,
+        interrupted=interrupted,
+        streamed=not quiet,
+    )
+
+
+def _run_without_manager(
+    sandbox: Any,
+    command: str,
+    cwd: str | None,
+    env: dict[str, str] | None,
+    limit: float | None,
+    streamer: _Streamer,
+    started: float,
+    stdin_text: str | None,
+) -> RunSummary:
+    # A sandbox without a process manager: run it on a worker thread so output still streams.
+    if stdin_text is not None:
+        raise UsageError("%%ws run INTERPRETER needs a sandbox with background processes")
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            box["result"] = sandbox.execute_command(
+                command,
+                cwd=cwd,
+                env=env,
+                timeout=limit,
+                on_stdout=streamer.on_stdout,
+                on_stderr=streamer.on_stderr,
+            )
+        except BaseException as exc:
+            box["error"] = exc
+
+    worker = threading.Thread(target=work, name="ws-run", daemon=True)
+    worker.start()
+    try:
+        while worker.is_alive():
+            streamer.pump(_POLL)
+        streamer.pump(0)
+    except KeyboardInterrupt:
+        raise UsageError(
+            "interrupted: this sandbox cannot kill commands, which may still be running"
+        ) from None
+    if "error" in box:
+        raise box["error"]
+    result = box["result"]
+    return RunSummary(
+        command=command,
+        exit_code=result.exit_code,
+        duration=time.perf_counter() - started,
+        stdout=result.stdout,
+        stderr=result.stderr,
+        timed_out=result.timed_out,
+        killed=result.killed,
+        streamed=not streamer.quiet,
+    )
+
+
+def run(inv: Invocation) -> RunSummary:
+    args = inv.args
+    sandbox = require_sandbox(inv.workspace, "run")
+    tail = args.command.strip()
+    stdin_text = None
+    if inv.cell is not None:
+        if tail:
+            command, stdin_text = tail, inv.cell if inv.cell.endswith("\n") else inv.cell + "\n"
+        else:
+            command = inv.cell
+    else:
+        command = tail
+    if not command.strip():
+        raise inv.usage_error(
+            "nothing to run (usage: %ws run CMD, or %%ws run with a script as the cell body)"
+        )
+    summary = run_streaming(
+        sandbox,
+        command,
+        cwd=args.cwd,
+        env=env_from_args(args),
+        timeout=args.timeout,
+        stdin_text=stdin_text,
+        quiet=args.quiet,
+    )
+    if args.check and not summary.success:
+        raise inv.usage_error(f"command failed: {summary.status()}")
+    return summary
+
+
+COMMAND = Subcommand(
+    name="run",
+    summary="run a command, output streamed live; interrupt kills it: `%ws run CMD`",
+    doc=__doc__ or "",
+    configure=configure,
+    run=run,
+    cell="optional",
+    tail=True,
+)

@@ -1,0 +1,51 @@
+"""Search the indexed files: ranked results with `path:lines`, score and a highlighted snippet.
+
+--mode is bm25 (keywords), vector (meaning; needs `%ws init --vector`) or hybrid (both, fused);
+the default is hybrid when both are configured. Index files first with `%ws index`.
+
+Examples:
+  %ws search how are the models evaluated
+  %ws search "learning rate" --mode bm25 -k 5
+"""
+
+from __future__ import annotations
+
+from ..display import SearchResultsView, base_path_of
+from ..parsing import WsArgumentParser
+from ._common import positive_int
+from .base import Invocation, Subcommand
+
+
+def configure(parser: WsArgumentParser) -> None:
+    parser.add_argument("query", nargs="+", metavar="QUERY", help="what to look for")
+    parser.add_argument("--mode", "-m", choices=["bm25", "vector", "hybrid"], help="search mode")
+    parser.add_argument(
+        "-k", "--top-k", type=positive_int, default=10, metavar="N", help="results (default: 10)"
+    )
+    parser.add_argument("--min-score", type=float, metavar="S", help="drop results scoring below S")
+
+
+def default_mode(workspace: object) -> str:
+    if getattr(workspace, "can_hybrid", False):
+        return "hybrid"
+    return "vector" if getattr(workspace, "can_vector", False) else "bm25"
+
+
+def run(inv: Invocation) -> SearchResultsView:
+    args = inv.args
+    workspace = inv.workspace
+    query = " ".join(args.query)
+    results = workspace.search(query, top_k=args.top_k, mode=args.mode, min_score=args.min_score)
+    view = SearchResultsView(query, args.mode or default_mode(workspace), results, base_path_of(workspace))
+    if not results and not (workspace.get_info().search or {}).get("documents"):
+        view.empty_hint = "The index is empty: index files first with `%ws index`."
+    return view
+
+
+COMMAND = Subcommand(
+    name="search",
+    summary="ranked search with highlighted snippets: `%ws search QUERY [--mode M] [-k N]`",
+    doc=__doc__ or "",
+    configure=configure,
+    run=run,
+)

@@ -1,0 +1,56 @@
+"""Show one skill rendered as Markdown: description, instructions, references, scripts, assets.
+
+--file shows one of the skill's files instead (`references/style.md`, or just `style.md`).
+
+Examples:
+  %ws skill data-cleaning
+  %ws skill data-cleaning --file references/checklist.md
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..display import FileView, SkillView
+from ..parsing import WsArgumentParser
+from ._common import line_range
+from .base import Invocation, Subcommand
+from .skills import require_skills
+
+
+def configure(parser: WsArgumentParser) -> None:
+    parser.add_argument("name", metavar="NAME", help="skill name (or its folder path)")
+    parser.add_argument("--file", "-f", metavar="PATH", help="show this file of the skill")
+    parser.add_argument("--lines", "-n", type=line_range, metavar="A:B", help="line range of --file")
+
+
+def run(inv: Invocation) -> Any:
+    skills = require_skills(inv)
+    name = inv.args.name
+    skill = skills.get(name)
+    if skill is None:
+        available = ", ".join(skills.names()) or "none"
+        raise inv.usage_error(f'Skill "{name}" not found. Available skills: {available}')
+    if inv.args.file is None:
+        if inv.args.lines is not None:
+            raise inv.usage_error("--lines needs --file")
+        return SkillView(skill)
+    start, end = inv.args.lines or (None, None)
+    f = skills.read_file(skill, inv.args.file, start_line=start, end_line=end)
+    label = f"{skill.name}/{f.path}"
+    if f.text is None:
+        mime = "image/png" if f.path.lower().endswith(".png") else "application/octet-stream"
+        return FileView(
+            label, data=f.data if mime.startswith("image/") else None, mime_type=mime, size=f.size
+        )
+    first = f.line_range[0] if f.line_range else 1
+    return FileView(label, text_content=f.text, size=f.size, first_line=first, total_lines=f.total_lines)
+
+
+COMMAND = Subcommand(
+    name="skill",
+    summary="one skill rendered as Markdown: `%ws skill NAME [--file PATH]`",
+    doc=__doc__ or "",
+    configure=configure,
+    run=run,
+)

@@ -1,0 +1,224 @@
+"""``ProcessOutput``: the live view of one background process (what ``%ws bg`` shows).
+
+A status line (PID, state, runtime, command), the newest output (stderr in red, the view kept
+scrolled to the end), a stdin box and a Kill button. Output is collected on the sandbox's I/O
+thread into a bounded buffer and drawn at most ``interval`` times a second (see ``live.py``);
+killing runs on its own thread, so a click never blocks the kernel.
+
+>>> view = ProcessOutput(ws.sandbox.processes.spawn("ping -c 3 127.0.0.1"))  # doctest: +SKIP
+>>> view.state, view.output                                                  # doctest: +SKIP
+('running', 'PING 127.0.0.1 ...')
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import threading
+import time
+from typing import Any
+
+import ipywidgets as w
+from traitlets import Int, Unicode
+
+from ..display import format_duration
+from .live import TextTail, Throttle, _scheduler
+
+__all__ = ["ProcessOutput", "clean_terminal_text", "process_state"]
+
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07|\x1b[@-Z\\-_]")
+
+
+def clean_terminal_text(text: str) -> str:
+    """Drops ANSI escapes and applies carriage returns (progress bars show their last state)."""
+    text = _ANSI.sub("", text)
+    if "\r" not in text:
+        return text
+    out = []
+    for line in text.split("\n"):
+        if "\r" in line:
+            pieces = [p for p in line.split("\r") if p]
+            line = pieces[-1] if pieces else ""
+        out.append(line)
+    return "\n".join(out)
+
+
+def process_state(handle: Any) -> str:
+    """``running``, ``exited`` (0), ``failed`` (non-zero), ``killed`` or ``timed out``."""
+    if handle.exit_code is None:
+        return "running"
+    if getattr(handle, "timed_out", False):
+        return "timed out"
+    if getattr(handle, "killed", False):
+        return "killed"
+    return "exited" if handle.exit_code == 0 else "failed"
+
+
+_STATE_COLOURS = {"running": "#1a7f37", "failed": "#cf222e", "killed": "#9a6700", "timed out": "#9a6700"}
+
+
+class ProcessOutput(w.VBox):
+    """Live output, stdin and Kill for one ``ProcessHandle``.
+
+    State for code and tests: ``pid``, ``command``, ``state``, ``exit_code`` (-1 while running),
+    ``output`` (the newest text shown, stdout and stderr interleaved as they arrived).
+    """
+
+    pid = Int(0)
+    command = Unicode("")
+    state = Unicode("running")
+    exit_code = Int(-1)
+    output = Unicode("")
+
+    def __init__(
+        self, handle: Any, *, interval: float = 0.2, max_chars: int = 64_000, height: str = "16em"
+    ) -> None:
+        self.handle = handle
+        self._tail = TextTail(max_chars)
+        self._rendered_version = -1
+        self._closed = False
+        self._tick_pending = False
+        self.status = w.HTML()
+        self.kill_button = w.Button(
+            description="Kill", icon="stop", button_style="danger", tooltip="Kill the process tree"
+        )
+        self.kill_button.layout.width = "auto"
+        self.output_area = w.HTML(layout=w.Layout(width="100%"))
+        self.stdin_box = w.Text(
+            placeholder="stdin: type a line and press Enter", layout=w.Layout(flex="1 1 auto")
+        )
+        self.send_button = w.Button(description="Send", icon="paper-plane", tooltip="Send the line to stdin")
+        self.send_button.layout.width = "auto"
+        self._height = height
+        super().__init__(
+            [
+                w.HBox(
+                    [self.status, self.kill_button],
+                    layout=w.Layout(justify_content="space-between", align_items="center"),
+                ),
+                self.output_area,
+                w.HBox([self.stdin_box, self.send_button]),
+            ],
+            layout=w.Layout(border="1px solid var(--jp-border-color2, #ddd)", padding="4px", width="100%"),
+        )
+        self.add_class("ws-process-output")
+        self.pid = int(handle.pid)
+        self.command = str(handle.command)
+        self._throttle = Throttle(self._render, interval)
+        self.kill_button.on_click(lambda _: self.kill())
+        self.send_button.on_click(lambda _: self._send_from_box())
+        self.stdin_box.on_submit(lambda _: self._send_from_box())
+        self._unsubscribe = handle.subscribe(self._on_event, replay=True)
+        self._render()
+
+    # --- producer side (I/O thread) -------------------------------------------------------------
+
+    def _on_event(self, kind: str, text: str) -> None:
+        if kind in ("stdout", "stderr"):
+            self._tail.append(kind, text)
+        self._throttle.request()
+
+    # --- rendering (scheduler thread, or the caller's for refresh()) ----------------------------
+
+    def _render(self) -> None:
+        if self._closed:
+            return
+        handle = self.handle
+        state = process_state(handle)
+        runtime = format_duration(handle.execution_time_ms / 1000)
+        colour = _STATE_COLOURS.get(state, "inherit")
+        code = "" if handle.exit_code is None else f" ({handle.exit_code})"
+        self.status.value = (
+            f'<span style="font-family: var(--jp-code-font-family, monospace)"><b>PID {self.pid}</b> · '
+            f'<span style="color: {colour}">{state}{code}</span> · {runtime} · '
+            f"<code>{html.escape(self.command)}</code></span>"
+        )
+        self.state = state
+        self.exit_code = -1 if handle.exit_code is None else int(handle.exit_code)
+        running = handle.exit_code is None
+        self.kill_button.disabled = not running
+        self.stdin_box.disabled = self.send_button.disabled = not running
+        if self._tail.version != self._rendered_version:
+            self._rendered_version = self._tail.version
+            parts = [(kind, clean_terminal_text(text)) for kind, text in self._tail.parts()]
+            self.output = "".join(text for _, text in parts)
+            body = "".join(
+                f'<span style="color: #cf222e">{html.escape(t)}</span>'
+                if kind == "stderr"
+                else html.escape(t)
+                for kind, t in parts
+            )
+            if not body:
+                body = '<span style="opacity: 0.6">(no output yet)</span>'
+            dropped = (
+                f'<div style="opacity: 0.6">… {self._tail.dropped:,} earlier characters not shown</div>'
+                if self._tail.dropped
+                else ""
+            )
+            # column-reverse keeps the view scrolled to the newest line without any JavaScript
+            self.output_area.value = (
+                f'<div style="display: flex; flex-direction: column-reverse; max-height: {self._height}; '
+                'overflow: auto"><div>'
+                f'{dropped}<pre style="margin: 0; white-space: pre-wrap; word-break: break-all; '
+                f'font-family: var(--jp-code-font-family, monospace); font-size: var(--jp-code-font-size, 12.5px)">'
+                f"{body}</pre></div></div>"
+            )
+        if running and not self._tick_pending:
+            # keep the runtime ticking while the process is silent
+            self._tick_pending = True
+            _scheduler.call_at(time.monotonic() + 1.0, self._tick)
+        else:
+            self._stop_following()
+
+    def _tick(self) -> None:
+        self._tick_pending = False
+        self._throttle.request()
+
+    def refresh(self) -> None:
+        """Draws the current state now (normally done by the throttle)."""
+        self._throttle.flush()
+
+    # --- actions --------------------------------------------------------------------------------
+
+    def kill(self, wait: bool = False) -> None:
+        """Kills the process tree on a worker thread (``wait=True``: in the caller's)."""
+        self.kill_button.disabled = True
+
+        def run() -> None:
+            try:
+                self.handle.kill()
+            finally:
+                self._throttle.request()
+
+        if wait:
+            run()
+            self.refresh()
+        else:
+            threading.Thread(target=run, name=f"ws-kill-{self.pid}", daemon=True).start()
+
+    def send(self, text: str, newline: bool = True) -> None:
+        """Writes ``text`` (plus a newline) to the process's stdin."""
+        self.handle.send_stdin(text + ("\n" if newline else ""))
+
+    def _send_from_box(self) -> None:
+        text = self.stdin_box.value
+        self.stdin_box.value = ""
+        try:
+            self.send(text)
+        except Exception as exc:  # exited meanwhile, or stdin closed
+            self._tail.append("stderr", f"[stdin: {exc}]\n")
+            self._throttle.request()
+
+    def _stop_following(self) -> None:
+        unsubscribe, self._unsubscribe = getattr(self, "_unsubscribe", None), None
+        if unsubscribe is not None:
+            unsubscribe()
+
+    def close(self) -> None:
+        """Stops following the process (the process keeps running) and closes the widget."""
+        self._closed = True
+        self._stop_following()
+        self._throttle.close()
+        for child in (self.status, self.kill_button, self.output_area, self.stdin_box, self.send_button):
+            child.close()
+        super().close()
