@@ -14,7 +14,9 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE_SKILLS = REPO_ROOT / "skills"
 
 
-def skill_md(name: str, description: str = "Does a thing when asked.", body: str = "Follow these steps.", **extra: str) -> str:
+def skill_md(
+    name: str, description: str = "Does a thing when asked.", body: str = "Follow these steps.", **extra: str
+) -> str:
     lines = ["---", f"name: {name}", f"description: {description}"]
     lines += [f"{key}: {value}" for key, value in extra.items()]
     return "\n".join([*lines, "---", body, ""])
@@ -32,7 +34,9 @@ def write_skill(
     """Create ``parent/<folder or name>/SKILL.md`` (+ extra files) and return the folder."""
     root = parent / (folder or name)
     root.mkdir(parents=True, exist_ok=True)
-    (root / "SKILL.md").write_text(text if text is not None else skill_md(name, **frontmatter), encoding="utf-8")
+    (root / "SKILL.md").write_text(
+        text if text is not None else skill_md(name, **frontmatter), encoding="utf-8"
+    )
     for rel, content in (files or {}).items():
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)

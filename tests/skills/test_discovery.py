@@ -47,7 +47,9 @@ def layout(root: Path) -> Path:
         (["skills/alpha", "skills"], ["alpha", "beta"]),  # overlapping patterns: no duplicates
     ],
 )
-def test_discovery_variants(layout: Path, make_skills: Callable[..., WorkspaceSkills], paths: list[str], expected: list[str]) -> None:
+def test_discovery_variants(
+    layout: Path, make_skills: Callable[..., WorkspaceSkills], paths: list[str], expected: list[str]
+) -> None:
     skills = make_skills(paths)
     assert names(skills) == expected
     assert skills.issues() == []
@@ -75,13 +77,17 @@ def test_scan_depth_is_bounded(root: Path, make_skills: Callable[..., WorkspaceS
     assert names(make_skills(["skills"], max_depth=6)) == ["five-down", "three-down"]
 
 
-def test_skill_folders_are_not_searched_for_nested_skills(root: Path, make_skills: Callable[..., WorkspaceSkills]) -> None:
+def test_skill_folders_are_not_searched_for_nested_skills(
+    root: Path, make_skills: Callable[..., WorkspaceSkills]
+) -> None:
     outer = write_skill(root / "skills", "outer")
     write_skill(outer / "references", "inner")
     assert names(make_skills(["skills"])) == ["outer"]
 
 
-def test_hidden_and_cache_folders_are_skipped_by_scans(root: Path, make_skills: Callable[..., WorkspaceSkills]) -> None:
+def test_hidden_and_cache_folders_are_skipped_by_scans(
+    root: Path, make_skills: Callable[..., WorkspaceSkills]
+) -> None:
     write_skill(root / "skills" / ".archive", "old")
     write_skill(root / "skills" / "node_modules", "vendored")
     write_skill(root / "skills" / "__pycache__", "cached")
@@ -91,7 +97,9 @@ def test_hidden_and_cache_folders_are_skipped_by_scans(root: Path, make_skills: 
     assert names(make_skills(["skills/.archive"])) == ["old"]
 
 
-def test_globstar_finds_managed_dot_folders_but_not_pruned_trees(root: Path, make_skills: Callable[..., WorkspaceSkills]) -> None:
+def test_globstar_finds_managed_dot_folders_but_not_pruned_trees(
+    root: Path, make_skills: Callable[..., WorkspaceSkills]
+) -> None:
     write_skill(root / ".ws" / "skills", "managed-one")
     write_skill(root / "node_modules" / "pkg" / "skills", "from-npm")
     write_skill(root / ".git" / "skills", "in-git")
@@ -107,7 +115,9 @@ def test_globstar_depth_is_bounded(root: Path, make_skills: Callable[..., Worksp
     assert names(make_skills(["**/skills"], max_depth=8)) == ["deep"]
 
 
-def test_missing_paths_are_reported_once_not_raised(root: Path, make_skills: Callable[..., WorkspaceSkills]) -> None:
+def test_missing_paths_are_reported_once_not_raised(
+    root: Path, make_skills: Callable[..., WorkspaceSkills]
+) -> None:
     write_skill(root / "skills", "alpha")
     skills = make_skills(["skills", "nope", "skills/ghost/SKILL.md"])
     with warnings.catch_warnings(record=True) as caught:
@@ -128,7 +138,9 @@ def test_a_file_path_is_reported(root: Path, make_skills: Callable[..., Workspac
         assert skills.list() == []
 
 
-def test_symlinked_skill_folder_is_deduplicated_by_real_path(root: Path, make_skills: Callable[..., WorkspaceSkills]) -> None:
+def test_symlinked_skill_folder_is_deduplicated_by_real_path(
+    root: Path, make_skills: Callable[..., WorkspaceSkills]
+) -> None:
     real = write_skill(root / "shared", "pdf")
     (root / "skills").mkdir()
     os.symlink(real, root / "skills" / "pdf")
@@ -175,7 +187,9 @@ def test_file_listings(layout: Path, make_skills: Callable[..., WorkspaceSkills]
     assert beta.files[0] == "SKILL.md"
 
 
-def test_listing_skips_hidden_caches_and_escaping_symlinks(root: Path, tmp_path: Path, make_skills: Callable[..., WorkspaceSkills]) -> None:
+def test_listing_skips_hidden_caches_and_escaping_symlinks(
+    root: Path, tmp_path: Path, make_skills: Callable[..., WorkspaceSkills]
+) -> None:
     outside = Path(os.path.realpath(tmp_path)) / "secret.txt"
     outside.write_text("top secret")
     folder = write_skill(

@@ -48,7 +48,9 @@ def test_all_known_fields() -> None:
 
 
 def test_unknown_keys_are_kept_in_metadata_not_dropped() -> None:
-    d = parse("name: demo\ndescription: D.\nallowed-tools: Bash\nmodel: small\ntags: [a, b]\nmetadata:\n  model: own")
+    d = parse(
+        "name: demo\ndescription: D.\nallowed-tools: Bash\nmodel: small\ntags: [a, b]\nmetadata:\n  model: own"
+    )
     assert d.metadata["allowed-tools"] == "Bash"
     assert d.metadata["tags"] == ["a", "b"]
     # the frontmatter's own metadata wins a clash, and the raw value stays in frontmatter
@@ -57,7 +59,10 @@ def test_unknown_keys_are_kept_in_metadata_not_dropped() -> None:
 
 
 def test_allowed_tools_as_list() -> None:
-    assert parse("name: demo\ndescription: D.\nallowed-tools: [Bash, ' Read ']").allowed_tools == ("Bash", "Read")
+    assert parse("name: demo\ndescription: D.\nallowed-tools: [Bash, ' Read ']").allowed_tools == (
+        "Bash",
+        "Read",
+    )
 
 
 @pytest.mark.parametrize(
@@ -123,7 +128,10 @@ def test_description_at_limit_is_valid() -> None:
         ("compatibility: " + "c" * 501, "'compatibility' is 501 characters long; the limit is 500"),
         ("metadata: [1, 2]", "'metadata' must be a mapping, got list"),
         ("metadata: {1: x}", "'metadata' keys must be strings"),
-        ("allowed-tools: 5", "'allowed-tools' must be a space-separated string or a list of strings, got int"),
+        (
+            "allowed-tools: 5",
+            "'allowed-tools' must be a space-separated string or a list of strings, got int",
+        ),
         ("user-invocable: maybe", "'user-invocable' must be true or false, got str 'maybe'"),
     ],
 )

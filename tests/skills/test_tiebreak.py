@@ -33,7 +33,9 @@ def make_pdf(root: Path, where: str, body: str) -> None:
         ([NPM, MANAGED], MANAGED),
     ],
 )
-def test_kind_ranking(root: Path, make_skills: Callable[..., WorkspaceSkills], places: list[str], winner: str) -> None:
+def test_kind_ranking(
+    root: Path, make_skills: Callable[..., WorkspaceSkills], places: list[str], winner: str
+) -> None:
     for place in places:
         make_pdf(root, place, f"from {place}")
     skills = make_skills(places)
@@ -42,7 +44,7 @@ def test_kind_ranking(root: Path, make_skills: Callable[..., WorkspaceSkills], p
     assert chosen.instructions == f"from {winner}"
     assert chosen.path == f"{winner}/pdf"
     # list() shows every candidate, best first
-    assert [s.path for s in skills.list()][0] == f"{winner}/pdf"
+    assert skills.list()[0].path == f"{winner}/pdf"
     assert len(skills.list()) == len(places)
     assert skills.issues() == []
     # a path bypasses the tie-break
@@ -50,7 +52,9 @@ def test_kind_ranking(root: Path, make_skills: Callable[..., WorkspaceSkills], p
         assert skills.get(f"{place}/pdf").instructions == f"from {place}"  # type: ignore[union-attr]
 
 
-def test_two_skills_of_one_kind_is_an_error_naming_both(root: Path, make_skills: Callable[..., WorkspaceSkills]) -> None:
+def test_two_skills_of_one_kind_is_an_error_naming_both(
+    root: Path, make_skills: Callable[..., WorkspaceSkills]
+) -> None:
     make_pdf(root, "skills", "first")
     make_pdf(root, "more-skills", "second")
     write_skill(root / "skills", "other")
@@ -79,7 +83,9 @@ def test_two_skills_of_one_kind_is_an_error_naming_both(root: Path, make_skills:
     assert skills.has("pdf")
 
 
-def test_duplicate_error_disappears_when_fixed(root: Path, make_skills: Callable[..., WorkspaceSkills]) -> None:
+def test_duplicate_error_disappears_when_fixed(
+    root: Path, make_skills: Callable[..., WorkspaceSkills]
+) -> None:
     make_pdf(root, "skills", "first")
     make_pdf(root, "more-skills", "second")
     skills = make_skills(["skills", "more-skills"])
@@ -92,7 +98,9 @@ def test_duplicate_error_disappears_when_fixed(root: Path, make_skills: Callable
     assert skills.issues() == [issue for issue in skills.issues() if issue.kind != "duplicate"]
 
 
-def test_lower_ranked_duplicates_do_not_block_the_winner(root: Path, make_skills: Callable[..., WorkspaceSkills]) -> None:
+def test_lower_ranked_duplicates_do_not_block_the_winner(
+    root: Path, make_skills: Callable[..., WorkspaceSkills]
+) -> None:
     make_pdf(root, "skills", "local")
     make_pdf(root, EXTERNAL, "ext one")
     make_pdf(root, NPM, "ext two")

@@ -100,7 +100,9 @@ def test_list_get_has(project: Path, make_skills: Callable[..., WorkspaceSkills]
     assert len(skills) == 2 and [s.name for s in skills] == ["report", "tiny"]
 
 
-def test_to_markdown_is_what_the_skill_tool_shows(project: Path, make_skills: Callable[..., WorkspaceSkills]) -> None:
+def test_to_markdown_is_what_the_skill_tool_shows(
+    project: Path, make_skills: Callable[..., WorkspaceSkills]
+) -> None:
     text = make_skills().get("report").to_markdown()  # type: ignore[union-attr]
     assert text == (
         "# Report\n\nWrite the report.\n\n"
@@ -111,7 +113,9 @@ def test_to_markdown_is_what_the_skill_tool_shows(project: Path, make_skills: Ca
     assert make_skills().get("tiny").to_markdown() == "Follow these steps."  # type: ignore[union-attr]
 
 
-def test_invalid_skills_are_skipped_and_reported_once(root: Path, make_skills: Callable[..., WorkspaceSkills]) -> None:
+def test_invalid_skills_are_skipped_and_reported_once(
+    root: Path, make_skills: Callable[..., WorkspaceSkills]
+) -> None:
     write_skill(root / "skills", "good")
     write_skill(root / "skills", "bad", text=skill_md("Bad"))
     write_skill(root / "skills", "mismatch", text=skill_md("other-name"))
@@ -149,7 +153,10 @@ def test_get_reference_script_asset(project: Path, make_skills: Callable[..., Wo
     assert skills.get_reference("report", "nope.md") is None
     assert skills.get_reference("report", "nested") is None  # a folder
     assert skills.get_reference("report", "scripts/build.py") is None
-    with pytest.raises(SkillNotFoundError, match=r'Skill "ghost" not found\. Available skills: report \(skills/report\), tiny'):
+    with pytest.raises(
+        SkillNotFoundError,
+        match=r'Skill "ghost" not found\. Available skills: report \(skills/report\), tiny',
+    ):
         skills.get_reference("ghost", "x.md")
 
 
@@ -173,7 +180,9 @@ HOSTILE = [
 
 @pytest.mark.parametrize("path", HOSTILE)
 @pytest.mark.parametrize("method", ["get_reference", "get_script", "get_asset", "read_file"])
-def test_traversal_attempts_are_rejected(project: Path, make_skills: Callable[..., WorkspaceSkills], method: str, path: str) -> None:
+def test_traversal_attempts_are_rejected(
+    project: Path, make_skills: Callable[..., WorkspaceSkills], method: str, path: str
+) -> None:
     skills = make_skills()
     with pytest.raises(SkillPathError) as info:
         getattr(skills, method)("report", path)
@@ -183,16 +192,22 @@ def test_traversal_attempts_are_rejected(project: Path, make_skills: Callable[..
 
 
 @pytest.mark.parametrize("method", ["get_reference", "read_file"])
-def test_symlink_out_of_the_skill_is_rejected(project: Path, tmp_path: Path, make_skills: Callable[..., WorkspaceSkills], method: str) -> None:
+def test_symlink_out_of_the_skill_is_rejected(
+    project: Path, tmp_path: Path, make_skills: Callable[..., WorkspaceSkills], method: str
+) -> None:
     secret = Path(os.path.realpath(tmp_path)) / "secret.txt"
     secret.write_text("TOP SECRET")
     refs = project / "skills" / "report" / "references"
     os.symlink(secret, refs / "leak.md")
     os.symlink(secret.parent, refs / "outside-dir")
     skills = make_skills()
-    for path in ("leak.md", "outside-dir/secret.txt") if method == "get_reference" else (
-        "references/leak.md",
-        "references/outside-dir/secret.txt",
+    for path in (
+        ("leak.md", "outside-dir/secret.txt")
+        if method == "get_reference"
+        else (
+            "references/leak.md",
+            "references/outside-dir/secret.txt",
+        )
     ):
         with pytest.raises(SkillPathError, match="leads outside the skill folder"):
             getattr(skills, method)("report", path)
@@ -222,7 +237,9 @@ def test_read_file_errors(project: Path, make_skills: Callable[..., WorkspaceSki
     skills = make_skills()
     with pytest.raises(FileNotFound) as info:
         skills.read_file("report", "references/nope.md")
-    assert str(info.value).startswith('File "references/nope.md" not found in skill "report".\nAvailable files: SKILL.md, ')
+    assert str(info.value).startswith(
+        'File "references/nope.md" not found in skill "report".\nAvailable files: SKILL.md, '
+    )
     assert "references/style.md" in str(info.value) and isinstance(info.value, FileNotFoundError)
     with pytest.raises(SkillError) as past:
         skills.read_file("report", "references/style.md", start_line=11)
@@ -282,7 +299,9 @@ def test_refresh_picks_up_add_edit_delete(root: Path, make_skills: Callable[...,
     assert skills.get("beta") is None
 
 
-def test_refresh_sees_a_broken_then_fixed_skill(root: Path, make_skills: Callable[..., WorkspaceSkills]) -> None:
+def test_refresh_sees_a_broken_then_fixed_skill(
+    root: Path, make_skills: Callable[..., WorkspaceSkills]
+) -> None:
     folder = write_skill(root / "skills", "alpha")
     skills = make_skills()
     assert skills.names() == ["alpha"]
@@ -294,7 +313,9 @@ def test_refresh_sees_a_broken_then_fixed_skill(root: Path, make_skills: Callabl
     assert skills.issues() == []
 
 
-def test_missing_path_appearing_later_is_picked_up(root: Path, make_skills: Callable[..., WorkspaceSkills]) -> None:
+def test_missing_path_appearing_later_is_picked_up(
+    root: Path, make_skills: Callable[..., WorkspaceSkills]
+) -> None:
     skills = make_skills(["later"])
     with pytest.warns(SkillWarning):
         assert skills.list() == []
@@ -336,6 +357,7 @@ def test_reads_auto_refresh_without_long_cooldown(root: Path) -> None:
 def test_concurrent_reads_during_refreshes(root: Path) -> None:
     for i in range(5):
         write_skill(root / "skills", f"skill-{i}", files={"references/r.md": f"ref {i}\n"})
+    churn = write_skill(root / "skills", "churn", body="edit -1")
     skills = WorkspaceSkills(LocalSkillSource(root), ["skills"], refresh_interval=0)
     errors: list[BaseException] = []
     stop = threading.Event()
@@ -352,7 +374,6 @@ def test_concurrent_reads_during_refreshes(root: Path) -> None:
     threads = [threading.Thread(target=reader) for _ in range(4)]
     for t in threads:
         t.start()
-    churn = write_skill(root / "skills", "churn", body="edit -1")
     for n in range(20):
         tmp = churn / f".SKILL.md.{n}"
         tmp.write_text(skill_md("churn", body=f"edit {n}"))
@@ -429,7 +450,9 @@ def test_default_source_is_the_current_directory(root: Path, monkeypatch: pytest
     assert skills.names() == ["here"]
 
 
-def test_close_makes_later_calls_fail_clearly(project: Path, make_skills: Callable[..., WorkspaceSkills]) -> None:
+def test_close_makes_later_calls_fail_clearly(
+    project: Path, make_skills: Callable[..., WorkspaceSkills]
+) -> None:
     skills = make_skills()
     assert skills.names()
     skills.close()

@@ -211,8 +211,14 @@ class FilesystemSkillSource:
         return self.filesystem.readdir(path)
 
     def realpath(self, path: str) -> str:
-        for attr in ("realpath", "resolve_path"):
+        """The filesystem's canonical path (``realpath``, ``resolve_path`` or ``host_path``). A path
+        the filesystem refuses (a symlink out of the workspace) gets an identity that lies inside
+        no skill folder, so skills never list or serve it."""
+        for attr in ("realpath", "resolve_path", "host_path"):
             fn = getattr(self.filesystem, attr, None)
             if fn is not None:
-                return str(fn(path))
+                try:
+                    return str(fn(path))
+                except PermissionError:
+                    return f"//outside-workspace/{normalize_source_path(path)}"
         return normalize_source_path(path)

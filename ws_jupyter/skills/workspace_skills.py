@@ -199,14 +199,20 @@ class _Catalog:
                     loaded[location.real_path] = old
                 else:
                     loaded[location.real_path] = load_skill(self.source, location)
-            before = {rp: e.skill.name for rp, e in self.loaded.items() if e.skill is not None}
-            after = {rp: e.skill.name for rp, e in loaded.items() if e.skill is not None}
+            # Changes are keyed by the skill's path: a new version of a published skill has a new
+            # real path but is the same skill, changed.
+            before = {e.location.path: e for e in self.loaded.values() if e.skill is not None}
+            after = {e.location.path: e for e in loaded.values() if e.skill is not None}
             changes = SkillChanges(
-                added=tuple(sorted(after[rp] for rp in after if rp not in before)),
+                added=tuple(sorted(e.skill.name for p, e in after.items() if p not in before and e.skill)),
                 changed=tuple(
-                    sorted(after[rp] for rp in after if rp in before and loaded[rp] is not self.loaded[rp])
+                    sorted(
+                        e.skill.name
+                        for p, e in after.items()
+                        if p in before and e is not before[p] and e.skill is not None
+                    )
                 ),
-                removed=tuple(sorted(before[rp] for rp in before if rp not in after)),
+                removed=tuple(sorted(e.skill.name for p, e in before.items() if p not in after and e.skill)),
             )
             for rp in set(self.loaded) - set(loaded):
                 for key in [k for k in self.texts if k[0] == rp]:
@@ -694,7 +700,10 @@ class WorkspaceSkills:
         """Search skill instructions and references; best first, one hit per skill file.
 
         Uses the skills search engine when one is configured (BM25/vector/hybrid, ``mode`` as
-        for ``workspace.search``), else a case-insensitive substring/term match.
+        for ``workspace.search``), else — or when the engine finds no evidence (BM25 scores of
+        zero) — a case-insensitive phrase/term match (``score_details["mode"] == "substring"``:
+        1.0 for the phrase in SKILL.md, 0.8 in a reference, half that scaled by the share of
+        query terms present otherwise).
         """
         if not isinstance(query, str) or not query.strip():
             return []
@@ -707,9 +716,15 @@ class WorkspaceSkills:
             return []
         engine = self._engine(catalog)
         if engine is not None:
-            return self._engine_search(
+            results = self._engine_search(
                 catalog, engine, skills, query, top_k, include_references, min_score, mode
             )
+            if (mode or getattr(engine, "default_mode", "bm25")) == "bm25":
+                # On a corpus as small as a few skills, BM25 gives terms found in half the files
+                # an IDF of zero: such hits carry no evidence, and the ranking is arbitrary.
+                results = [r for r in results if r.score > 0]
+            if results:
+                return results
         return self._substring_search(catalog, skills, query, top_k, include_references, min_score)
 
     def _substring_search(
@@ -823,26 +838,28 @@ class WorkspaceSkills:
     ) -> builtins.list[SkillSearchResult]:
         self._sync_index(catalog, engine)
         by_path = {s.path: s for s in skills}
+        clauses: builtins.list[dict[str, Any]] = [{"skill_path": {"$in": sorted(by_path)}}]
+        if not include_references:
+            clauses.append({"skill_file": "SKILL.md"})
+        where = clauses[0] if len(clauses) == 1 else {"$and": clauses}
         results: builtins.list[SkillSearchResult] = []
         seen: set[tuple[str, str]] = set()
-        fetch = max(top_k * 4, 20)
+        fetch = top_k * 3
         while True:
-            hits = engine.search(query, top_k=fetch, mode=mode, min_score=min_score)
+            hits = engine.search(query, top_k=fetch, mode=mode, min_score=min_score, filter=where)
             for hit in hits:
                 meta = hit.metadata or {}
                 skill = by_path.get(meta.get("skill_path", ""))
                 rel = meta.get("skill_file", "")
-                if skill is None or not rel:
-                    continue
-                if not include_references and rel != "SKILL.md":
-                    continue
-                if (skill.path, rel) in seen:
-                    continue
+                if skill is None or not rel or (skill.path, rel) in seen:
+                    continue  # one hit per file: its best chunk
                 seen.add((skill.path, rel))
                 line_range = (int(hit.line_range[0]), int(hit.line_range[1])) if hit.line_range else None
                 content = hit.content
-                if line_range is not None:
-                    content = "\n".join(content.splitlines()[: _PREVIEW_LINES * 4])
+                text = self._text(catalog, skill, rel)
+                if line_range is not None and text is not None:
+                    lines = text.splitlines()
+                    content = "\n".join(lines[line_range[0] - 1 : line_range[1]])
                 results.append(
                     SkillSearchResult(
                         skill_name=skill.name,
