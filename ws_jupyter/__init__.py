@@ -38,6 +38,19 @@ _EXPORTS: dict[str, str] = {
     "NativeSandboxConfig": "ws_jupyter.sandbox.isolation.config",
     "ProcessManager": "ws_jupyter.sandbox.processes",
     "ProcessHandle": "ws_jupyter.sandbox.processes",
+    # skills
+    "Skill": "ws_jupyter.skills.model",
+    "SkillSearchResult": "ws_jupyter.skills.model",
+    "SkillsContext": "ws_jupyter.skills.model",
+    "SkillIssue": "ws_jupyter.skills.model",
+    "SkillFile": "ws_jupyter.skills.model",
+    "SkillChanges": "ws_jupyter.skills.model",
+    "SkillWarning": "ws_jupyter.skills.model",
+    "WorkspaceSkills": "ws_jupyter.skills.workspace_skills",
+    "SkillSource": "ws_jupyter.skills.source",
+    "LocalSkillSource": "ws_jupyter.skills.source",
+    "FilesystemSkillSource": "ws_jupyter.skills.source",
+    "VersionedSkillSource": "ws_jupyter.skills.versioned",
 }
 
 _ERRORS = (
@@ -92,4 +105,16 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .sandbox.local import LocalSandbox
     from .sandbox.processes import ProcessHandle, ProcessManager
     from .sandbox.types import CommandResult, IsolationDetection, ProcessInfo, SandboxInfo, WorkspaceSandbox
+    from .skills.model import (
+        Skill,
+        SkillChanges,
+        SkillFile,
+        SkillIssue,
+        SkillsContext,
+        SkillSearchResult,
+        SkillWarning,
+    )
+    from .skills.source import FilesystemSkillSource, LocalSkillSource, SkillSource
+    from .skills.versioned import VersionedSkillSource
+    from .skills.workspace_skills import WorkspaceSkills
     from .workspace import Workspace, WorkspaceInfo
