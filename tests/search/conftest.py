@@ -67,3 +67,56 @@ class HashEmbedder:
 @pytest.fixture
 def hash_embedder() -> HashEmbedder:
     return HashEmbedder()
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="session")
+def chroma_server(tmp_path_factory):
+    """A real Chroma server (``chroma run`` from the chromadb package) on a free local port."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    exe = Path(sys.executable).with_name("chroma")
+    if not exe.exists():
+        found = shutil.which("chroma")
+        if not found:
+            pytest.skip("the chroma CLI (from the chromadb package) is not installed")
+        exe = Path(found)
+    data = tmp_path_factory.mktemp("chroma-server")
+    port = _free_port()
+    log = open(data / "server.log", "wb")
+    env = {**os.environ, "ANONYMIZED_TELEMETRY": "False"}
+    proc = subprocess.Popen([str(exe), "run", "--path", str(data / "db"), "--host", "127.0.0.1", "--port", str(port)],
+                            stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v2/heartbeat", timeout=1) as r:
+                if r.status == 200:
+                    break
+        except OSError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            log.close()
+            pytest.fail("chroma server did not start:\n" + (data / "server.log").read_text()[-2000:])
+        time.sleep(0.2)
+    yield ("127.0.0.1", port)
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(5)
+    log.close()

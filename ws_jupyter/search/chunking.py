@@ -14,7 +14,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-__all__ = ["DEFAULT_CHUNK_CHARS", "DEFAULT_OVERLAP_LINES", "Chunk", "best_line_range", "split_into_chunks"]
+__all__ = [
+    "DEFAULT_CHUNK_CHARS",
+    "DEFAULT_OVERLAP_LINES",
+    "Chunk",
+    "best_line_range",
+    "line_count",
+    "split_into_chunks",
+]
 
 DEFAULT_CHUNK_CHARS = 4000
 DEFAULT_OVERLAP_LINES = 3
@@ -29,6 +36,12 @@ class Chunk:
     end_line: int
 
 
+def line_count(text: str) -> int:
+    """Lines as an editor numbers them: a final newline does not add a line; "" has one line."""
+    n = text.count("\n")
+    return n if n and text.endswith("\n") else n + 1
+
+
 def split_into_chunks(
     text: str, max_chars: int = DEFAULT_CHUNK_CHARS, overlap_lines: int = DEFAULT_OVERLAP_LINES
 ) -> list[Chunk]:
@@ -41,7 +54,9 @@ def split_into_chunks(
         raise ValueError("max_chars must be >= 1")
     lines = text.split("\n")
     if len(text) <= max_chars:
-        return [Chunk(text, 1, len(lines))]
+        return [Chunk(text, 1, line_count(text))]
+    if lines[-1] == "":
+        lines.pop()  # a final newline ends the last line; it does not start another
     chunks: list[Chunk] = []
     i = 0
     n = len(lines)

@@ -48,6 +48,7 @@ __all__ = [
     "chroma_model_dir",
     "load_safetensors",
     "packaged_model_dir",
+    "shared_default_embedder",
 ]
 
 MODEL_NAME = "all-MiniLM-L6-v2"
@@ -353,6 +354,19 @@ class DefaultEmbedder:
         return self.embed(input).tolist()
 
 
+_shared: DefaultEmbedder | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_default_embedder() -> DefaultEmbedder:
+    """One process-wide default embedder (the model is loaded once for every workspace)."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = DefaultEmbedder()
+        return _shared
+
+
 # ------------------------------------------------------------------ user embedders
 class _CallableEmbedder:
     def __init__(self, fn: Callable[..., Any], batch: bool, name: str) -> None:
@@ -412,7 +426,7 @@ def as_embedder(value: Any) -> Embedder | None:
         return None
     if isinstance(value, str):
         if value == "default":
-            return DefaultEmbedder()
+            return shared_default_embedder()
         raise WorkspaceConfigError(f"unknown embedder {value!r} (use 'default' or a function)",
                                    code="INVALID_SEARCH_CONFIG")
     if isinstance(value, DefaultEmbedder):

@@ -1,0 +1,682 @@
+"""``SearchEngine``: BM25, vectors and their fusion over one set of documents, persisted.
+
+The engine owns the documents (a SQLite :class:`~ws_jupyter.search.store.DocStore`), a
+:class:`~ws_jupyter.search.bm25.BM25Index` over their terms and, with an embedder, a
+:class:`~ws_jupyter.search.vector_store.VectorStore` of their vectors. Interface (used by the
+Workspace, the agent tools and — through a separate instance, so skill documents never mix with
+file results — the skills search)::
+
+    SearchEngine(bm25=True, embedder=None, vector_store=None, index_name="search", persist_dir=None)
+    .can_bm25 / .can_vector / .can_hybrid / .default_mode
+    .index(id, content, metadata=None, start_line_offset=None)   # one document, no chunking
+    .index_document(path, content, metadata=None) -> list[str]     # chunks; replaces the old ones
+    .remove_source(path) -> int ; .remove(id) -> bool ; .clear() ; .ids() ; len(engine)
+    .search(query, top_k=10, mode=None, min_score=None, vector_weight=None, filter=None,
+            fusion=None) -> list[SearchResult]
+    .batch()  (context manager: one transaction, embeddings deferred)
+    .flush() (embed what is pending, persist) ; .close()
+
+Persistence (``persist_dir``, by default ``<workspace>/.ws/index/<index_name>/``): ``docs.sqlite3``
+(documents, change sequence, the auto-indexer's manifest), ``bm25.npz`` (a BM25 snapshot; changes
+made after it are replayed from the store on open) and ``chroma/`` (the default vector store). An
+unreadable index is moved aside and rebuilt, with a warning, never a crash. Changing the
+tokenizer rebuilds BM25 from the stored texts; changing the embedder re-embeds.
+
+Embeddings are computed lazily in batches (before a vector search, on ``flush()``, or when many
+are pending), so indexing a tree costs one model call per batch, not per file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import os
+import shutil
+import threading
+import time
+import warnings
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from ..errors import (
+    EmbedderError,
+    IndexCorruptedError,
+    InvalidArgumentError,
+    SearchError,
+    SearchModeError,
+    WorkspaceConfigError,
+)
+from .bm25 import BM25Index
+from .chunking import DEFAULT_CHUNK_CHARS, DEFAULT_OVERLAP_LINES, best_line_range, line_count, split_into_chunks
+from .config import BM25Config, coerce_bm25_config
+from .embedder import Embedder, as_embedder
+from .filters import chroma_where, matches_filter
+from .fusion import DEFAULT_FUSION, Fusion, fuse
+from .results import SearchResult
+from .store import DocRecord, DocStore
+from .tokenizer import Analyzer
+from .vector_store import ChromaVectorStore, VectorStore
+
+__all__ = ["SearchEngine", "SearchMode", "content_hash"]
+
+log = logging.getLogger("ws_jupyter.search")
+
+SearchMode = str  # "bm25" | "vector" | "hybrid"
+_MODES = ("bm25", "vector", "hybrid")
+_EMBED_BATCH = 64
+_AUTO_FLUSH_PENDING = 512  # embed in the background of indexing once this many are waiting
+_MIN_CANDIDATES = 100
+
+
+def content_hash(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+class SearchEngine:
+    """Keyword, vector and hybrid search over documents and chunked files (see module docs)."""
+
+    def __init__(
+        self,
+        bm25: bool | BM25Config | Mapping[str, Any] | None = True,
+        embedder: Any = None,
+        vector_store: VectorStore | None = None,
+        *,
+        index_name: str = "search",
+        persist_dir: str | os.PathLike[str] | None = None,
+        fusion: Fusion = DEFAULT_FUSION,
+        chunk_chars: int = DEFAULT_CHUNK_CHARS,
+        overlap_lines: int = DEFAULT_OVERLAP_LINES,
+        workspace_id: str | None = None,
+    ) -> None:
+        self.bm25_config = coerce_bm25_config(bm25)
+        self.embedder: Embedder | None = as_embedder(embedder)
+        if vector_store is not None and self.embedder is None:
+            raise WorkspaceConfigError("vector_store requires an embedder", code="INVALID_SEARCH_CONFIG")
+        if vector_store is not None and not isinstance(vector_store, VectorStore):
+            raise WorkspaceConfigError(
+                f"vector_store must implement the VectorStore protocol (e.g. ChromaVectorStore), "
+                f"got {type(vector_store).__name__}", code="INVALID_SEARCH_CONFIG")
+        if self.embedder is not None and vector_store is None:
+            vector_store = ChromaVectorStore()
+        if fusion not in ("rrf", "linear"):
+            raise WorkspaceConfigError(f"fusion must be 'rrf' or 'linear', got {fusion!r}",
+                                       code="INVALID_SEARCH_CONFIG")
+        self.vector_store: VectorStore | None = vector_store
+        self.index_name = index_name
+        self.persist_dir = Path(persist_dir) if persist_dir is not None else None
+        self.fusion: Fusion = fusion
+        self.chunk_chars = chunk_chars
+        self.overlap_lines = overlap_lines
+        self.workspace_id = workspace_id
+        self._analyzer = Analyzer(self.bm25_config or BM25Config())
+        self._lock = threading.RLock()
+        self._docs: dict[str, DocRecord] = {}
+        self._by_source: dict[str, set[str]] = {}
+        self._pending: dict[str, None] = {}
+        self._batch_depth = 0
+        self._closed = False
+        self._bm25: BM25Index | None = None
+        self._snapshot_seq = 0
+        self._open()
+
+    @classmethod
+    def for_workspace(cls, workspace: Any, purpose: str = "files") -> SearchEngine:
+        """The engine of a Workspace, with its search options.
+
+        ``purpose="files"``: persisted under its filesystem (``.ws/index/<index name>``; for a
+        read-only filesystem under the user cache instead, so nothing is written into it).
+        ``purpose="skills"``: a separate in-memory engine (skills are re-read at each refresh), so
+        skill documents never appear among file results.
+        """
+        if purpose not in ("files", "skills"):
+            raise InvalidArgumentError(f"purpose must be 'files' or 'skills', got {purpose!r}")
+        name = workspace.search_index_name
+        vector_store = getattr(workspace, "_vector_store", None)
+        if not getattr(workspace, "_stable_index_name", True) and vector_store is None:
+            # Neither id nor index name was given, so the default name changes with every new
+            # Workspace object; the local index (and its embedded Chroma collection) keeps one
+            # fixed name so that it survives a kernel restart.
+            name = "workspace_search"
+        bm25 = getattr(workspace, "_bm25", True)
+        embedder = getattr(workspace, "_embedder", None)
+        if purpose == "skills":
+            return cls(bm25, embedder, None, index_name=f"{name}_skills", persist_dir=None,
+                       workspace_id=getattr(workspace, "id", None))
+        fs = getattr(workspace, "_fs_static", None) or getattr(workspace, "filesystem", None)
+        base = getattr(fs, "base_path", None) if fs is not None else None
+        persist: Path | None = None
+        if base:
+            if getattr(fs, "read_only", False):
+                from .embedder import cache_dir
+
+                key = hashlib.sha256(os.path.realpath(base).encode()).hexdigest()[:16]
+                persist = cache_dir() / "index" / key / name
+            else:
+                persist = Path(base) / ".ws" / "index" / name
+        return cls(bm25, embedder, vector_store, index_name=name,
+                   persist_dir=persist, workspace_id=getattr(workspace, "id", None))
+
+    # ------------------------------------------------------------------ capabilities
+    @property
+    def can_bm25(self) -> bool:
+        return self.bm25_config is not None
+
+    @property
+    def can_vector(self) -> bool:
+        return self.embedder is not None
+
+    @property
+    def can_hybrid(self) -> bool:
+        return self.can_bm25 and self.can_vector
+
+    @property
+    def default_mode(self) -> str:
+        return "hybrid" if self.can_hybrid else "vector" if self.can_vector else "bm25"
+
+    def __len__(self) -> int:
+        return len(self._docs)
+
+    def __contains__(self, doc_id: object) -> bool:
+        return doc_id in self._docs
+
+    def ids(self) -> list[str]:
+        with self._lock:
+            return list(self._docs)
+
+    def has_source(self, path: str) -> bool:
+        return path in self._by_source
+
+    def sources(self) -> list[str]:
+        with self._lock:
+            return list(self._by_source)
+
+    def __repr__(self) -> str:
+        where = str(self.persist_dir) if self.persist_dir else "memory"
+        return (f"SearchEngine({self.index_name!r}, mode={self.default_mode}, documents={len(self._docs)}, "
+                f"store={where})")
+
+    # ------------------------------------------------------------------ opening / recovery
+    def _open(self) -> None:
+        db_path: Path | None = None
+        if self.persist_dir is not None:
+            try:
+                self.persist_dir.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise SearchError(f"cannot create the index directory {self.persist_dir}: {exc}") from exc
+            db_path = self.persist_dir / "docs.sqlite3"
+        try:
+            self.store = DocStore(db_path)
+        except IndexCorruptedError as exc:
+            self._quarantine(str(exc))
+            self.store = DocStore(db_path)
+        for rec in self.store.records():
+            self._docs[rec.id] = rec
+            self._by_source.setdefault(rec.source, set()).add(rec.id)
+        if self.bm25_config is not None:
+            self._open_bm25()
+        if self.vector_store is not None:
+            self._open_vectors()
+
+    def _quarantine(self, reason: str) -> None:
+        """Moves an unreadable index directory aside (kept for inspection) and starts empty."""
+        assert self.persist_dir is not None
+        aside = self.persist_dir.with_name(f"{self.persist_dir.name}.corrupt-{int(time.time())}")
+        msg = (f"search index at {self.persist_dir} is corrupted ({reason}); it was moved to "
+               f"{aside.name} and will be rebuilt")
+        warnings.warn(msg, RuntimeWarning, stacklevel=4)
+        log.warning(msg)
+        try:
+            os.replace(self.persist_dir, aside)
+        except OSError:
+            shutil.rmtree(self.persist_dir, ignore_errors=True)
+        self.persist_dir.mkdir(parents=True, exist_ok=True)
+
+    def _open_bm25(self) -> None:
+        cfg = self.bm25_config
+        assert cfg is not None
+        fp = cfg.analysis_fingerprint
+        snap = self.persist_dir / "bm25.npz" if self.persist_dir else None
+        if snap is not None and snap.exists():
+            try:
+                idx, header = BM25Index.load(snap, cfg.k1, cfg.b, cfg.epsilon)
+                seq = int(header.get("seq", -1))
+                if header.get("fingerprint") != fp:
+                    log.info("tokenizer changed: rebuilding the BM25 index from stored documents")
+                elif seq > self.store.seq or seq < 0:
+                    raise IndexCorruptedError("BM25 snapshot is newer than the document store")
+                else:
+                    self._bm25 = idx
+                    self._snapshot_seq = seq
+                    upserted, removed = self.store.changed_since(seq)
+                    for doc_id in removed:
+                        idx.remove(doc_id)
+                    for doc_id, text in self.store.contents(upserted).items():
+                        idx.add(doc_id, self._analyzer(text))
+                    for doc_id in [d for d in idx.ids() if d not in self._docs]:
+                        idx.remove(doc_id)
+                    if len(idx) != len(self._docs):
+                        raise IndexCorruptedError("BM25 snapshot does not match the document store")
+                    return
+            except IndexCorruptedError as exc:
+                msg = f"BM25 snapshot unusable ({exc}); rebuilding it from the stored documents"
+                warnings.warn(msg, RuntimeWarning, stacklevel=4)
+                log.warning(msg)
+        idx = BM25Index(cfg.k1, cfg.b, cfg.epsilon)
+        for doc_id, text in self.store.iter_contents():
+            idx.add(doc_id, self._analyzer(text))
+        self._bm25 = idx
+        self._snapshot_seq = -1  # not persisted yet
+
+    def _embedder_fingerprint(self) -> str:
+        assert self.embedder is not None
+        return str(getattr(self.embedder, "name", type(self.embedder).__name__))
+
+    def _open_vectors(self) -> None:
+        store = self.vector_store
+        assert store is not None and self.embedder is not None
+        try:
+            store.open(self.index_name, self.persist_dir)
+        except SearchError as exc:
+            chroma_dir = self.persist_dir / "chroma" if self.persist_dir else None
+            if isinstance(store, ChromaVectorStore) and store.kind == "persistent" and chroma_dir \
+                    and store.path == chroma_dir and chroma_dir.exists():
+                msg = f"vector index unreadable ({exc}); rebuilding it"
+                warnings.warn(msg, RuntimeWarning, stacklevel=4)
+                log.warning(msg)
+                store.close()
+                shutil.rmtree(chroma_dir, ignore_errors=True)
+                store.open(self.index_name, self.persist_dir)
+            else:
+                raise
+        recorded = self.store.get_meta("embedder")
+        current = self._embedder_fingerprint()
+        if recorded is not None and recorded != current and len(self._docs):
+            log.info("embedder changed (%s -> %s): re-embedding %d documents", recorded, current, len(self._docs))
+            store.clear()
+            self.store.set_meta("embedder", current)
+            self.store.set_meta("embedder_dim", "")
+            self._pending = dict.fromkeys(self._docs)
+            return
+        n = store.count()
+        if n != len(self._docs):
+            # interrupted run or external edits: embed what is missing, drop what is extra
+            have = store.ids()
+            extra = [i for i in have if i not in self._docs]
+            store.delete(extra)
+            self._pending = {i: None for i in self._docs if i not in have}
+
+    # ------------------------------------------------------------------ mutation
+    def _check_open(self) -> None:
+        if self._closed:
+            raise SearchError("the search index is closed")
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[SearchEngine]:
+        """Groups many changes into one transaction; embeddings run in large batches."""
+        with self._lock:
+            self._check_open()
+            self._batch_depth += 1
+            self.store.begin()
+        try:
+            yield self
+        finally:
+            with self._lock:
+                self._batch_depth -= 1
+                if self._batch_depth == 0 and not self._closed:
+                    self.store.commit()
+
+    def _commit(self) -> None:
+        if self._batch_depth == 0:
+            self.store.commit()
+
+    def _put(self, rec: DocRecord, content: str) -> bool:
+        old = self._docs.get(rec.id)
+        if (old is not None and old.hash == rec.hash and old.metadata == rec.metadata
+                and old.start_line == rec.start_line and old.source == rec.source):
+            return False  # unchanged: neither re-tokenised nor re-embedded
+        if old is not None and old.source != rec.source:
+            self._by_source.get(old.source, set()).discard(rec.id)
+        self.store.put(rec, content)
+        self._docs[rec.id] = rec
+        self._by_source.setdefault(rec.source, set()).add(rec.id)
+        if self._bm25 is not None:
+            self._bm25.add(rec.id, self._analyzer(content))
+        if self.vector_store is not None:
+            if old is not None and old.hash == rec.hash:
+                # same text, new metadata: keep the vector, refresh the stored metadata
+                self._pending.pop(rec.id, None)
+            self._pending[rec.id] = None
+        return True
+
+    def _validate_id(self, doc_id: Any) -> str:
+        if not isinstance(doc_id, str) or not doc_id.strip():
+            raise InvalidArgumentError(f"document id must be a non-empty string, got {doc_id!r}")
+        return doc_id
+
+    def index(
+        self,
+        doc_id: str,
+        content: str,
+        metadata: Mapping[str, Any] | None = None,
+        start_line_offset: int | None = None,
+        *,
+        source: str | None = None,
+    ) -> bool:
+        """Adds or replaces one document as it is (no chunking). Returns False if unchanged.
+
+        ``start_line_offset`` (1-based) is the file line the content starts at, so line ranges
+        of results point into the original file.
+        """
+        self._validate_id(doc_id)
+        if not isinstance(content, str):
+            raise InvalidArgumentError(f"content must be a string, got {type(content).__name__}")
+        if metadata is not None and not isinstance(metadata, Mapping):
+            raise InvalidArgumentError("metadata must be a mapping")
+        start = 1 if start_line_offset is None else start_line_offset
+        if not isinstance(start, int) or isinstance(start, bool) or start < 1:
+            raise InvalidArgumentError(f"start_line_offset must be an int >= 1, got {start_line_offset!r}")
+        rec = DocRecord(doc_id, source or doc_id, start, start + line_count(content) - 1,
+                        dict(metadata or {}), content_hash(content))
+        with self._lock:
+            self._check_open()
+            changed = self._put(rec, content)
+            self._maybe_autoflush()
+            self._commit()
+        return changed
+
+    def index_document(self, path: str, content: str, metadata: Mapping[str, Any] | None = None) -> list[str]:
+        """Indexes a file: split into chunks (ids ``path`` or ``path#chunk-N``), replacing the
+        file's previous chunks. Unchanged chunks are kept as they are (not re-embedded)."""
+        self._validate_id(path)
+        if not isinstance(content, str):
+            raise InvalidArgumentError(f"content must be a string, got {type(content).__name__}")
+        chunks = split_into_chunks(content, self.chunk_chars, self.overlap_lines)
+        base_meta = dict(metadata or {})
+        ids: list[str] = []
+        with self._lock:
+            self._check_open()
+            for n, chunk in enumerate(chunks):
+                doc_id = path if len(chunks) == 1 else f"{path}#chunk-{n}"
+                meta = base_meta if len(chunks) == 1 else {**base_meta, "chunk": n}
+                self._put(DocRecord(doc_id, path, chunk.start_line, chunk.end_line, meta,
+                                    content_hash(chunk.content)), chunk.content)
+                ids.append(doc_id)
+            keep = set(ids)
+            for old in list(self._by_source.get(path, ())):
+                if old not in keep:
+                    self._remove(old)
+            self._maybe_autoflush()
+            self._commit()
+        return ids
+
+    def _remove(self, doc_id: str) -> bool:
+        rec = self._docs.pop(doc_id, None)
+        if rec is None:
+            return False
+        ids = self._by_source.get(rec.source)
+        if ids is not None:
+            ids.discard(doc_id)
+            if not ids:
+                del self._by_source[rec.source]
+        self.store.delete(doc_id)
+        if self._bm25 is not None:
+            self._bm25.remove(doc_id)
+        if self.vector_store is not None:
+            self._pending.pop(doc_id, None)
+            self.vector_store.delete([doc_id])
+        return True
+
+    def remove(self, doc_id: str) -> bool:
+        """Removes one document (or chunk) by id; False when it was not indexed."""
+        with self._lock:
+            self._check_open()
+            done = self._remove(doc_id)
+            self._commit()
+        return done
+
+    def remove_source(self, path: str) -> int:
+        """Removes every chunk of a file (and a document indexed under that id); returns the count."""
+        with self._lock:
+            self._check_open()
+            ids = set(self._by_source.get(path, ()))
+            if path in self._docs:
+                ids.add(path)
+            for doc_id in ids:
+                self._remove(doc_id)
+            self._commit()
+        return len(ids)
+
+    def clear(self) -> None:
+        """Empties the index (documents, vectors, manifest)."""
+        with self._lock:
+            self._check_open()
+            self.store.clear_docs()
+            self._docs.clear()
+            self._by_source.clear()
+            self._pending.clear()
+            if self._bm25 is not None:
+                self._bm25.clear()
+            if self.vector_store is not None:
+                self.vector_store.clear()
+            self._commit()
+
+    # ------------------------------------------------------------------ embeddings
+    def _maybe_autoflush(self) -> None:
+        if len(self._pending) >= _AUTO_FLUSH_PENDING:
+            self._flush_vectors()
+
+    @property
+    def pending_embeddings(self) -> int:
+        return len(self._pending)
+
+    def _flush_vectors(self) -> None:
+        if self.vector_store is None or self.embedder is None or not self._pending:
+            return
+        while self._pending:
+            ids = list(self._pending)[:_EMBED_BATCH]
+            contents = self.store.contents(ids)
+            ids = [i for i in ids if i in contents]
+            if not ids:
+                for i in list(self._pending)[:_EMBED_BATCH]:
+                    self._pending.pop(i, None)
+                continue
+            texts = [contents[i] for i in ids]
+            vectors = self.embedder.embed(texts)
+            if vectors.shape[0] != len(ids):
+                raise EmbedderError(f"embedder returned {vectors.shape[0]} vectors for {len(ids)} texts")
+            if self._dimension_changed(vectors.shape[1]):
+                continue  # everything is pending again, at the new dimension
+            metas = [{**self._docs[i].metadata, "source": self._docs[i].source} for i in ids]
+            self.vector_store.upsert(ids, vectors, texts, metas)
+            for i in ids:
+                self._pending.pop(i, None)
+            if self.store.get_meta("embedder") is None:
+                self.store.set_meta("embedder", self._embedder_fingerprint())
+
+    def _dimension_changed(self, dim: int) -> bool:
+        """Records the vector size; a different size than the stored vectors' means the embedder
+        changed under the same name: the store is emptied and every document re-embedded."""
+        recorded = self.store.get_meta("embedder_dim")
+        if not recorded:
+            self.store.set_meta("embedder_dim", str(dim))
+            return False
+        if int(recorded) == dim:
+            return False
+        assert self.vector_store is not None
+        log.info("embedding size changed (%s -> %d): re-embedding %d documents", recorded, dim, len(self._docs))
+        self.vector_store.clear()
+        self.store.set_meta("embedder_dim", str(dim))
+        self._pending = dict.fromkeys(self._docs)
+        return True
+
+    # ------------------------------------------------------------------ persistence
+    def flush(self) -> None:
+        """Embeds pending documents and makes everything durable."""
+        with self._lock:
+            if self._closed:
+                return
+            self._flush_vectors()
+            self.store.commit()
+            self._maybe_snapshot(force=False)
+
+    def _maybe_snapshot(self, force: bool) -> None:
+        if self._bm25 is None or self.persist_dir is None or self.bm25_config is None:
+            return
+        behind = self.store.count_changed_since(self._snapshot_seq) if self._snapshot_seq >= 0 else len(self._docs) + 1
+        if behind == 0:
+            return
+        if not force and behind < max(1000, len(self._docs) // 10) and self._snapshot_seq >= 0:
+            return  # the store's change log is replayed on open; rewriting the snapshot can wait
+        self.store.commit()
+        seq = self.store.seq
+        self._bm25.save(self.persist_dir / "bm25.npz",
+                        meta={"seq": seq, "fingerprint": self.bm25_config.analysis_fingerprint})
+        self._snapshot_seq = seq
+        self.store.set_meta("bm25_seq", str(seq))
+        self.store.prune_removed(seq)
+
+    def close(self) -> None:
+        """Flushes and releases files (SQLite, Chroma) so another engine can open the same index."""
+        with self._lock:
+            if self._closed:
+                return
+            try:
+                try:
+                    self._flush_vectors()
+                except EmbedderError as exc:  # pending vectors are re-embedded at next open
+                    log.warning("could not embed %d pending documents: %s", len(self._pending), exc)
+                self.store.commit()
+                self._maybe_snapshot(force=True)
+            finally:
+                self._closed = True
+                self.store.close()
+                if self.vector_store is not None:
+                    self.vector_store.close()
+
+    def __enter__(self) -> SearchEngine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ search
+    def _resolve_mode(self, mode: str | None) -> str:
+        if mode is None:
+            return self.default_mode
+        if mode not in _MODES:
+            raise InvalidArgumentError(f"unknown search mode {mode!r} (use 'bm25', 'vector' or 'hybrid')")
+        if mode == "bm25" and not self.can_bm25:
+            raise SearchModeError("BM25 search requires BM25 configuration (bm25=True).",
+                                  workspace_id=self.workspace_id, missing=["bm25"])
+        if mode == "vector" and not self.can_vector:
+            raise SearchModeError("Vector search requires an embedder (embedder='default' or a function).",
+                                  workspace_id=self.workspace_id, missing=["embedder"])
+        if mode == "hybrid" and not self.can_hybrid:
+            missing = [n for n, ok in (("bm25", self.can_bm25), ("embedder", self.can_vector)) if not ok]
+            raise SearchModeError(f"Hybrid search requires both BM25 and an embedder; missing: {', '.join(missing)}.",
+                                  workspace_id=self.workspace_id, missing=missing)
+        return mode
+
+    def search(
+        self,
+        query: str,
+        top_k: int = 10,
+        mode: str | None = None,
+        min_score: float | None = None,
+        vector_weight: float | None = None,
+        filter: Mapping[str, Any] | None = None,
+        fusion: Fusion | None = None,
+    ) -> list[SearchResult]:
+        """The ``top_k`` best documents for ``query`` (see the module docs for modes/fusion).
+
+        ``filter`` uses Chroma's ``where`` syntax over the metadata (plus ``source``), e.g.
+        ``{"source": "docs/a.md"}`` or ``{"lang": {"$in": ["py", "md"]}}``.
+        """
+        if not isinstance(query, str):
+            raise InvalidArgumentError(f"query must be a string, got {type(query).__name__}")
+        if not isinstance(top_k, int) or isinstance(top_k, bool) or top_k < 1:
+            raise InvalidArgumentError(f"top_k must be an int >= 1, got {top_k!r}")
+        if min_score is not None and not isinstance(min_score, (int, float)):
+            raise InvalidArgumentError("min_score must be a number")
+        weight = 0.5 if vector_weight is None else vector_weight
+        if not isinstance(weight, (int, float)) or not 0.0 <= weight <= 1.0:
+            raise InvalidArgumentError(f"vector_weight must be between 0 and 1, got {vector_weight!r}")
+        method = fusion or self.fusion
+        if method not in ("rrf", "linear"):
+            raise InvalidArgumentError(f"fusion must be 'rrf' or 'linear', got {fusion!r}")
+        resolved = self._resolve_mode(mode)
+        where = None
+        if filter:
+            where = chroma_where(filter)  # validates
+        if not query.strip():
+            return []
+        terms = self._analyzer(query)
+        depth = top_k if resolved != "hybrid" else max(2 * top_k, _MIN_CANDIDATES)
+        with self._lock:
+            self._check_open()
+            if not self._docs:
+                return []
+            accept: Callable[[str], bool] | None = None
+            if filter:
+                docs = self._docs
+
+                def accept(doc_id: str) -> bool:
+                    rec = docs[doc_id]
+                    return matches_filter({**rec.metadata, "source": rec.source}, filter)
+
+            bm25_hits: list[tuple[str, float]] = []
+            vec_hits: list[tuple[str, float]] = []
+            if resolved in ("bm25", "hybrid") and self._bm25 is not None:
+                bm25_hits = self._bm25.top_k(terms, depth, dedupe=True, accept=accept)
+            if resolved in ("vector", "hybrid"):
+                assert self.embedder is not None and self.vector_store is not None
+                self._flush_vectors()
+                self._commit()
+                qvec = self.embedder.embed([query])[0]
+                if self._dimension_changed(len(qvec)):
+                    self._flush_vectors()
+                vec_hits = [(i, s) for i, s in self.vector_store.query(qvec, depth, where=where)
+                            if i in self._docs]
+            ranked: list[tuple[str, float, dict[str, Any]]]
+            if resolved == "bm25":
+                ranked = [(i, s, {"bm25": {"rank": r, "score": s}}) for r, (i, s) in enumerate(bm25_hits, 1)]
+            elif resolved == "vector":
+                ranked = [(i, s, {"vector": {"rank": r, "score": s}}) for r, (i, s) in enumerate(vec_hits, 1)]
+            else:
+                ranked = fuse(bm25_hits, vec_hits, method, weight)
+                for _, _, d in ranked:
+                    d["fusion"] = method
+            if min_score is not None:
+                ranked = [r for r in ranked if r[1] >= min_score]
+            ranked = ranked[:top_k]
+            contents = self.store.contents([i for i, _, _ in ranked])
+            idf = self._bm25.idf if self._bm25 is not None else None
+            results = []
+            for doc_id, score, details in ranked:
+                rec = self._docs[doc_id]
+                text = contents.get(doc_id, "")
+                span = best_line_range(text, terms, self._analyzer, idf)
+                if span is None:
+                    line_range = (rec.start_line, rec.end_line)
+                else:
+                    line_range = (span[0] + rec.start_line - 1, span[1] + rec.start_line - 1)
+                results.append(SearchResult(
+                    id=doc_id, content=text, score=float(score), line_range=line_range,
+                    metadata={**rec.metadata, "source": rec.source}, score_details=details))
+            return results
+
+    # ------------------------------------------------------------------ introspection
+    def stats(self) -> dict[str, Any]:
+        with self._lock:
+            return {
+                "documents": len(self._docs),
+                "sources": len(self._by_source),
+                "bm25_terms": self._bm25.vocabulary_size if self._bm25 is not None else None,
+                "pending_embeddings": len(self._pending),
+                "vector_store": repr(self.vector_store) if self.vector_store is not None else None,
+                "persist_dir": str(self.persist_dir) if self.persist_dir else None,
+                "fusion": self.fusion,
+            }
+

@@ -1,0 +1,219 @@
+"""The search index's document store: one SQLite file holding every indexed document (content,
+metadata, line span), a change sequence, and the auto-indexer's file manifest.
+
+Why SQLite: a change to one document is one small transaction (WAL mode), so keeping the index
+durable costs time proportional to the change, not to the index; the BM25 snapshot only has to
+be rewritten now and then, and on open the documents changed since the snapshot (``seq`` greater
+than the snapshot's) are replayed. The vector store keeps its own copy of the vectors.
+
+Everything here runs under the engine's lock; the connection is shared across threads.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import IndexCorruptedError
+
+__all__ = ["DocRecord", "DocStore", "FileRecord"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS docs (
+    id TEXT PRIMARY KEY,
+    source TEXT NOT NULL,
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    content TEXT NOT NULL,
+    metadata TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    seq INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS docs_source ON docs(source);
+CREATE INDEX IF NOT EXISTS docs_seq ON docs(seq);
+CREATE TABLE IF NOT EXISTS removed (id TEXT PRIMARY KEY, seq INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS files (
+    path TEXT PRIMARY KEY,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    hash TEXT NOT NULL
+);
+"""
+_SCHEMA_VERSION = "1"
+
+
+@dataclass(frozen=True)
+class DocRecord:
+    """An indexed document without its content (kept in memory by the engine)."""
+
+    id: str
+    source: str
+    start_line: int
+    end_line: int
+    metadata: dict[str, Any]
+    hash: str
+
+
+@dataclass(frozen=True)
+class FileRecord:
+    """What the auto-indexer knew about a file when it last indexed it."""
+
+    path: str
+    size: int
+    mtime_ns: int
+    hash: str
+
+
+class DocStore:
+    """SQLite-backed documents + manifest. ``path=None`` keeps everything in memory."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self._lock = threading.RLock()
+        try:
+            self._db = sqlite3.connect(str(path) if path else ":memory:", check_same_thread=False,
+                                       isolation_level=None)
+            if path is not None:
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA synchronous=NORMAL")
+            check = self._db.execute("PRAGMA quick_check").fetchone()
+            if not check or check[0] != "ok":
+                raise sqlite3.DatabaseError(f"integrity check failed: {check}")
+            self._db.executescript(_SCHEMA)
+            version = self.get_meta("schema")
+            if version is None:
+                self.set_meta("schema", _SCHEMA_VERSION)
+            elif version != _SCHEMA_VERSION:
+                raise sqlite3.DatabaseError(f"unknown schema version {version}")
+            seq = self.get_meta("seq")
+            self._seq = int(seq) if seq else 0
+        except sqlite3.DatabaseError as exc:
+            try:
+                self._db.close()
+            except Exception:
+                pass
+            raise IndexCorruptedError(f"search index database is unreadable: {exc}") from exc
+        self._in_tx = False
+
+    # ------------------------------------------------------------------ transactions
+    def begin(self) -> None:
+        with self._lock:
+            if not self._in_tx:
+                self._db.execute("BEGIN")
+                self._in_tx = True
+
+    def commit(self) -> None:
+        with self._lock:
+            if self._in_tx:
+                self._db.execute("INSERT OR REPLACE INTO meta VALUES ('seq', ?)", (str(self._seq),))
+                self._db.execute("COMMIT")
+                self._in_tx = False
+
+    def close(self) -> None:
+        with self._lock:
+            try:
+                self.commit()
+            finally:
+                self._db.close()
+
+    # ------------------------------------------------------------------ meta
+    def get_meta(self, key: str) -> str | None:
+        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    @property
+    def seq(self) -> int:
+        return self._seq
+
+    # ------------------------------------------------------------------ documents
+    def put(self, rec: DocRecord, content: str) -> None:
+        with self._lock:
+            self.begin()
+            self._seq += 1
+            self._db.execute(
+                "INSERT OR REPLACE INTO docs VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (rec.id, rec.source, rec.start_line, rec.end_line, content,
+                 json.dumps(rec.metadata, default=str), rec.hash, self._seq),
+            )
+            self._db.execute("DELETE FROM removed WHERE id = ?", (rec.id,))
+
+    def delete(self, doc_id: str) -> None:
+        with self._lock:
+            self.begin()
+            self._seq += 1
+            self._db.execute("DELETE FROM docs WHERE id = ?", (doc_id,))
+            self._db.execute("INSERT OR REPLACE INTO removed VALUES (?, ?)", (doc_id, self._seq))
+
+    def clear_docs(self) -> None:
+        with self._lock:
+            self.begin()
+            self._seq += 1
+            self._db.execute("DELETE FROM docs")
+            self._db.execute("DELETE FROM removed")
+            self._db.execute("DELETE FROM files")
+
+    def records(self) -> Iterator[DocRecord]:
+        cur = self._db.execute("SELECT id, source, start_line, end_line, metadata, hash FROM docs ORDER BY seq")
+        for row in cur:
+            yield DocRecord(row[0], row[1], row[2], row[3], json.loads(row[4]), row[5])
+
+    def contents(self, ids: Iterable[str]) -> dict[str, str]:
+        out: dict[str, str] = {}
+        id_list = list(ids)
+        with self._lock:
+            for i in range(0, len(id_list), 500):
+                part = id_list[i:i + 500]
+                q = "SELECT id, content FROM docs WHERE id IN ({})".format(",".join("?" * len(part)))
+                out.update(self._db.execute(q, part).fetchall())
+        return out
+
+    def iter_contents(self) -> Iterator[tuple[str, str]]:
+        yield from self._db.execute("SELECT id, content FROM docs ORDER BY seq")
+
+    def changed_since(self, seq: int) -> tuple[list[str], list[str]]:
+        """Ids upserted and ids removed after ``seq`` (what a BM25 snapshot at ``seq`` misses)."""
+        with self._lock:
+            up = [r[0] for r in self._db.execute("SELECT id FROM docs WHERE seq > ? ORDER BY seq", (seq,))]
+            gone = [r[0] for r in self._db.execute("SELECT id FROM removed WHERE seq > ?", (seq,))]
+        return up, gone
+
+    def count_changed_since(self, seq: int) -> int:
+        with self._lock:
+            a = self._db.execute("SELECT COUNT(*) FROM docs WHERE seq > ?", (seq,)).fetchone()[0]
+            b = self._db.execute("SELECT COUNT(*) FROM removed WHERE seq > ?", (seq,)).fetchone()[0]
+        return int(a) + int(b)
+
+    def prune_removed(self, upto_seq: int) -> None:
+        with self._lock:
+            self._db.execute("DELETE FROM removed WHERE seq <= ?", (upto_seq,))
+
+    # ------------------------------------------------------------------ file manifest
+    def file(self, path: str) -> FileRecord | None:
+        with self._lock:
+            row = self._db.execute("SELECT path, size, mtime_ns, hash FROM files WHERE path = ?", (path,)).fetchone()
+        return FileRecord(*row) if row else None
+
+    def files(self) -> dict[str, FileRecord]:
+        with self._lock:
+            return {r[0]: FileRecord(*r) for r in self._db.execute("SELECT path, size, mtime_ns, hash FROM files")}
+
+    def put_file(self, rec: FileRecord) -> None:
+        with self._lock:
+            self.begin()
+            self._db.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)",
+                             (rec.path, rec.size, rec.mtime_ns, rec.hash))
+
+    def delete_file(self, path: str) -> None:
+        with self._lock:
+            self.begin()
+            self._db.execute("DELETE FROM files WHERE path = ?", (path,))

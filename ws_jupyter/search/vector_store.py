@@ -1,0 +1,246 @@
+"""Vector storage: the ``VectorStore`` protocol and its Chroma implementation.
+
+The search engine computes embeddings itself (batched, with the workspace's embedder) and hands
+the store finished vectors, so any store that can upsert/delete/query by vector fits. Chroma is
+the default because it runs embedded (a directory under the workspace), in memory, or as a shared
+server, behind one client API.
+
+>>> store = ChromaVectorStore(ephemeral=True)          # doctest: +SKIP
+>>> store = ChromaVectorStore(path="./index/chroma")   # doctest: +SKIP
+>>> store = ChromaVectorStore(host="127.0.0.1", port=8000)   # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from ..errors import SearchError, WorkspaceConfigError
+
+__all__ = ["ChromaVectorStore", "VectorStore", "chroma_collection_name"]
+
+
+@runtime_checkable
+class VectorStore(Protocol):
+    """What the search engine needs from a vector database.
+
+    ``open`` binds the store to one index (collection) before any other call; ``persist_dir``
+    is where the workspace keeps its index, for stores that default to living there.
+    ``query`` returns ``(id, similarity)`` best first, higher is more similar.
+    """
+
+    def open(self, index_name: str, persist_dir: Path | None = None) -> None: ...
+
+    def upsert(self, ids: Sequence[str], embeddings: np.ndarray, documents: Sequence[str],
+               metadatas: Sequence[Mapping[str, Any]]) -> None: ...
+
+    def delete(self, ids: Sequence[str]) -> None: ...
+
+    def query(self, embedding: np.ndarray, top_k: int,
+              where: Mapping[str, Any] | None = None) -> list[tuple[str, float]]: ...
+
+    def ids(self) -> set[str]: ...
+
+    def count(self) -> int: ...
+
+    def clear(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def chroma_collection_name(index_name: str) -> str:
+    """Maps a workspace index name (``^[A-Za-z_][A-Za-z0-9_]*$``) to a valid Chroma collection
+    name (3-512 chars of ``[a-zA-Z0-9._-]``, starting and ending alphanumeric)."""
+    core = re.sub(r"[^A-Za-z0-9._-]", "_", index_name).strip("._-")
+    if len(core) < 3:
+        core = f"ws_{core}_index" if core else "ws_index"
+    return core[:512]
+
+
+_SCALAR = (str, int, float, bool)
+
+
+def _chroma_metadata(meta: Mapping[str, Any]) -> dict[str, Any]:
+    # Chroma accepts only scalar values (no None, no nested objects); the full metadata lives in
+    # the engine's document store, this copy only serves `where` filters.
+    out = {str(k): v for k, v in meta.items() if isinstance(v, _SCALAR)}
+    return out or {"_": True}
+
+
+class ChromaVectorStore:
+    """A Chroma collection as the workspace's vector index.
+
+    Exactly one way to reach Chroma: ``client=`` (any chromadb client you made), ``host``/``port``
+    (a Chroma server, via ``chromadb.HttpClient``), ``path=`` (embedded, persistent),
+    ``ephemeral=True`` (in memory) — or nothing, which means embedded and persistent under the
+    workspace (``.ws/index/chroma``), or in memory when the engine has no persist directory.
+    Collections use cosine distance; similarity is reported as ``1 - distance``.
+    """
+
+    def __init__(
+        self,
+        path: str | Path | None = None,
+        *,
+        client: Any = None,
+        host: str | None = None,
+        port: int | None = None,
+        ssl: bool = False,
+        headers: Mapping[str, str] | None = None,
+        ephemeral: bool = False,
+        collection_name: str | None = None,
+    ) -> None:
+        given = [x for x in (path is not None, client is not None, host is not None or port is not None, ephemeral) if x]
+        if len(given) > 1:
+            raise WorkspaceConfigError(
+                "ChromaVectorStore: give only one of path=, client=, host=/port= or ephemeral=True",
+                code="INVALID_SEARCH_CONFIG",
+            )
+        self.path = Path(path).expanduser() if path is not None else None
+        self.host = host
+        self.port = port
+        self.ssl = ssl
+        self.headers = dict(headers or {})
+        self.ephemeral = ephemeral
+        self.collection_name = collection_name
+        self._client = client
+        self._owns_client = client is None
+        self._collection: Any = None
+        self._lock = threading.RLock()
+
+    def __repr__(self) -> str:
+        if self.host is not None or self.port is not None:
+            where = f"server {self.host or 'localhost'}:{self.port or 8000}"
+        elif self.path is not None:
+            where = f"path={str(self.path)!r}"
+        elif self.ephemeral:
+            where = "ephemeral"
+        elif self._client is not None and not self._owns_client:
+            where = "client"
+        else:
+            where = "workspace default"
+        name = f", collection={self.collection_name!r}" if self.collection_name else ""
+        return f"ChromaVectorStore({where}{name})"
+
+    @property
+    def kind(self) -> str:
+        if self.host is not None or self.port is not None:
+            return "http"
+        if not self._owns_client:
+            return "client"
+        return "ephemeral" if self.ephemeral or self.path is None else "persistent"
+
+    # ------------------------------------------------------------------ lifecycle
+    def open(self, index_name: str, persist_dir: Path | None = None) -> None:
+        with self._lock:
+            if self._collection is not None:
+                return
+            import chromadb
+            from chromadb.config import Settings
+
+            settings = Settings(anonymized_telemetry=False, allow_reset=True)
+            try:
+                if self._client is None:
+                    if self.host is not None or self.port is not None:
+                        self._client = chromadb.HttpClient(
+                            host=self.host or "localhost", port=self.port or 8000, ssl=self.ssl,
+                            headers=self.headers or None, settings=settings)
+                    elif self.ephemeral or (self.path is None and persist_dir is None):
+                        self.ephemeral = True
+                        self._client = chromadb.EphemeralClient(settings=settings)
+                    else:
+                        if self.path is None:
+                            assert persist_dir is not None
+                            self.path = persist_dir / "chroma"
+                        self.path.mkdir(parents=True, exist_ok=True)
+                        self._client = chromadb.PersistentClient(path=str(self.path), settings=settings)
+                name = self.collection_name or chroma_collection_name(index_name)
+                self.collection_name = name
+                self._collection = self._client.get_or_create_collection(
+                    name, embedding_function=None, configuration={"hnsw": {"space": "cosine"}})
+            except WorkspaceConfigError:
+                raise
+            except Exception as exc:
+                raise SearchError(f"cannot open Chroma collection for index {index_name!r} ({self!r}): "
+                                  f"{type(exc).__name__}: {exc}") from exc
+
+    def _col(self) -> Any:
+        if self._collection is None:
+            raise SearchError("ChromaVectorStore is not open (the search engine opens it)")
+        return self._collection
+
+    def close(self) -> None:
+        """Releases the collection and, for clients this store created, Chroma's file handles."""
+        with self._lock:
+            self._collection = None
+            client, self._client = self._client, None
+            if client is not None and self._owns_client and hasattr(client, "close"):
+                try:
+                    client.close()
+                except Exception:
+                    pass
+            if not self._owns_client:
+                self._client = client
+
+    # ------------------------------------------------------------------ data
+    def upsert(self, ids: Sequence[str], embeddings: np.ndarray, documents: Sequence[str],
+               metadatas: Sequence[Mapping[str, Any]]) -> None:
+        if not len(ids):
+            return
+        col = self._col()
+        emb = np.asarray(embeddings, dtype=np.float32)
+        step = 1000  # stay far below Chroma's max batch size
+        with self._lock:
+            for i in range(0, len(ids), step):
+                col.upsert(ids=list(ids[i:i + step]), embeddings=emb[i:i + step],
+                           documents=list(documents[i:i + step]),
+                           metadatas=[_chroma_metadata(m) for m in metadatas[i:i + step]])
+
+    def delete(self, ids: Sequence[str]) -> None:
+        if not len(ids):
+            return
+        col = self._col()
+        with self._lock:
+            for i in range(0, len(ids), 1000):
+                col.delete(ids=list(ids[i:i + 1000]))
+
+    def query(self, embedding: np.ndarray, top_k: int,
+              where: Mapping[str, Any] | None = None) -> list[tuple[str, float]]:
+        col = self._col()
+        if top_k <= 0:
+            return []
+        with self._lock:
+            n = col.count()
+            if n == 0:
+                return []
+            res = col.query(query_embeddings=[np.asarray(embedding, dtype=np.float32)],
+                            n_results=min(top_k, n), where=dict(where) if where else None,
+                            include=["distances"])
+        ids = res["ids"][0]
+        dists = res["distances"][0]
+        return [(i, 1.0 - float(d)) for i, d in zip(ids, dists)]
+
+    def ids(self) -> set[str]:
+        col = self._col()
+        out: set[str] = set()
+        with self._lock:
+            n = col.count()
+            for offset in range(0, n, 5000):
+                out.update(col.get(include=[], limit=5000, offset=offset)["ids"])
+        return out
+
+    def count(self) -> int:
+        with self._lock:
+            return int(self._col().count())
+
+    def clear(self) -> None:
+        with self._lock:
+            col = self._col()
+            name = col.name
+            self._client.delete_collection(name)
+            self._collection = self._client.get_or_create_collection(
+                name, embedding_function=None, configuration={"hnsw": {"space": "cosine"}})
