@@ -461,3 +461,56 @@ def test_close_makes_later_calls_fail_clearly(
         with pytest.raises(WorkspaceNotReadyError):
             call()
     skills.close()  # idempotent
+
+
+def test_random_paths_never_leave_the_skill(project: Path, tmp_path: Path) -> None:
+    """Property: whatever path an agent sends, a read returns a file of the skill, None, or a
+    typed error — never a host file outside the skill folder."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    outside = Path(os.path.realpath(tmp_path)) / "outside.md"
+    outside.write_text("OUTSIDE")
+    os.symlink(outside, project / "skills" / "report" / "references" / "link-out.md")
+    skills = WorkspaceSkills(LocalSkillSource(project), ["skills"], refresh_interval=None)
+    segments = st.sampled_from(
+        [
+            "..",
+            ".",
+            "",
+            "references",
+            "scripts",
+            "assets",
+            "style.md",
+            "link-out.md",
+            "tiny",
+            "SKILL.md",
+            "~",
+            "/",
+            "\\",
+            "skills",
+            "report",
+            "etc",
+            "passwd",
+            "\x00",
+            "é",
+            "a" * 300,
+        ]
+    )
+    paths = st.lists(segments, min_size=1, max_size=6).map("/".join) | st.text(max_size=40)
+
+    @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(path=paths, method=st.sampled_from(["get_reference", "get_script", "get_asset", "read_file"]))
+    def check(path: str, method: str) -> None:
+        try:
+            result = getattr(skills, method)("report", path)
+        except (SkillPathError, FileNotFound, SkillError):
+            return
+        data = result.data if hasattr(result, "data") else result
+        if data is None:
+            return
+        raw = data if isinstance(data, bytes) else data.encode()
+        assert b"OUTSIDE" not in raw
+        assert b"Follow these steps." not in raw  # the other skill's SKILL.md
+
+    check()
