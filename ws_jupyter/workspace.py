@@ -194,10 +194,13 @@ class Workspace:
         self._vector_store = vector_store
         self._embedder = embedder
         self._search_index_name = search_index_name or default_index_name(self._id)
+        # The on-disk index must outlive a kernel restart even when the id is generated afresh.
+        self._stable_index_name = search_index_name is not None or id is not None
         self._auto_index_paths: tuple[str, ...] = (
             (auto_index_paths,) if isinstance(auto_index_paths, str) else tuple(auto_index_paths)
         )
         self._search_engine: SearchEngine | None = None
+        self._watchers: list[Any] = []
         self._skills_obj: WorkspaceSkills | None = None
 
         if on_mount is not None and not callable(on_mount):
@@ -416,6 +419,9 @@ class Workspace:
                 attempt(stop, "destroying the sandbox")
         if self._skills_obj is not None and hasattr(self._skills_obj, "close"):
             attempt(self._skills_obj.close, "closing skills")
+        for watcher in self._watchers:
+            attempt(watcher.stop, "stopping the index watcher")
+        self._watchers = []
         if self._search_engine is not None:
             attempt(self._search_engine.close, "closing the search index")
         fs = self._fs_static
@@ -536,7 +542,9 @@ class Workspace:
         progress: Callable[..., None] | None = None,
     ) -> Any:
         """(Re)index ``paths`` (default: ``auto_index_paths``) incrementally: unchanged files are
-        neither re-read nor re-embedded; deleted files leave the index."""
+        neither re-read nor re-embedded; deleted files leave the index. ``progress`` receives
+        :class:`~ws_jupyter.search.indexer.IndexProgress` updates (``done``, ``total``, ``path``,
+        ``phase``). Returns an :class:`~ws_jupyter.search.indexer.IndexReport`."""
         engine = self._engine()
         from .search.indexer import AutoIndexer
 
@@ -546,9 +554,43 @@ class Workspace:
             if paths is None
             else ((paths,) if isinstance(paths, str) else tuple(paths))
         )
-        result = AutoIndexer(fs, engine).rebuild(wanted, progress=progress)
+        # A full pass over auto_index_paths also drops files indexed under paths no longer configured.
+        result = AutoIndexer(fs, engine).rebuild(wanted, progress=progress, prune_outside=paths is None)
         self._touch()
         return result
+
+    def watch(
+        self,
+        paths: Sequence[str] | str | None = None,
+        on_update: Callable[..., None] | None = None,
+        debounce: float = 0.3,
+    ) -> Any:
+        """Keep the index current while files change: returns a running
+        :class:`~ws_jupyter.search.indexer.Watcher` (``stop()`` it, or ``destroy()`` stops it).
+
+        Each burst of changes under the workspace runs one incremental pass over ``paths``
+        (default: ``auto_index_paths``); ``on_update`` receives its ``IndexReport``.
+        """
+        engine = self._engine()
+        from .search.indexer import AutoIndexer, Watcher
+
+        fs = self.resolve_filesystem(None)
+        root = getattr(fs, "base_path", None)
+        if not root:
+            raise WorkspaceConfigError(
+                "watch() needs a local filesystem (a base_path to watch)", code="INVALID_CONFIG",
+                workspace_id=self._id)
+        wanted = (
+            self._auto_index_paths
+            if paths is None
+            else ((paths,) if isinstance(paths, str) else tuple(paths))
+        )
+        watcher = Watcher(AutoIndexer(fs, engine), wanted, os.path.realpath(root), debounce=debounce,
+                          on_update=on_update, prune_outside=paths is None)
+        with self._lock:
+            self._watchers = [w for w in self._watchers if w.running]
+            self._watchers.append(watcher)
+        return watcher
 
     # --- skills ---------------------------------------------------------------------------------------
 

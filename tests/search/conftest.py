@@ -95,7 +95,7 @@ def chroma_server(tmp_path_factory):
         exe = Path(found)
     data = tmp_path_factory.mktemp("chroma-server")
     port = _free_port()
-    log = open(data / "server.log", "wb")
+    log = open(data / "server.log", "wb")  # noqa: SIM115 - the server writes to it until teardown
     env = {**os.environ, "ANONYMIZED_TELEMETRY": "False"}
     proc = subprocess.Popen([str(exe), "run", "--path", str(data / "db"), "--host", "127.0.0.1", "--port", str(port)],
                             stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)

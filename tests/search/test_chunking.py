@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from ws_jupyter.search.chunking import best_line_range, line_count, split_into_chunks
@@ -22,7 +24,7 @@ def test_chunks_cover_the_file_with_overlap_and_file_line_numbers():
     chunks = split_into_chunks(text, max_chars=4000, overlap_lines=3)
     assert len(chunks) > 3
     assert chunks[0].start_line == 1 and chunks[-1].end_line == 600
-    for prev, cur in zip(chunks, chunks[1:]):
+    for prev, cur in itertools.pairwise(chunks):
         assert cur.start_line == prev.end_line - 2  # 3 lines shared
     for c in chunks:
         assert len(c.content) <= 4000

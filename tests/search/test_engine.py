@@ -56,7 +56,7 @@ def test_bm25_only_engine_basics(tmp_path):
     assert len(e) == 5 and set(e.ids()) == set(CORPUS)
 
     results = e.search("bread", top_k=3)
-    assert [r.id for r in results][0] == "notes/bread.md"
+    assert next(r.id for r in results) == "notes/bread.md"
     assert all("bread" in r.content.lower() for r in results)
     top = results[0]
     assert top.metadata == {"kind": "note", "source": "notes/bread.md"}

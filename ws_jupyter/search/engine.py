@@ -49,7 +49,13 @@ from ..errors import (
     WorkspaceConfigError,
 )
 from .bm25 import BM25Index
-from .chunking import DEFAULT_CHUNK_CHARS, DEFAULT_OVERLAP_LINES, best_line_range, line_count, split_into_chunks
+from .chunking import (
+    DEFAULT_CHUNK_CHARS,
+    DEFAULT_OVERLAP_LINES,
+    best_line_range,
+    line_count,
+    split_into_chunks,
+)
 from .config import BM25Config, coerce_bm25_config
 from .embedder import Embedder, as_embedder
 from .filters import chroma_where, matches_filter

@@ -183,7 +183,7 @@ class AutoIndexer:
                     found[st.path] = (st.size, _ns(st.modified_at.timestamp()))
                 continue
             for entry in walk(self.fs, scope.base, max_depth=64):
-                if entry.is_dir or entry.is_symlink and entry.type != "file":
+                if entry.is_dir or (entry.is_symlink and entry.type != "file"):
                     continue
                 if scope.regex is not None and not scope.regex.match(entry.path):
                     continue
@@ -233,9 +233,8 @@ class AutoIndexer:
                     engine.remove_source(path)
                     store.delete_file(path)
                     report.removed.append(path)
-            if engine.pending_embeddings:
-                if progress is not None:
-                    progress(IndexProgress(total, total, None, "embed"))
+            if engine.pending_embeddings and progress is not None:
+                progress(IndexProgress(total, total, None, "embed"))
             engine.flush()
             report.seconds = time.perf_counter() - t0
             if progress is not None:
@@ -283,7 +282,7 @@ class AutoIndexer:
 
 
 def _ns(ts: float) -> int:
-    return int(round(ts * 1e9))
+    return round(ts * 1e9)
 
 
 class Watcher:
