@@ -51,6 +51,15 @@ _EXPORTS: dict[str, str] = {
     "LocalSkillSource": "ws_jupyter.skills.source",
     "FilesystemSkillSource": "ws_jupyter.skills.source",
     "VersionedSkillSource": "ws_jupyter.skills.versioned",
+    # search
+    "BM25Config": "ws_jupyter.search.config",
+    "SearchResult": "ws_jupyter.search.results",
+    "SearchEngine": "ws_jupyter.search.engine",
+    "VectorStore": "ws_jupyter.search.vector_store",
+    "ChromaVectorStore": "ws_jupyter.search.vector_store",
+    "DefaultEmbedder": "ws_jupyter.search.embedder",
+    "IndexReport": "ws_jupyter.search.indexer",
+    "IndexProgress": "ws_jupyter.search.indexer",
 }
 
 _ERRORS = (
@@ -105,6 +114,12 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .sandbox.local import LocalSandbox
     from .sandbox.processes import ProcessHandle, ProcessManager
     from .sandbox.types import CommandResult, IsolationDetection, ProcessInfo, SandboxInfo, WorkspaceSandbox
+    from .search.config import BM25Config
+    from .search.embedder import DefaultEmbedder
+    from .search.engine import SearchEngine
+    from .search.indexer import IndexProgress, IndexReport
+    from .search.results import SearchResult
+    from .search.vector_store import ChromaVectorStore, VectorStore
     from .skills.model import (
         Skill,
         SkillChanges,
