@@ -344,7 +344,7 @@ class ProcessHandle:
         if on_stderr:
             self._add_callback(self._stderr, on_stderr)
         try:
-            if not self._done.wait(limit):
+            if not self._wait_done(limit):
                 raise ProcessWaitTimeoutError(self.pid, limit or 0.0)
         finally:
             if on_stdout:
@@ -352,6 +352,17 @@ class ProcessHandle:
             if on_stderr:
                 self._remove_callback(self._stderr, on_stderr)
         return self.result()
+
+    def _wait_done(self, timeout: float | None) -> bool:
+        # Short slices keep the waiting thread responsive to KeyboardInterrupt however it is
+        # delivered (a real SIGINT, or _thread.interrupt_main() which wakes no blocked lock).
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            step = 0.1 if deadline is None else min(0.1, deadline - time.monotonic())
+            if step <= 0:
+                return self._done.is_set()
+            if self._done.wait(step):
+                return True
 
     def _add_callback(self, stream: _Stream, cb: OutputCallback) -> None:
         with self._lock:
@@ -618,7 +629,8 @@ class ProcessManager:
         self._use_pidfd = hasattr(os, "pidfd_open")
         _live_managers.add(self)
         # An idle I/O thread must not outlive a manager that was garbage collected.
-        weakref.finalize(self, self._reactor.close, 0.0)
+        # Not at interpreter exit though: the atexit handler below still needs the I/O thread.
+        weakref.finalize(self, self._reactor.close, 0.0).atexit = False
 
     # --- public API --------------------------------------------------------------------------
 
@@ -802,9 +814,10 @@ class ProcessManager:
             )
 
         try:
-            # bubblewrap's --die-with-parent fires when the *thread* that forked it exits: fork
-            # from the main thread or from the manager's long-lived I/O thread, never from a
-            # short-lived worker thread (which would take the sandbox down with it).
+            # Parent-death signals (PR_SET_PDEATHSIG, which bubblewrap builds on) fire when the
+            # *thread* that forked the child exits. Fork from the main thread or from the
+            # manager's long-lived I/O thread, never from a short-lived worker thread, so no
+            # wrapper that uses them can take a background process down with that thread.
             if threading.current_thread() is threading.main_thread():
                 return start()
             return self._reactor.run_sync(start)

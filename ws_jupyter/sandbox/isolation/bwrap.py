@@ -11,6 +11,7 @@ Layout inside the sandbox:
 * ``read_only_paths`` read-only, then the working directory, ``read_write_paths``, the
   sandbox's private HOME/TMPDIR and ``sandbox.mount()`` paths read-write (or read-only), each at
   its host path, shallow paths first so nested binds stack correctly;
+* the sandbox's root read-only, so writes anywhere else fail instead of vanishing;
 * every namespace unshared (user, pid, ipc, uts, cgroup, network — the network only unless
   ``allow_network``), all capabilities dropped, a new session (no TIOCSTI on the terminal), and
   ``--die-with-parent`` so the whole pid namespace dies with the kernel.
@@ -172,8 +173,11 @@ class BwrapPlan:
         return any(_under(real, r) or _under(path, r) for r in self.visible_roots)
 
     def argv(self, command: str, cwd: str) -> list[str]:
-        return [*self._prefix, "--chdir", cwd, *self._suffix, "--", "/bin/sh", "-c", command]
+        return self.wrap(["/bin/sh", "-c", command], cwd)
 
     def wrap(self, argv: Sequence[str], cwd: str) -> list[str]:
-        """Wraps an exec-style argv instead of a shell command (used by the availability probe)."""
-        return [*self._prefix, "--chdir", cwd, *self._suffix, "--", *argv]
+        """Wraps an exec-style argv (``argv()`` wraps a shell command line)."""
+        # The root is bwrap's own tmpfs: remounting it read-only last (after every mount point
+        # was created, user args included) makes a write to /etc/x or /x fail loudly instead of
+        # landing in a throw-away directory.
+        return [*self._prefix, "--chdir", cwd, *self._suffix, "--remount-ro", "/", "--", *argv]

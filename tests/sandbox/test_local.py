@@ -1,0 +1,143 @@
+"""LocalSandbox without isolation: the conformance suite plus what is specific to the host mode."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+
+import pytest
+
+import ws_jupyter
+from ws_jupyter.errors import IsolationUnavailableError, SandboxStateError, WorkspaceConfigError
+from ws_jupyter.sandbox import LocalSandbox, NativeSandboxConfig
+from ws_jupyter.sandbox.types import WorkspaceSandbox
+
+from .conformance import SandboxConformance
+from .conftest import BWRAP
+
+
+class TestUnisolated(SandboxConformance):
+    isolation = "none"
+
+
+def test_public_names_are_exported():
+    for name in (
+        "LocalSandbox",
+        "NativeSandboxConfig",
+        "IsolationDetection",
+        "ProcessManager",
+        "ProcessHandle",
+    ):
+        assert name in ws_jupyter.__all__
+        assert getattr(ws_jupyter, name).__name__ == name
+
+
+def test_is_a_workspace_sandbox(make_sandbox):
+    assert isinstance(make_sandbox(), WorkspaceSandbox)
+
+
+def test_defaults(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    sb = LocalSandbox()
+    try:
+        assert sb.working_directory == os.path.join(os.path.realpath(tmp_path), ".sandbox")
+        assert sb.status == "pending" and sb.timeout == 30.0 and sb.isolation == "none"
+        assert sb.id.startswith("local-sandbox-") and sb.name == "LocalSandbox" and sb.provider == "local"
+        assert LocalSandbox(id="fixed").id == "fixed"
+    finally:
+        sb.destroy()
+
+
+def test_unisolated_instructions_say_so(make_sandbox):
+    text = make_sandbox().get_instructions()
+    assert "without isolation" in text and "host" in text and "30 s" in text
+
+
+def test_lifecycle_statuses(make_sandbox):
+    sb = make_sandbox()
+    sb.stop()  # stopping a pending sandbox is a no-op
+    assert sb.status == "pending"
+    sb.start()
+    sb.start()  # idempotent
+    assert sb.status == "running"
+    sb.stop()
+    assert sb.status == "stopped"
+    home = sb.home_directory
+    sb.destroy()
+    assert sb.status == "destroyed" and not os.path.exists(os.path.dirname(home))
+    assert os.path.isdir(sb.working_directory)  # user files are never deleted
+    with pytest.raises(SandboxStateError):
+        sb.start()
+
+
+def test_context_manager(tmp_path):
+    with LocalSandbox(working_directory=str(tmp_path / "w")) as sb:
+        assert sb.status == "running"
+        h = sb.processes.spawn("sleep 30")
+    assert sb.status == "destroyed" and h.exit_code is not None
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"isolation": "docker"},
+        {"timeout": -5},
+        {"timeout": "30"},
+        {"env": ["A=1"]},
+        {"native_sandbox": {"allow_net": True}},
+        {"native_sandbox": {"allow_network": "yes"}},
+        {"native_sandbox": {"bwrap_args": "--share-net"}},
+        {"native_sandbox": {"bwrap_args": ["--", "sh"]}},
+        {"native_sandbox": 42},
+        {"instructions": 3},
+        {"id": ""},
+        {"max_output_bytes": -1},
+    ],
+)
+def test_bad_configuration_is_rejected_at_construction(tmp_path, kwargs):
+    with pytest.raises(WorkspaceConfigError):
+        LocalSandbox(working_directory=str(tmp_path), **kwargs)
+
+
+@pytest.mark.skipif(sys.platform == "darwin", reason="seatbelt is available on macOS")
+def test_seatbelt_unavailable_here_is_a_clear_error(tmp_path):
+    with pytest.raises(IsolationUnavailableError) as info:
+        LocalSandbox(working_directory=str(tmp_path), isolation="seatbelt")
+    assert info.value.code == "ISOLATION_UNAVAILABLE" and "macOS" in str(info.value)
+
+
+def test_auto_picks_the_probed_backend(make_sandbox):
+    sb = make_sandbox("auto")
+    expected = "bwrap" if BWRAP.available else "none"
+    assert sb.isolation == expected
+    info = sb.get_info()
+    assert info.metadata["isolation_requested"] == "auto"
+    if not BWRAP.available:
+        assert "warning" in info.metadata and "Warning" in sb.get_instructions()
+
+
+def test_detect_isolation_probes_and_caches():
+    first = LocalSandbox.detect_isolation()
+    assert first.backend == ("bwrap" if sys.platform.startswith("linux") else first.backend)
+    assert first is LocalSandbox.detect_isolation()  # cached per process
+    assert isinstance(first.message, str) and first.message
+
+
+def test_mount_is_recorded_without_isolation(make_sandbox, tmp_path):
+    sb = make_sandbox()
+    data = tmp_path / "data"
+    data.mkdir()
+    m = sb.mount(str(data), read_only=True)
+    assert m.path == os.path.realpath(data) and m.read_only
+    assert sb.get_info().metadata["mounts"] == [{"path": m.path, "read_only": True}]
+    assert sb.unmount(str(data)) is True and sb.mounts == ()
+
+
+def test_native_sandbox_config_value_object():
+    cfg = NativeSandboxConfig.coerce({"allow_network": True, "read_write_paths": ["~/x"]})
+    assert cfg.allow_network and cfg.read_write_paths == (os.path.expanduser("~/x"),)
+    assert NativeSandboxConfig.coerce(cfg) is cfg
+    assert "allow_network=True" in repr(cfg)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        cfg.allow_network = False  # type: ignore[misc]
