@@ -467,6 +467,7 @@ class FileView(RichView):
     total_lines: int | None = None
     omitted: tuple[int, int] | None = None  # lines left out in the middle (start, end), inclusive
     base_path: str | None = None
+    highlight: int | None = None  # a line to mark (search hits, grep matches)
     kind = "file"
 
     @property
@@ -527,6 +528,8 @@ class FileView(RichView):
         for n, line in self._numbered():
             number = "" if n is None else str(n)
             style = MUTED + "; font-style: italic" if n is None else ""
+            if n is not None and n == self.highlight:
+                style = MARK
             rows.append(
                 f'<tr><td style="{MUTED}; text-align: right; padding: 0 10px 0 0; user-select: none; '
                 f'vertical-align: top">{number}</td><td style="white-space: pre-wrap; word-break: break-all; '

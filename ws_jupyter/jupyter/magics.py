@@ -97,12 +97,6 @@ class WsMagics(Magics):
             close = difflib.get_close_matches(name, list(all_commands()), n=1)
             hint = f" Did you mean `%ws {close[0]}`?" if close else ""
             raise UsageError(f"Unknown subcommand {name!r}.{hint} See `%ws --help`.")
-        if cell is None and command.cell == "required":
-            raise UsageError(f"`%ws {command.name}` needs a cell body: write it as `%%ws {command.name} ...`")
-        if cell is not None and command.cell == "no":
-            raise UsageError(
-                f"`%%ws {command.name}` takes no cell body; use the line form `%ws {command.name}`"
-            )
         if self.expand_variables and command.expand and self.shell is not None:
             rest = expand(rest, self.shell.user_ns)
         parser = command.parser()
@@ -115,6 +109,12 @@ class WsMagics(Magics):
                 args = parse_line(parser, rest)
         except HelpShown:
             return None
+        if cell is None and command.cell == "required":
+            raise UsageError(f"`%ws {command.name}` needs a cell body: write it as `%%ws {command.name} ...`")
+        if cell is not None and command.cell == "no":
+            raise UsageError(
+                f"`%%ws {command.name}` takes no cell body; use the line form `%ws {command.name}`"
+            )
         invocation = Invocation(magics=self, command=command, args=args, line=rest, cell=cell)
         try:
             return command.run(invocation)

@@ -49,7 +49,7 @@ def run(inv: Invocation) -> TreeView:
             if entry.type == "directory" and entry.depth == args.depth and not entry.is_symlink:
                 try:
                     below = walk(
-                        fs, e.path, max_depth=1, include_hidden=args.all, respect_gitignore=not args.all
+                        fs, entry.path, max_depth=1, include_hidden=args.all, respect_gitignore=not args.all
                     )
                     if next(iter(below), None) is not None:
                         deeper = True

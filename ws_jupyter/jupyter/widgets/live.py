@@ -20,8 +20,9 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
+from typing import Any
 
-__all__ = ["MIN_INTERVAL", "TextTail", "Throttle"]
+__all__ = ["MIN_INTERVAL", "TextTail", "Throttle", "on_enter"]
 
 log = logging.getLogger(__name__)
 
@@ -168,3 +169,18 @@ class TextTail:
 
     def text(self) -> str:
         return "".join(t for _, t in self.parts())
+
+
+def on_enter(text: Any, callback: Callable[[], Any]) -> None:
+    """Calls ``callback`` when Enter is pressed in a ``Text`` widget.
+
+    ipywidgets 8 deprecates ``on_submit`` in favour of ``continuous_update=False``, but that also
+    fires when the box merely loses focus — for a command box that would run a half-typed command
+    when the user clicks elsewhere. ``on_submit`` is the only Enter-only event, so it is used with
+    its deprecation warning silenced.
+    """
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        text.on_submit(lambda _: callback())

@@ -22,7 +22,7 @@ import ipywidgets as w
 from traitlets import Int, Unicode
 
 from ..display import format_duration
-from .live import TextTail, Throttle, _scheduler
+from .live import TextTail, Throttle, _scheduler, on_enter
 
 __all__ = ["ProcessOutput", "clean_terminal_text", "process_state"]
 
@@ -107,7 +107,7 @@ class ProcessOutput(w.VBox):
         self._throttle = Throttle(self._render, interval)
         self.kill_button.on_click(lambda _: self.kill())
         self.send_button.on_click(lambda _: self._send_from_box())
-        self.stdin_box.on_submit(lambda _: self._send_from_box())
+        on_enter(self.stdin_box, self._send_from_box)
         self._unsubscribe = handle.subscribe(self._on_event, replay=True)
         self._render()
 
@@ -163,12 +163,12 @@ class ProcessOutput(w.VBox):
                 f'font-family: var(--jp-code-font-family, monospace); font-size: var(--jp-code-font-size, 12.5px)">'
                 f"{body}</pre></div></div>"
             )
-        if running and not self._tick_pending:
+        if not running:
+            self._stop_following()
+        elif not self._tick_pending:
             # keep the runtime ticking while the process is silent
             self._tick_pending = True
             _scheduler.call_at(time.monotonic() + 1.0, self._tick)
-        else:
-            self._stop_following()
 
     def _tick(self) -> None:
         self._tick_pending = False

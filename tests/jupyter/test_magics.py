@@ -1,0 +1,458 @@
+"""%ws / %%ws in IPython's testing shell, against a real workspace (files, sandbox, processes)."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+from IPython.core.error import UsageError
+
+from ws_jupyter.jupyter.commands import all_commands
+from ws_jupyter.jupyter.display import (
+    FileView,
+    GrepView,
+    IndexView,
+    InfoView,
+    LogView,
+    MessageView,
+    ProcessTableView,
+    RunSummary,
+    SearchResultsView,
+    SkillTableView,
+    SkillView,
+    TreeView,
+)
+from ws_jupyter.jupyter.magics import WsCommandError, WsMagics
+
+
+def ws(shell: Any, line: str, cell: str | None = None) -> Any:
+    if cell is None:
+        return shell.run_line_magic("ws", line)
+    return shell.run_cell_magic("ws", line, cell)
+
+
+def html_of(shell: Any, obj: Any) -> str:
+    data, _ = shell.display_formatter.format(obj)
+    return str(data.get("text/html", ""))
+
+
+# --- framework --------------------------------------------------------------------------------
+
+
+def test_help_lists_every_subcommand(ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    assert ws(ip, "--help") is None
+    out = capsys.readouterr().out
+    for name in all_commands():
+        assert f"  {name} " in out
+    assert "$$" in out  # the expansion rules are part of the help
+
+
+def test_magic_docstring_is_the_overview(ip: Any) -> None:
+    magic = ip.find_line_magic("ws")
+    assert "Subcommands" in magic.__doc__ and "init" in magic.__doc__
+
+
+@pytest.mark.parametrize("name", sorted(all_commands()))
+def test_every_subcommand_has_help(ip: Any, name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert ws(ip, f"{name} --help") is None
+    out = capsys.readouterr().out
+    assert out.startswith(f"usage: %ws {name}")
+    assert "Example" in out  # each help ends with examples
+
+
+def test_help_subcommand_form(ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    ws(ip, "help grep")
+    assert capsys.readouterr().out.startswith("usage: %ws grep")
+
+
+def test_unknown_subcommand_suggests(ip: Any) -> None:
+    with pytest.raises(UsageError, match=r"Did you mean `%ws grep`"):
+        ws(ip, "grepp x")
+
+
+def test_workspace_required(ip: Any) -> None:
+    with pytest.raises(UsageError, match="No workspace yet"):
+        ws(ip, "ls")
+
+
+def test_cell_rules(ws_ip: Any) -> None:
+    with pytest.raises(UsageError, match="needs a cell body"):
+        ws(ws_ip, "write a.txt")
+    with pytest.raises(UsageError, match="takes no cell body"):
+        ws(ws_ip, "ls", "body")
+
+
+def test_usage_errors_are_single_lines_through_run_cell(
+    ws_ip: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    result = ws_ip.run_cell("%ws ls --depth zero")
+    assert isinstance(result.error_in_exec, UsageError)
+    out = capsys.readouterr()
+    text = out.out + out.err
+    assert "UsageError" in text and "Traceback" not in text
+
+
+def test_workspace_errors_become_one_line(ws_ip: Any) -> None:
+    with pytest.raises(WsCommandError) as info:
+        ws(ws_ip, "cat missing.txt")
+    assert isinstance(info.value.error, FileNotFoundError)
+    assert "missing.txt" in str(info.value) and "\n" not in str(info.value)
+    with pytest.raises(WsCommandError) as escape:
+        ws(ws_ip, "cat ../../etc/passwd")
+    assert isinstance(escape.value.error, PermissionError)
+
+
+def test_config_traitlets(ip: Any, tmp_path: Path) -> None:
+    ip.run_line_magic("config", "WsMagics.default_dir = 'data'")
+    ip.run_line_magic("config", "WsMagics.variable_name = 'space'")
+    info = ws(ip, "init")
+    assert isinstance(info, InfoView)
+    assert (Path.cwd() / "data").is_dir()
+    assert ip.user_ns["space"].filesystem.base_path == os.path.realpath(Path.cwd() / "data")
+    magics = next(c for c in ip.configurables if isinstance(c, WsMagics))
+    magics.update_interval = 0.01
+    assert magics.update_interval == 0.1  # never more than 10 updates a second
+
+
+def test_variable_expansion_in_lines(ws_ip: Any) -> None:
+    ws_ip.user_ns["fname"] = "notes.txt"
+    ws_ip.user_ns["n"] = 2
+    view = ws(ws_ip, "cat $fname --lines {n}:{n + 1}")
+    assert view.lines == ["beta", "gamma"]
+    summary = ws(ws_ip, "run --quiet echo $fname {n * 21} $HOME_IS_SHELL '{print $1}'")
+    assert summary.stdout.split() == ["notes.txt", "42", "{print", "$1}"]
+
+
+def test_expansion_can_be_turned_off(ws_ip: Any) -> None:
+    ws_ip.user_ns["x"] = 5
+    ws_ip.run_line_magic("config", "WsMagics.expand_variables = False")
+    summary = ws(ws_ip, "run --quiet echo {x}")
+    assert summary.stdout.strip() == "{x}"
+
+
+# --- workspace ----------------------------------------------------------------------------------
+
+
+def test_init_binds_ws_and_reinit_destroys_the_old_one(ip: Any, ws_dir: Path) -> None:
+    info = ws(ip, f"init {ws_dir} --name demo")
+    first = ip.user_ns["ws"]
+    assert first.name == "demo" and first.status == "ready"
+    assert info.as_dict()["status"] == "ready"
+    assert "bm25" in info.as_dict()["search"]
+    handle = first.sandbox.processes.spawn("sleep 30")
+    ws(ip, f"init {ws_dir} --no-bm25")
+    assert first.status == "destroyed"
+    assert not psutil.pid_exists(handle.pid) or psutil.Process(handle.pid).status() == psutil.STATUS_ZOMBIE
+    assert ip.user_ns["ws"] is not first and not ip.user_ns["ws"].can_bm25
+    assert (ws_dir / "notes.txt").exists()  # files are never deleted
+
+
+def test_init_picks_up_skills(ip: Any, ws_dir: Path) -> None:
+    _write_skill(ws_dir / "skills" / "hello-world", "hello-world", "Says hello.")
+    info = ws(ip, f"init {ws_dir}")
+    assert info.as_dict()["skills"] == "1"
+
+
+def test_init_rejects_a_file(ip: Any, ws_dir: Path) -> None:
+    with pytest.raises(UsageError, match="not a directory"):
+        ws(ip, f"init {ws_dir / 'notes.txt'}")
+
+
+def test_use_adopts_without_owning(ip: Any, workspace: Any) -> None:
+    ip.user_ns["mine"] = workspace
+    info = ws(ip, "use mine")
+    assert "mine" in info.heading
+    assert ws(ip, "cat notes.txt").lines == ["alpha", "beta", "gamma"]
+    ip.run_line_magic("unload_ext", "ws_jupyter")
+    assert workspace.status == "ready"  # adopted: the session does not destroy it
+    ip.run_line_magic("load_ext", "ws_jupyter")
+    ip.user_ns["other"] = 42
+    with pytest.raises(UsageError, match="not a Workspace"):
+        ws(ip, "use other")
+    with pytest.raises(UsageError, match="cannot evaluate"):
+        ws(ip, "use no_such_name")
+
+
+def test_info(ws_ip: Any) -> None:
+    info = ws(ws_ip, "info --files")
+    rows = info.as_dict()
+    assert rows["status"] == "ready" and rows["isolation"] == "none"
+    assert rows["files"] == "6"  # gitignored and hidden files are not counted
+    html = html_of(ws_ip, info)
+    assert "<table" in html and "isolation" in html
+    assert "isolation" in repr(info) and "|" in info._repr_markdown_()
+
+
+# --- files --------------------------------------------------------------------------------------
+
+
+def test_ls_tree(ws_ip: Any) -> None:
+    tree = ws(ws_ip, "ls")
+    assert isinstance(tree, TreeView)
+    assert tree.files == ["docs/guide.md", "src/app.py", "blob.bin", "notes.txt", "pixel.png"]
+    assert "build" not in tree.directories and ".secret" not in tree.files
+    assert tree.hidden_by_depth  # src/pkg has children below depth 2
+    text = repr(tree)
+    assert "├── docs/" in text and "│   └── guide.md" in text and "directories" in text
+    html = html_of(ws_ip, tree)
+    assert "<details open" in html and 'href="' in html and "guide.md" in html
+
+
+def test_ls_depth_all_and_subdir(ws_ip: Any) -> None:
+    deep = ws(ws_ip, "ls --depth 5")
+    assert "src/pkg/util.py" in deep.files and not deep.hidden_by_depth
+    everything = ws(ws_ip, "ls --all --depth 3")
+    assert {"build/out.txt", "debug.log", ".secret", ".gitignore"} <= set(everything.files)
+    sub = ws(ws_ip, "ls src")
+    assert sub.root == "src" and sub.files == ["src/pkg/util.py", "src/app.py"]
+    with pytest.raises(UsageError, match="depth"):
+        ws(ws_ip, "ls --depth 0")
+
+
+def test_ls_limit(ws_ip: Any) -> None:
+    tree = ws(ws_ip, "ls --limit 2")
+    assert len(tree.entries) == 2 and tree.truncated
+
+
+def test_cat_text_lines_and_long_files(ws_ip: Any, ws_dir: Path) -> None:
+    view = ws(ws_ip, "cat src/app.py")
+    assert isinstance(view, FileView) and view.total_lines == 5
+    assert "     " not in repr(view).splitlines()[1]  # compact numbering
+    assert repr(view).splitlines()[1] == "1  import os"
+    html = html_of(ws_ip, view)
+    assert "TODO: parse args" in html and "<table" in html
+    part = ws(ws_ip, "cat src/app.py --lines 3:4")
+    assert part.first_line == 3 and part.lines == ["def main():", "    # TODO: parse args"]
+    assert ws(ws_ip, "cat src/app.py --lines 4").lines == ["    # TODO: parse args"]
+    (ws_dir / "long.txt").write_text("".join(f"line {i}\n" for i in range(1, 5001)))
+    ws_ip.run_line_magic("config", "WsMagics.max_lines = 100")
+    long = ws(ws_ip, "cat long.txt")
+    assert long.omitted == (51, 4950) and long.lines[0] == "line 1" and long.lines[-1] == "line 5000"
+    assert "4900 lines not shown" in repr(long)
+    with pytest.raises(UsageError, match="ends before it starts"):
+        ws(ws_ip, "cat long.txt --lines 9:3")
+    with pytest.raises(WsCommandError, match="has 5000 lines"):
+        ws(ws_ip, "cat long.txt --lines 6000:")
+    with pytest.raises(UsageError, match="is a directory"):
+        ws(ws_ip, "cat src")
+
+
+def test_cat_image_and_binary(ws_ip: Any) -> None:
+    image = ws(ws_ip, "cat pixel.png")
+    data, _ = ws_ip.display_formatter.format(image)
+    assert "image/png" in data and image.is_image
+    binary = ws(ws_ip, "cat blob.bin")
+    assert binary.text_content is None and "binary" in repr(binary)
+
+
+def test_write_append_and_no_overwrite(ws_ip: Any, ws_dir: Path) -> None:
+    msg = ws(ws_ip, "write out/new.py", "x = '$not_expanded {nor_this}'")
+    assert isinstance(msg, MessageView) and "Wrote" in msg.message
+    assert (ws_dir / "out" / "new.py").read_text() == "x = '$not_expanded {nor_this}'\n"
+    ws(ws_ip, "write out/new.py --append", "y = 2\n")
+    assert (ws_dir / "out" / "new.py").read_text().endswith("y = 2\n")
+    with pytest.raises(WsCommandError, match="exists"):
+        ws(ws_ip, "write out/new.py --no-overwrite", "z")
+    with pytest.raises(WsCommandError):
+        ws(ws_ip, "write ../escape.txt", "nope")
+    assert not (ws_dir.parent / "escape.txt").exists()
+
+
+def test_grep(ws_ip: Any) -> None:
+    view = ws(ws_ip, "grep TODO")
+    assert isinstance(view, GrepView)
+    assert view.match_count == 2 and view.files == ["src/pkg/util.py", "src/app.py"]
+    first = next(m for m in view.matches if m.path == "src/app.py")
+    assert first.line == 4 and first.column == 7 and first.spans == ((6, 10),)
+    text = repr(view)
+    assert text.startswith("2 matches across 2 files") and "src/app.py:4:7:     # TODO: parse args" in text
+    html = html_of(ws_ip, view)
+    assert "<mark" in html and 'href="' in html
+
+
+def test_grep_options(ws_ip: Any) -> None:
+    ctx = ws(ws_ip, "grep 'def main' src -C 1")
+    assert [(m.line, m.context) for m in ctx.matches] == [(2, True), (3, False), (4, True)]
+    assert ws(ws_ip, "grep todo -i").match_count == 2
+    assert ws(ws_ip, "grep todo").match_count == 0
+    assert ws(ws_ip, "grep -F 'x * 2'").match_count == 1
+    assert ws(ws_ip, "grep ignored").match_count == 0  # gitignored files are not searched
+    assert ws(ws_ip, "grep hidden --hidden").match_count == 1
+    with pytest.raises(UsageError, match="Invalid regex pattern"):
+        ws(ws_ip, "grep '(unclosed'")
+
+
+# --- commands and processes ----------------------------------------------------------------------
+
+
+def test_run_streams_and_summarises(ws_ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    summary = ws(ws_ip, "run echo out; echo err >&2; exit 3")
+    captured = capsys.readouterr()
+    assert "out" in captured.out and "err" in captured.err  # streamed while running
+    assert isinstance(summary, RunSummary)
+    assert summary.exit_code == 3 and not summary.success and summary.stdout == "out\n"
+    assert repr(summary).startswith("✗ exit 3")
+    assert "exit 3" in html_of(ws_ip, summary)
+    assert ws_ip.user_ns["ws"].sandbox.processes.list() == []  # foreground runs leave no entry
+
+
+def test_run_cwd_env_timeout_check(ws_ip: Any) -> None:
+    assert ws(ws_ip, "run -q --cwd src pwd").stdout.strip().endswith("/src")
+    assert ws(ws_ip, "run -q --env GREETING='hi there' echo $GREETING").stdout == "hi there\n"
+    slow = ws(ws_ip, "run -q --timeout 0.5 sleep 5")
+    assert slow.timed_out and slow.exit_code == 124 and slow.duration < 4
+    with pytest.raises(UsageError, match="command failed"):
+        ws(ws_ip, "run -q --check false")
+    with pytest.raises(UsageError, match="nothing to run"):
+        ws(ws_ip, "run")
+
+
+def test_run_cell_script_and_interpreter(ws_ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    script = ws(ws_ip, "run", "x=1\necho step $x\necho done")
+    assert script.stdout == "step 1\ndone\n"
+    python = ws(ws_ip, "run -q python3", "import sys\nprint(sum(range(10)), file=sys.stdout)")
+    assert python.stdout == "45\n" and python.exit_code == 0
+
+
+def test_run_quiet_shows_output_in_result(ws_ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    summary = ws(ws_ip, "run --quiet echo hidden")
+    assert "hidden" not in capsys.readouterr().out
+    assert "hidden" in repr(summary)
+
+
+def test_bg_ps_logs_send_kill(ws_ip: Any) -> None:
+    handle = ws(
+        ws_ip,
+        "bg --no-widget python3 -u -c \"import sys\nfor line in sys.stdin: print('got', line.strip(), flush=True)\"",
+    )
+    assert handle.exit_code is None
+    table = ws(ws_ip, "ps")
+    assert isinstance(table, ProcessTableView) and [r.pid for r in table.rows] == [handle.pid]
+    assert table.rows[0].state == "running"
+    msg = ws(ws_ip, f"send {handle.pid} hello world")
+    assert msg.message == f"Sent 12 bytes to PID {handle.pid}"
+    ws(ws_ip, f"send {handle.pid}", "a\nb")
+    _wait_for(lambda: handle.stdout.count("got") == 3)
+    logs = ws(ws_ip, f"logs {handle.pid}")
+    assert isinstance(logs, LogView) and logs.stdout == "got hello world\ngot a\ngot b\n" and logs.running
+    assert ws(ws_ip, f"logs {handle.pid} --tail 1").stdout == "got b\n"
+    killed = ws(ws_ip, f"kill {handle.pid}")
+    assert "Killed PID" in killed.message and handle.exit_code is not None
+    assert "had already exited" in ws(ws_ip, f"kill {handle.pid}").message
+    assert ws(ws_ip, "ps --running").rows == []
+    with pytest.raises(UsageError, match="No background process with PID 1"):
+        ws(ws_ip, "logs 1")
+    with pytest.raises(WsCommandError, match=r"closed|exited"):
+        ws(ws_ip, f"send {handle.pid} too late")
+
+
+def test_send_eof_and_kill_all(ws_ip: Any) -> None:
+    cat = ws(ws_ip, "bg --no-widget cat")
+    sleeper = ws(ws_ip, "bg --no-widget sleep 60")
+    assert "closed its stdin" in ws(ws_ip, f"send --eof {cat.pid} last line").message
+    _wait_for(lambda: cat.exit_code == 0)
+    assert cat.stdout == "last line\n"
+    assert "Killed PID" in ws(ws_ip, "kill --all").message
+    assert sleeper.exit_code is not None
+    with pytest.raises(UsageError, match="PIDs or --all"):
+        ws(ws_ip, "kill")
+
+
+def test_bg_shows_a_live_widget(ws_ip: Any) -> None:
+    from ws_jupyter.jupyter.widgets.process_output import ProcessOutput
+
+    handle = ws(ws_ip, "bg echo from-bg")
+    _wait_for(lambda: handle.exit_code == 0)
+    magics = next(c for c in ws_ip.configurables if isinstance(c, WsMagics))
+    closers = magics.session._closers
+    assert closers and isinstance(closers[-1].__self__, ProcessOutput)
+    view = closers[-1].__self__
+    _wait_for(lambda: (view.refresh(), view.output)[1] == "from-bg\n")
+    assert view.state == "exited" and view.exit_code == 0
+
+
+def test_unload_kills_processes(ip: Any, ws_dir: Path) -> None:
+    ws(ip, f"init {ws_dir}")
+    handle = ws(ip, "bg --no-widget sleep 60")
+    ip.run_line_magic("unload_ext", "ws_jupyter")
+    assert handle.exit_code is not None
+    assert ip.find_line_magic("ws") is None
+    ip.run_line_magic("load_ext", "ws_jupyter")
+
+
+# --- search and skills ---------------------------------------------------------------------------
+
+
+def test_index_and_search(ws_ip: Any) -> None:
+    report = ws(ws_ip, "index")
+    assert isinstance(report, IndexView) and report.indexed == 4 and report.documents
+    again = ws(ws_ip, "index")
+    assert again.indexed == 0 and again.unchanged == 4  # incremental
+    results = ws(ws_ip, "search learning rate schedule -k 3")
+    assert isinstance(results, SearchResultsView)
+    assert results.mode == "bm25" and results.results[0].id == "docs/guide.md"
+    html = html_of(ws_ip, results)
+    assert "<mark" in html and "docs/guide.md" in html
+    assert repr(results).splitlines()[0].startswith(" 1. docs/guide.md:") and "(bm25)" in repr(results)
+    with pytest.raises(WsCommandError, match=r"[Vv]ector search requires an embedder"):
+        ws(ws_ip, "search anything --mode vector")
+
+
+def test_search_empty_index_hint(ws_ip: Any) -> None:
+    results = ws(ws_ip, "search nothing indexed")
+    assert results.results == [] and "%ws index" in repr(results)
+
+
+def test_skills_list_and_skill(ip: Any, ws_dir: Path) -> None:
+    _write_skill(
+        ws_dir / "skills" / "csv-tools",
+        "csv-tools",
+        "Work with CSV files.",
+        refs={"tips.md": "# Tips\nUse pandas.\n"},
+    )
+    _write_skill(ws_dir / "skills" / "bad-skill", "Bad_Name", "Invalid name.")
+    ws(ip, f"init {ws_dir}")
+    table = ws(ip, "skills")  # terminal shell: the static table
+    assert isinstance(table, SkillTableView) and table.names == ["csv-tools"]
+    assert any(i.kind == "invalid" for i in table.issues) and "invalid" in repr(table)
+    assert ws(ip, "skills --list csv").names == ["csv-tools"]
+    assert ws(ip, "skills --list nomatch").names == []
+    view = ws(ip, "skill csv-tools")
+    assert isinstance(view, SkillView)
+    data, _ = ip.display_formatter.format(view)
+    assert "## References" in data["text/markdown"] and "references/tips.md" in data["text/markdown"]
+    ref = ws(ip, "skill csv-tools --file tips.md")
+    assert ref.lines == ["# Tips", "Use pandas."]
+    with pytest.raises(UsageError, match=r'Skill "nope" not found\. Available skills: csv-tools'):
+        ws(ip, "skill nope")
+
+
+def test_skills_not_configured(ws_ip: Any) -> None:
+    with pytest.raises(UsageError, match="no skills configured"):
+        ws(ws_ip, "skills")
+
+
+# --- helpers ----------------------------------------------------------------------------------------
+
+
+def _wait_for(predicate: Any, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.02)
+    raise AssertionError("condition not met in time")
+
+
+def _write_skill(folder: Path, name: str, description: str, refs: dict[str, str] | None = None) -> None:
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(
+        f"---\nname: {name}\ndescription: {description}\n---\n\n# {name}\n\nDo the thing.\n"
+    )
+    for ref, text in (refs or {}).items():
+        (folder / "references").mkdir(exist_ok=True)
+        (folder / "references" / ref).write_text(text)

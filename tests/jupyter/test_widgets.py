@@ -1,0 +1,351 @@
+"""Each widget driven from Python (no browser): real workspace, real processes, real index.
+
+Widgets are built without a front-end (ipywidgets then uses a comm that goes nowhere); their state
+lives in traitlets, so the tests set values, click buttons and read the state back.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+
+from ws_jupyter.jupyter.widgets.command_runner import CommandRunner
+from ws_jupyter.jupyter.widgets.file_browser import PAGE, FileBrowser
+from ws_jupyter.jupyter.widgets.live import TextTail, Throttle
+from ws_jupyter.jupyter.widgets.process_monitor import ProcessMonitor
+from ws_jupyter.jupyter.widgets.process_output import ProcessOutput, clean_terminal_text
+from ws_jupyter.jupyter.widgets.search_panel import SearchPanel
+from ws_jupyter.jupyter.widgets.skills_browser import SkillsBrowser
+
+
+def wait_for(predicate: Any, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.02)
+    raise AssertionError("condition not met in time")
+
+
+# --- live-update plumbing -----------------------------------------------------------------------
+
+
+def test_throttle_caps_the_rate() -> None:
+    calls: list[float] = []
+    throttle = Throttle(lambda: calls.append(time.monotonic()), interval=0.1)
+    deadline = time.monotonic() + 1.0
+    while time.monotonic() < deadline:
+        throttle.request()  # a flood of requests
+        time.sleep(0.0005)
+    time.sleep(0.25)
+    assert 5 <= len(calls) <= 12  # ~10 per second, never one per request
+    gaps = [b - a for a, b in itertools.pairwise(calls)]
+    assert min(gaps) >= 0.09
+    throttle.close()
+    n = len(calls)
+    throttle.request()
+    time.sleep(0.2)
+    assert len(calls) == n
+
+
+def test_text_tail_is_bounded_and_ordered() -> None:
+    tail = TextTail(max_chars=100)
+    for i in range(1000):
+        tail.append("stdout" if i % 3 else "stderr", f"{i:04d}\n")
+    text = tail.text()
+    assert len(text) == 100 and text.endswith("0999\n")
+    assert tail.dropped == 5000 - 100
+    kinds = [k for k, _ in tail.parts()]
+    assert all(a != b for a, b in itertools.pairwise(kinds))  # adjacent chunks of one stream merged
+
+
+def test_clean_terminal_text() -> None:
+    assert clean_terminal_text("\x1b[31mred\x1b[0m\n10%\r50%\r100%\ndone") == "red\n100%\ndone"
+
+
+# --- ProcessOutput ------------------------------------------------------------------------------
+
+
+def test_process_output_follows_kills_and_sends(workspace: Any) -> None:
+    handle = workspace.sandbox.processes.spawn(
+        "python3 -u -c \"import sys\nprint('ready', flush=True)\nfor line in sys.stdin: print('echo', line.strip(), flush=True)\""
+    )
+    view = ProcessOutput(handle, interval=0.1)
+    wait_for(lambda: "ready" in view.output)
+    assert view.state == "running" and view.exit_code == -1 and view.pid == handle.pid
+    view.stdin_box.value = "ping"
+    view._send_from_box()  # what Enter in the box does
+    wait_for(lambda: "echo ping" in view.output)
+    assert "PID" in view.status.value and "running" in view.status.value
+    view.kill_button.click()  # kills on a worker thread
+    wait_for(lambda: view.state == "killed")
+    assert view.exit_code in (143, 137) and view.kill_button.disabled
+    assert not psutil.pid_exists(handle.pid) or psutil.Process(handle.pid).status() == psutil.STATUS_ZOMBIE
+    view.close()
+
+
+def test_process_output_is_throttled_under_a_flood(workspace: Any) -> None:
+    handle = workspace.sandbox.processes.spawn("seq 1 200000")
+    view = ProcessOutput(handle, interval=0.1, max_chars=10_000)
+    handle.wait()
+    wait_for(lambda: view.state == "exited")
+    view.refresh()
+    assert view.output.endswith("200000\n") and len(view.output) <= 10_000
+    assert view._throttle.calls < 60  # 1.3 MB of output, a handful of renders
+    assert "earlier characters not shown" in view.output_area.value
+
+
+def test_click_is_handled_while_a_process_streams_fast(workspace: Any) -> None:
+    """QUALITY: a button click is handled while a background process streams 10k lines/s."""
+    handle = workspace.sandbox.processes.spawn(
+        "python3 -c \"import time\nfor i in range(10**9):\n    print('line', i, flush=True)\n    time.sleep(0.0001) if i % 10 == 0 else None\""
+    )
+    view = ProcessOutput(handle, interval=0.1)
+    wait_for(lambda: handle.stdout_bytes > 200_000)
+    t0 = time.perf_counter()
+    view.kill_button.click()  # the handler must return at once even under the flood
+    handled = time.perf_counter() - t0
+    assert handled < 0.05
+    wait_for(lambda: view.state == "killed")
+    lines_per_second = handle.stdout.count("\n") / max(handle.execution_time_ms / 1000, 1e-6)
+    assert lines_per_second > 10_000 or handle.stdout_truncated
+
+
+# --- CommandRunner --------------------------------------------------------------------------------
+
+
+def test_command_runner_runs_stops_and_keeps_history(workspace: Any) -> None:
+    runner = CommandRunner(workspace, interval=0.1)
+    runner.command_box.value = "echo hello; echo oops >&2; exit 3"
+    runner.run_button.click()
+    assert runner.wait(10)
+    assert runner.exit_code == 3 and not runner.running
+    assert "hello" in runner.output and "oops" in runner.output
+    assert "exit 3" in runner.status_line.value
+    assert runner.history == ["echo hello; echo oops >&2; exit 3"]
+
+    runner.run("sleep 30")
+    assert runner.running and runner.stop_button.disabled is False
+    assert runner.run("echo second") is None  # one at a time
+    runner.stop_button.click()
+    assert runner.wait(10)
+    assert runner.exit_code in (143, 137) and "stopped" in runner.status_line.value
+    assert runner.history[0] == "sleep 30"
+    runner.history_list.value = "echo hello; echo oops >&2; exit 3"
+    assert runner.command_box.value.startswith("echo hello")
+    assert workspace.sandbox.processes.list() == []  # finished commands are released
+    runner.close()
+
+
+# --- ProcessMonitor -------------------------------------------------------------------------------
+
+
+def test_process_monitor_table_follow_and_kill(workspace: Any) -> None:
+    manager = workspace.sandbox.processes
+    quick = manager.spawn("echo done")
+    slow = manager.spawn("for i in $(seq 1 100); do echo tick $i; sleep 0.05; done")
+    quick.wait()
+    monitor = ProcessMonitor(workspace, interval=0.1, poll=0.1)
+    states = {row["pid"]: row["state"] for row in monitor.rows}
+    assert states == {quick.pid: "exited", slow.pid: "running"}
+    assert str(slow.pid) in monitor.table.value
+    monitor.chooser.value = slow.pid  # what picking it in the dropdown does
+    assert monitor.selected_pid == slow.pid and monitor.view is not None
+    wait_for(lambda: "tick 3" in monitor.view.output)  # type: ignore[union-attr]
+    before = len(monitor.view.output)  # type: ignore[union-attr]
+    wait_for(lambda: len(monitor.view.output) > before)  # type: ignore[union-attr]  # grows live
+    assert monitor.kill(slow.pid)
+    wait_for(lambda: {r["pid"]: r["state"] for r in monitor.rows}[slow.pid] == "killed")
+    late = manager.spawn("sleep 30")
+    wait_for(lambda: late.pid in {r["pid"] for r in monitor.rows})  # polled without being asked
+    assert monitor.kill_all() == 1 and late.exit_code is not None
+    monitor.close()
+
+
+# --- FileBrowser ------------------------------------------------------------------------------------
+
+
+def test_file_browser_lazy_tree_and_preview(workspace: Any, ws_dir: Path) -> None:
+    fb = FileBrowser(workspace)
+    assert fb.rows == ["docs", "src", "blob.bin", "notes.txt", "pixel.png"]
+    assert "src/app.py" not in fb._types  # folders are read only when opened
+    fb.tree.value = "src"  # a click on a folder opens it
+    assert fb.rows == ["docs", "src", "src/pkg", "src/app.py", "blob.bin", "notes.txt", "pixel.png"]
+    assert fb.tree.value is None and "src" in fb.expanded
+    assert "▾ 📁 src/" in [label for label, _ in fb.tree.options][1]
+    fb.tree.value = "src"  # a second click closes it
+    assert "src/app.py" not in fb.rows
+    fb.tree.value = "notes.txt"
+    assert fb.selected == "notes.txt" and "beta" in fb.preview.value and "17 B" in fb.preview.value
+    fb.select("src/pkg/util.py", line=2)
+    assert fb.selected_line == 2 and {"src", "src/pkg"} <= set(fb.expanded)
+    assert "TODO later" in fb.preview.value and "rgba(255, 200, 0" in fb.preview.value  # line marked
+    fb.select("pixel.png")
+    assert "data:image/png;base64," in fb.preview.value
+    fb.select("blob.bin")
+    assert "Binary file" in fb.preview.value
+
+
+def test_file_browser_hidden_refresh_and_breadcrumbs(workspace: Any, ws_dir: Path) -> None:
+    fb = FileBrowser(workspace)
+    assert ".secret" not in fb.rows and "build" not in fb.rows
+    fb.hidden_toggle.value = True
+    assert {".secret", "build", "debug.log", ".gitignore"} <= set(fb.rows)
+    fb.hidden_toggle.value = False
+    (ws_dir / "new.txt").write_text("new\n")
+    assert "new.txt" not in fb.rows
+    fb.refresh_button.click()
+    assert "new.txt" in fb.rows
+    fb.toggle("src")
+    fb.open_button.click()  # the selected folder becomes the root
+    assert fb.root == "src" and fb.rows[0] == "src/pkg"
+    crumbs = [c.description for c in fb.crumbs.children if getattr(c, "description", "")]
+    assert crumbs == ["workspace", "src"]
+    fb.up_button.click()
+    assert fb.root == "." and fb.up_button.disabled
+
+
+def test_file_browser_pages_big_folders(workspace: Any, ws_dir: Path) -> None:
+    big = ws_dir / "big"
+    big.mkdir()
+    for i in range(PAGE + 20):
+        (big / f"f{i:05d}.txt").write_text("x")
+    fb = FileBrowser(workspace)
+    fb.toggle("big")
+    shown = [r for r in fb.rows if r.startswith("big/")]
+    assert len(shown) == PAGE
+    more = next(v for _, v in fb.tree.options if v.endswith("more:big") or v.endswith(":big"))
+    fb.tree.value = more
+    assert len([r for r in fb.rows if r.startswith("big/")]) == PAGE + 20
+
+
+# --- SearchPanel ----------------------------------------------------------------------------------
+
+
+def test_search_panel_index_search_and_open(workspace: Any) -> None:
+    panel = SearchPanel(workspace)
+    assert list(panel.mode_toggle.options) == ["bm25"]  # only the modes this workspace has
+    panel.query_box.value = "learning rate"
+    panel.search_button.click()
+    assert panel.results == [] and "index is empty" in panel.status
+    panel.index(wait=True)
+    assert panel.status.startswith("Indexed 4 files")
+    rows = panel.search("neural networks", top_k=3)
+    assert rows[0]["path"] == "docs/guide.md" and rows[0]["lines"]
+    assert panel.status.startswith("1 result") or "results" in panel.status
+    hit_buttons = [c for c in panel.results_box.children if hasattr(c, "on_click")]
+    assert hit_buttons[0].description.startswith("1. docs/guide.md:")
+    assert "<mark" in panel.results_box.children[1].value
+    hit_buttons[0].click()
+    assert panel.opened == "docs/guide.md" and "neural networks" in panel.preview.value
+
+
+def test_search_panel_opens_hits_in_the_file_browser(workspace: Any) -> None:
+    workspace.rebuild_search_index(["."])
+    fb = FileBrowser(workspace)
+    panel = SearchPanel(workspace, file_browser=fb)
+    panel.search("helper")
+    panel.open_result(0)
+    assert fb.selected == "src/pkg/util.py" and "def helper" in fb.preview.value
+    assert panel.preview.value == ""
+
+
+def test_search_panel_reports_errors(workspace: Any) -> None:
+    panel = SearchPanel(workspace)
+    panel.query_box.value = "   "
+    panel.search()
+    assert panel.status == "Type a query."
+    workspace.destroy()
+    assert panel.search("anything") == []
+    assert "not ready" in panel.status and "#cf222e" in panel.status_line.value
+
+
+# --- SkillsBrowser ---------------------------------------------------------------------------------
+
+
+def _skill(root: Path, name: str, description: str, body: str, files: dict[str, str] | None = None) -> None:
+    folder = root / "skills" / name
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(f"---\nname: {name}\ndescription: {description}\n---\n\n{body}\n")
+    for rel, text in (files or {}).items():
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (folder / rel).write_text(text)
+
+
+def test_skills_browser(ws_dir: Path) -> None:
+    from ws_jupyter import Workspace
+
+    _skill(
+        ws_dir,
+        "csv-cleaning",
+        "Clean CSV files.",
+        "# Steps\n\n1. Drop empty rows.",
+        {"references/pandas.md": "Use dropna().\n", "scripts/check.py": "print('ok')\n"},
+    )
+    _skill(
+        ws_dir, "plot-style", "Consistent matplotlib plots.", "Use the house style with a colorblind palette."
+    )
+    ws = Workspace.from_directory(ws_dir)
+    ws.init()
+    try:
+        browser = SkillsBrowser(ws)
+        assert browser.names == ["csv-cleaning", "plot-style"] and browser.selected == "csv-cleaning"
+        assert "Clean CSV files." in browser.header.value
+        markdown = browser.detail.outputs[0]["data"]["text/markdown"]
+        assert "Drop empty rows" in markdown and "## References" in markdown
+        assert list(browser.files.options) == ["references/pandas.md", "scripts/check.py"]
+        browser.files.value = "references/pandas.md"
+        assert browser.selected_file == "references/pandas.md" and "dropna" in browser.file_view.value
+        browser.search_box.value = "plot"
+        assert browser.names == ["plot-style"] and browser.selected == "plot-style"
+        browser.search_box.value = "colorblind"  # found through the skills' contents
+        assert browser.names == ["plot-style"]
+        browser.search_box.value = ""
+        browser.listing.value = "csv-cleaning"
+        assert browser.selected == "csv-cleaning"
+    finally:
+        ws.destroy()
+
+
+def test_widgets_do_not_block_the_calling_thread(workspace: Any) -> None:
+    """Actions that can take time (kill, index) return at once; the work happens elsewhere."""
+    handle = workspace.sandbox.processes.spawn(
+        "trap '' TERM; sleep 30"
+    )  # ignores SIGTERM: kill needs the grace period
+    view = ProcessOutput(handle)
+    t0 = time.perf_counter()
+    view.kill()
+    assert time.perf_counter() - t0 < 0.1
+    wait_for(lambda: view.state == "killed", timeout=15)
+    panel = SearchPanel(workspace)
+    done = threading.Event()
+    t0 = time.perf_counter()
+    panel.index()
+    assert time.perf_counter() - t0 < 0.1
+    wait_for(lambda: panel.status.startswith("Indexed"))
+    done.set()
+
+
+@pytest.fixture(autouse=True)
+def _no_leaked_children() -> Any:
+    from ws_jupyter.sandbox.guard import orphan_guard
+
+    before = {p.pid for p in psutil.Process().children(recursive=True)}
+    yield
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        alive = [
+            p
+            for p in psutil.Process().children(recursive=True)
+            if p.pid not in before and p.pid != orphan_guard.pid and p.status() != psutil.STATUS_ZOMBIE
+        ]
+        if not alive:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"processes left behind: {alive}")

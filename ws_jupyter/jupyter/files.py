@@ -1,0 +1,78 @@
+"""Reading a workspace file for display: shared by ``%ws cat``, the FileBrowser preview, search
+results and the skills browser, so they agree on what is shown as text, image or binary."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import InvalidArgumentError
+from .display import FileView
+
+__all__ = ["IMAGE_TYPES", "MAX_IMAGE_BYTES", "MAX_TEXT_BYTES", "load_file_view"]
+
+IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/svg+xml", "image/webp")
+MAX_IMAGE_BYTES = 20 << 20
+MAX_TEXT_BYTES = 64 << 20
+
+
+def load_file_view(
+    fs: Any,
+    path: str,
+    *,
+    lines: tuple[int | None, int | None] | None = None,
+    max_lines: int = 2000,
+    around: int | None = None,
+    base_path: str | None = None,
+) -> FileView:
+    """A ``FileView`` of ``path``: text (numbered, long files cut in the middle), image or binary.
+
+    ``lines`` picks a 1-based inclusive range; ``around`` centres a window of ``max_lines`` lines
+    on that line and marks it (search hits).
+    """
+    from ..filesystem.mime import guess_mime_type, looks_like_text
+
+    stat = fs.stat(path)
+    if stat.type == "directory":
+        raise InvalidArgumentError(f"{stat.path} is a directory")
+    mime = stat.mime_type or guess_mime_type(stat.path)
+    if mime in IMAGE_TYPES and stat.size <= MAX_IMAGE_BYTES and lines is None:
+        data = bytes(fs.read_file(stat.path, encoding="binary"))
+        return FileView(stat.path, data=data, mime_type=mime, size=stat.size, base_path=base_path)
+    if stat.size > MAX_TEXT_BYTES:
+        raise InvalidArgumentError(
+            f"{stat.path} is {stat.size:,} bytes, too large to show; look at parts of it with "
+            f"`%ws run head -n 50 {stat.path}`"
+        )
+    data = bytes(fs.read_file(stat.path, encoding="binary"))
+    if not looks_like_text(data[:8192]):
+        return FileView(stat.path, mime_type=mime, size=stat.size, base_path=base_path)
+    all_lines = data.decode("utf-8", errors="replace").splitlines()
+    total = len(all_lines)
+    limit = max(max_lines, 2)
+    if around is not None:
+        first = max(1, around - limit // 3)
+        last = min(total, first + limit - 1)
+    else:
+        start, end = lines or (None, None)
+        first = start or 1
+        last = min(end or total, total)
+        if lines is not None and first > max(total, 1):
+            raise InvalidArgumentError(f"{stat.path} has {total} lines; the range starts at {first}")
+    chosen = all_lines[first - 1 : last]
+    omitted = None
+    if len(chosen) > limit:
+        head = limit // 2
+        tail = limit - head
+        omitted = (first + head, first + len(chosen) - tail - 1)
+        chosen = chosen[:head] + chosen[len(chosen) - tail :]
+    return FileView(
+        stat.path,
+        text_content="\n".join(chosen),
+        mime_type=mime,
+        size=stat.size,
+        first_line=first,
+        total_lines=total,
+        omitted=omitted,
+        base_path=base_path,
+        highlight=around,
+    )

@@ -1,0 +1,190 @@
+"""``ProcessMonitor``: the sandbox's background processes, live, with one followed in detail.
+
+A table (PID, command, state, runtime, exit code) refreshed about once a second — and at once after
+the monitor's own actions — plus a selector: the chosen process is followed in a ``ProcessOutput``
+view (live output, stdin box, Kill). Refreshing runs on the shared widget thread, never in a cell,
+so it keeps going while the notebook does other work, at most 10 updates a second.
+
+State for code and tests: ``rows`` (dicts: pid, command, state, runtime, exit_code), ``selected_pid``
+(0 when none).
+"""
+
+from __future__ import annotations
+
+import html
+import threading
+import time
+from typing import Any
+
+import ipywidgets as w
+from traitlets import Dict, Int, List
+
+from ..display import BORDER, MONO, MUTED, ProcessRow, format_duration
+from .live import Throttle, _scheduler
+from .process_output import ProcessOutput
+
+__all__ = ["ProcessMonitor"]
+
+_COLOURS = {"running": "#1a7f37", "failed": "#cf222e", "killed": "#9a6700"}
+
+
+class ProcessMonitor(w.VBox):
+    """Live table of background processes; select one to follow it. See the module docstring."""
+
+    rows = List(Dict())
+    selected_pid = Int(0)
+
+    def __init__(self, workspace: Any, *, interval: float = 0.2, poll: float = 1.0) -> None:
+        self.workspace = workspace
+        sandbox = workspace.resolve_sandbox(None)
+        manager = getattr(sandbox, "processes", None)
+        if manager is None:
+            raise ValueError("This sandbox has no background processes")
+        self.manager = manager
+        self.interval = interval
+        self.poll = max(poll, interval)
+        self._closed = False
+        self._poll_pending = False
+        self.table = w.HTML(layout=w.Layout(width="100%"))
+        self.chooser = w.Dropdown(
+            options=[("(choose a process to follow)", 0)],
+            value=0,
+            description="Follow",
+            layout=w.Layout(width="100%"),
+        )
+        self.kill_all_button = w.Button(
+            description="Kill all",
+            icon="stop-circle",
+            button_style="warning",
+            tooltip="Kill every running process",
+        )
+        self.kill_all_button.layout.width = "auto"
+        self.detail = w.Box(layout=w.Layout(width="100%"))
+        self.view: ProcessOutput | None = None
+        super().__init__(
+            [self.table, w.HBox([self.chooser, self.kill_all_button]), self.detail],
+            layout=w.Layout(width="100%"),
+        )
+        self.add_class("ws-process-monitor")
+        self._throttle = Throttle(self._render, interval)
+        self.chooser.observe(self._on_choose, names="value")
+        self.kill_all_button.on_click(lambda _: self._kill_all_in_background())
+        self._render()
+
+    # --- refreshing -------------------------------------------------------------------------------
+
+    def _render(self) -> None:
+        if self._closed:
+            return
+        rows = [ProcessRow.from_info(info) for info in self.manager.list()]
+        data = [
+            {
+                "pid": r.pid,
+                "command": r.command,
+                "state": r.state,
+                "runtime": r.runtime,
+                "exit_code": r.exit_code,
+            }
+            for r in rows
+        ]
+        self.rows = data
+        if rows:
+            body = "".join(
+                f"<tr><td style='{MONO}; padding: 1px 10px 1px 0; text-align: right'>{r.pid}</td>"
+                f"<td style='padding: 1px 10px 1px 0; color: {_COLOURS.get(r.state, 'inherit')}'>{r.state}</td>"
+                f"<td style='padding: 1px 10px 1px 0'>{format_duration(r.runtime)}</td>"
+                f"<td style='padding: 1px 10px 1px 0; text-align: right'>{'' if r.exit_code is None else r.exit_code}</td>"
+                f"<td style='{MONO}'>{html.escape(r.command)}</td></tr>"
+                for r in rows
+            )
+            head = "".join(
+                f"<th style='text-align: left; padding-right: 10px; border-bottom: 1px solid {BORDER}'>{h}</th>"
+                for h in ("PID", "state", "runtime", "exit", "command")
+            )
+            self.table.value = f"<table style='border-collapse: collapse'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+        else:
+            self.table.value = (
+                f"<div style='{MUTED}'>No background processes. Start one with <code>%ws bg CMD</code>.</div>"
+            )
+        options = [("(choose a process to follow)", 0)] + [
+            (f"{r.pid} · {r.state} · {_short(r.command)}", r.pid) for r in rows
+        ]
+        if [o[1] for o in options] != [o[1] for o in self.chooser.options] or options != list(
+            self.chooser.options
+        ):
+            current = self.chooser.value
+            self.chooser.unobserve(self._on_choose, names="value")
+            try:
+                self.chooser.options = options
+                self.chooser.value = current if current in {o[1] for o in options} else 0
+            finally:
+                self.chooser.observe(self._on_choose, names="value")
+        self.kill_all_button.disabled = not any(r.state == "running" for r in rows)
+        if not self._poll_pending:
+            self._poll_pending = True
+            _scheduler.call_at(time.monotonic() + self.poll, self._poll)
+
+    def _poll(self) -> None:
+        self._poll_pending = False
+        self._throttle.request()
+
+    def refresh(self) -> None:
+        """Re-reads the process list now."""
+        self._throttle.flush()
+
+    # --- following one process ------------------------------------------------------------------
+
+    def follow(self, pid: int) -> ProcessOutput | None:
+        """Follows process ``pid`` in the detail view (0 stops following)."""
+        if self.view is not None:
+            self.view.close()
+            self.view = None
+        self.selected_pid = pid
+        if self.chooser.value != pid:
+            self.chooser.value = pid
+        if not pid:
+            self.detail.children = []
+            return None
+        handle = self.manager.get(pid)
+        if handle is None:
+            self.detail.children = [w.HTML(f"<span style='{MUTED}'>Process {pid} is gone.</span>")]
+            return None
+        self.view = ProcessOutput(handle, interval=self.interval)
+        self.detail.children = [self.view]
+        return self.view
+
+    def _on_choose(self, change: dict[str, Any]) -> None:
+        if change["new"] != self.selected_pid:
+            self.follow(int(change["new"] or 0))
+
+    def kill(self, pid: int) -> bool:
+        """Kills one process tree (waits for it) and refreshes."""
+        result = bool(self.manager.kill(pid))
+        self.refresh()
+        return result
+
+    def _kill_all_in_background(self) -> None:
+        self.kill_all_button.disabled = True
+        threading.Thread(target=self.kill_all, name="ws-kill-all", daemon=True).start()
+
+    def kill_all(self) -> int:
+        """Kills every running process (waits for them) and refreshes; returns how many."""
+        count = 0
+        for row in self.rows:
+            if row["state"] == "running" and self.manager.kill(row["pid"]):
+                count += 1
+        self.refresh()
+        return count
+
+    def close(self) -> None:
+        self._closed = True
+        self._throttle.close()
+        if self.view is not None:
+            self.view.close()
+        for widget in (self.table, self.chooser, self.kill_all_button, self.detail):
+            widget.close()
+        super().close()
+
+
+def _short(text: str, width: int = 60) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"

@@ -1,0 +1,186 @@
+"""``SkillsBrowser``: the workspace's skills — list, search, instructions and files.
+
+Left: a search box and the skills (name — description, with the source: local, managed or
+external). Right: the selected skill's instructions rendered as Markdown, its references, scripts
+and assets (click one to read it), and the problems found while loading skills. The search box
+matches names and descriptions, and the skills' contents through ``skills.search``.
+
+State for code and tests: ``query``, ``names`` (the skills listed), ``selected``,
+``selected_file``.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+import ipywidgets as w
+from IPython.display import Markdown
+from traitlets import List, Unicode
+
+from ..display import MUTED, FileView
+
+__all__ = ["SkillsBrowser"]
+
+
+class SkillsBrowser(w.VBox):
+    """Browse and read skills. See the module docstring."""
+
+    query = Unicode("")
+    names = List(Unicode())
+    selected = Unicode("")
+    selected_file = Unicode("")
+
+    def __init__(self, workspace: Any, *, query: str = "") -> None:
+        self.workspace = workspace
+        skills = workspace.skills
+        if skills is None:
+            raise ValueError("This workspace has no skills configured")
+        self.skills = skills
+        self.search_box = w.Text(value=query, placeholder="Filter skills…", continuous_update=True)
+        self.search_box.layout.width = "100%"
+        self.listing = w.Select(options=[], rows=12, layout=w.Layout(width="100%"))
+        self.listing.add_class("ws-skill-list")
+        self.refresh_button = w.Button(
+            icon="refresh", tooltip="Re-read the skills", layout=w.Layout(width="34px")
+        )
+        self.issues_html = w.HTML()
+        self.header = w.HTML()
+        self.detail = w.Output(layout=w.Layout(width="100%", max_height="30em", overflow="auto"))
+        self.files = w.ToggleButtons(options=[], value=None, style={"button_width": "auto"})
+        self.file_view = w.HTML(layout=w.Layout(width="100%"))
+        left = w.VBox(
+            [w.HBox([self.search_box, self.refresh_button]), self.listing, self.issues_html],
+            layout=w.Layout(width="34%", min_width="220px"),
+        )
+        right = w.VBox(
+            [self.header, self.files, self.detail, self.file_view],
+            layout=w.Layout(width="66%", padding="0 0 0 8px"),
+        )
+        super().__init__(
+            [w.HBox([left, right], layout=w.Layout(width="100%"))], layout=w.Layout(width="100%")
+        )
+        self.add_class("ws-skills-browser")
+        self.search_box.observe(lambda c: self.filter(c["new"]), names="value")
+        self.listing.observe(self._on_pick, names="value")
+        self.files.observe(self._on_file, names="value")
+        self.refresh_button.on_click(lambda _: self.refresh())
+        self.filter(query)
+
+    # --- listing ----------------------------------------------------------------------------------
+
+    def refresh(self) -> None:
+        self.skills.refresh()
+        self.filter(self.search_box.value)
+
+    def filter(self, query: str) -> list[str]:
+        """Shows the skills matching ``query`` (name, description, then contents)."""
+        self.query = query = query.strip()
+        all_skills = self.skills.list()
+        if query:
+            q = query.lower()
+            found = [s for s in all_skills if q in s.name.lower() or q in s.description.lower()]
+            try:
+                hits = self.skills.search(query, top_k=10)
+            except Exception:
+                hits = []
+            seen = {s.name for s in found}
+            by_name = {s.name: s for s in all_skills}
+            for hit in hits:
+                if hit.skill_name not in seen and hit.skill_name in by_name:
+                    found.append(by_name[hit.skill_name])
+                    seen.add(hit.skill_name)
+        else:
+            found = all_skills
+        self.names = [s.name for s in found]
+        self.listing.options = [
+            (f"{s.name} — {_short(s.description)}  [{s.source_kind}]", s.name) for s in found
+        ]
+        issues = self.skills.issues()
+        self.issues_html.value = "".join(
+            f"<div style='color: {'#cf222e' if i.is_error else '#9a6700'}; font-size: 0.9em'>"
+            f"! {html.escape(i.kind)}: {html.escape(i.message)}</div>"
+            for i in issues
+        )
+        if self.selected in self.names:
+            self.listing.value = self.selected
+        elif found:
+            self.select(found[0].name)
+        else:
+            self.header.value = f"<div style='{MUTED}'>No skills match.</div>"
+        return self.names
+
+    # --- one skill --------------------------------------------------------------------------------
+
+    def select(self, name: str) -> None:
+        """Shows a skill's instructions and files."""
+        skill = self.skills.get(name)
+        if skill is None:
+            raise KeyError(f"no skill named {name!r}")
+        self.selected = skill.name
+        if self.listing.value != skill.name and skill.name in self.names:
+            self.listing.value = skill.name
+        facts = [f"{skill.source_kind}", f"<code>{html.escape(skill.path)}</code>"]
+        if skill.license:
+            facts.append(f"license {html.escape(skill.license)}")
+        if skill.allowed_tools:
+            facts.append("tools: " + ", ".join(html.escape(t) for t in skill.allowed_tools))
+        self.header.value = (
+            f"<div style='font-size: 1.15em'><strong>{html.escape(skill.name)}</strong></div>"
+            f"<div><em>{html.escape(skill.description)}</em></div>"
+            f"<div style='{MUTED}'>{' · '.join(facts)}</div>"
+        )
+        self.detail.outputs = ()
+        self.detail.append_display_data(Markdown(skill.to_markdown()))
+        self.files.options = [f for f in skill.files if f != "SKILL.md"]
+        self.files.value = None
+        self.selected_file = ""
+        self.file_view.value = ""
+
+    def open_file(self, path: str) -> None:
+        """Shows one file of the selected skill (text with line numbers, or an image)."""
+        f = self.skills.read_file(self.selected, path)
+        self.selected_file = f.path
+        if f.text is not None:
+            view = FileView(
+                f"{f.skill_name}/{f.path}", text_content=f.text, size=f.size, total_lines=f.total_lines
+            )
+        else:
+            mime = "image/png" if f.path.lower().endswith(".png") else "application/octet-stream"
+            view = FileView(
+                f"{f.skill_name}/{f.path}",
+                data=f.data if mime == "image/png" else None,
+                mime_type=mime,
+                size=f.size,
+            )
+        self.file_view.value = f"<div><strong>{html.escape(f.path)}</strong></div>{view.html_body()}"
+
+    def _on_pick(self, change: dict[str, Any]) -> None:
+        if change["new"] and change["new"] != self.selected:
+            self.select(change["new"])
+
+    def _on_file(self, change: dict[str, Any]) -> None:
+        if change["new"]:
+            try:
+                self.open_file(change["new"])
+            except Exception as exc:
+                self.file_view.value = f"<span style='color:#cf222e'>{html.escape(str(exc))}</span>"
+
+    def close(self) -> None:
+        for widget in (
+            self.search_box,
+            self.listing,
+            self.refresh_button,
+            self.issues_html,
+            self.header,
+            self.detail,
+            self.files,
+            self.file_view,
+        ):
+            widget.close()
+        super().close()
+
+
+def _short(text: str, width: int = 60) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= width else line[: width - 1] + "…"
