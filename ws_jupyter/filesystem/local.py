@@ -17,6 +17,7 @@ import secrets
 import shutil
 import stat as stat_mod
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any
 
@@ -261,34 +262,49 @@ class LocalFilesystem:
         if max_depth < 1:
             raise InvalidArgumentError("max_depth must be >= 1")
         r = self._resolve(path)
-        with _translating(r.rel):
+        try:
             st = os.stat(r.host)
+        except FileNotFoundError:
+            raise DirectoryNotFound(r.rel) from None
+        except OSError as exc:
+            with _translating(r.rel):
+                raise exc
         if not stat_mod.S_ISDIR(st.st_mode):
             raise NotADirectory(r.rel)
         suffix = None
         if extension:
             suffix = extension if extension.startswith(".") else "." + extension
+        root_real = os.path.realpath(r.host)
         out: list[FileEntry] = []
-        seen = {os.path.realpath(r.host)}
-        self._list_into(out, r.host, "", recursive, suffix, max_depth, 1, seen, r.rel)
+        seen = {root_real}
+        # An explicit stack of directory iterators gives pre-order without recursion, so deep
+        # trees never hit the interpreter's recursion limit.
+        stack: list[tuple[Iterator[tuple[FileEntry, str | None]], str, int]] = [
+            (iter(self._scan(r.host, root_real, r.rel)), "", 1)
+        ]
+        while stack:
+            entries, prefix, depth = stack[-1]
+            nxt = next(entries, None)
+            if nxt is None:
+                stack.pop()
+                continue
+            entry, descend_into = nxt
+            name = prefix + entry.name
+            if suffix is None or (entry.type == "file" and entry.name.endswith(suffix)):
+                out.append(replace(entry, name=name))
+            if recursive and descend_into is not None and depth < max_depth:
+                real_dir = os.path.realpath(descend_into)
+                if real_dir not in seen:
+                    seen.add(real_dir)
+                    stack.append((iter(self._scan(descend_into, root_real, r.rel)), name + "/", depth + 1))
         return out
 
-    def _list_into(
-        self,
-        out: list[FileEntry],
-        host_dir: str,
-        prefix: str,
-        recursive: bool,
-        suffix: str | None,
-        max_depth: int,
-        depth: int,
-        seen: set[str],
-        rel: str,
-    ) -> None:
+    def _scan(self, host_dir: str, root_real: str, rel: str) -> list[tuple[FileEntry, str | None]]:
+        """Entries of one directory (sorted), each with the directory to descend into, if any."""
         with _translating(rel):
             entries = sorted(os.scandir(host_dir), key=lambda e: e.name)
+        result: list[tuple[FileEntry, str | None]] = []
         for entry in entries:
-            name = prefix + entry.name
             link_target = None
             descend_into: str | None = None
             try:
@@ -300,7 +316,9 @@ class LocalFilesystem:
                         kind, size = "file", None  # never stat a target outside the workspace
                     elif os.path.isdir(real):
                         kind, size = "directory", None
-                        descend_into = real
+                        # a link to a directory of the listed tree is listed where it really is
+                        if not (real == root_real or real.startswith(root_real + "/")):
+                            descend_into = real
                     else:
                         kind = "file"
                         size = os.stat(real).st_size if os.path.isfile(real) else None
@@ -309,23 +327,12 @@ class LocalFilesystem:
                     descend_into = entry.path
                 else:
                     kind = "file"
-                    size = (
-                        entry.stat(follow_symlinks=False).st_size
-                        if entry.is_file(follow_symlinks=False)
-                        else None
-                    )
+                    st = entry.stat(follow_symlinks=False)
+                    size = st.st_size if stat_mod.S_ISREG(st.st_mode) else None
             except OSError:
                 continue  # vanished while listing
-            if suffix is None or (kind == "file" and entry.name.endswith(suffix)):
-                out.append(FileEntry(name, kind, size, is_link, link_target))  # type: ignore[arg-type]
-            if recursive and descend_into is not None and depth < max_depth:
-                real_dir = os.path.realpath(descend_into)
-                if real_dir in seen:
-                    continue
-                seen.add(real_dir)
-                self._list_into(
-                    out, descend_into, name + "/", recursive, suffix, max_depth, depth + 1, seen, rel
-                )
+            result.append((FileEntry(entry.name, kind, size, is_link, link_target), descend_into))  # type: ignore[arg-type]
+        return result
 
     # --- writing ----------------------------------------------------------------------------------
 
@@ -344,8 +351,8 @@ class LocalFilesystem:
         untouched) when the file exists with another modification time.
         """
         self._check_writable("write_file", path)
-        data = _to_bytes(content)
         r = self._resolve(path)
+        data = _to_bytes(content)
         self._atomic_write(
             r, (data,), recursive=recursive, overwrite=overwrite, expected_mtime=expected_mtime
         )
@@ -353,8 +360,8 @@ class LocalFilesystem:
     def append_file(self, path: str, content: str | bytes) -> None:
         """Append to a file, creating it and its parent directories when missing."""
         self._check_writable("append_file", path)
-        data = _to_bytes(content)
         r = self._resolve(path)
+        data = _to_bytes(content)
         with _translating(r.rel), self._parent_fd(r, create=True) as dfd:
             fd = os.open(
                 r.name, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NOFOLLOW | _CLOEXEC, 0o666, dir_fd=dfd
@@ -557,13 +564,16 @@ class LocalFilesystem:
             if force:
                 return
             raise DirectoryNotFound(r.rel) from None
+        except OSError as exc:
+            with _translating(r.rel):
+                raise exc
         if not stat_mod.S_ISDIR(st.st_mode):
             raise NotADirectory(r.rel)
-        with _translating(r.rel):
+        with _translating(r.rel), self._paths.parent_dir_fd(r) as dfd:
             if recursive:
-                shutil.rmtree(r.host)
+                _remove_tree(dfd, r.name)
             else:
-                os.rmdir(r.host)
+                os.rmdir(r.name, dir_fd=dfd)
 
     # --- description ------------------------------------------------------------------------------
 
@@ -616,6 +626,35 @@ class LocalFilesystem:
 # --- module helpers ---------------------------------------------------------------------------
 
 
+def _remove_tree(parent_fd: int, name: str) -> None:
+    """Delete a directory tree below ``parent_fd`` without following symlinks and without recursion.
+
+    Every directory is opened with ``O_NOFOLLOW`` relative to its parent's descriptor, so a
+    directory swapped for a symlink mid-way cannot redirect the deletion outside the tree.
+    """
+    flags = os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC
+    root_fd = os.open(name, flags, dir_fd=parent_fd)
+    stack: list[tuple[int, str, int, list[str]]] = [(parent_fd, name, root_fd, os.listdir(root_fd))]
+    try:
+        while stack:
+            pfd, dname, dfd, names = stack[-1]
+            if names:
+                child = names.pop()
+                st = os.stat(child, dir_fd=dfd, follow_symlinks=False)
+                if stat_mod.S_ISDIR(st.st_mode):
+                    cfd = os.open(child, flags, dir_fd=dfd)
+                    stack.append((dfd, child, cfd, os.listdir(cfd)))
+                else:
+                    os.unlink(child, dir_fd=dfd)
+                continue
+            stack.pop()
+            os.close(dfd)
+            os.rmdir(dname, dir_fd=pfd)
+    finally:
+        for _pfd, _name, dfd, _names in stack:
+            os.close(dfd)
+
+
 def _check_encoding(encoding: str) -> None:
     try:
         codecs.lookup(encoding)
@@ -627,7 +666,12 @@ def _check_encoding(encoding: str) -> None:
 
 def _to_bytes(content: str | bytes | bytearray | memoryview) -> bytes:
     if isinstance(content, str):
-        return content.encode("utf-8")
+        try:
+            return content.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise InvalidArgumentError(
+                f"content is not encodable as UTF-8 (character {content[exc.start]!r} at {exc.start})"
+            ) from None
     if isinstance(content, (bytes, bytearray, memoryview)):
         return bytes(content)
     raise InvalidArgumentError(f"content must be str or bytes, not {type(content).__name__}")
@@ -691,6 +735,10 @@ def _translating(rel: str) -> Iterator[None]:
         yield
     except WorkspaceError:
         raise
+    except RecursionError:
+        raise FilesystemError(
+            f"Directory tree too deep to process: {rel}", code="ETOODEEP", path=rel
+        ) from None
     except OSError as exc:
         factory = _ERRNO_CLASSES.get(exc.errno or -1)
         if factory is not None:

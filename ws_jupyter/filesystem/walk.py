@@ -168,6 +168,9 @@ def _read_text(fs: Any, rel: str) -> str | None:
     return bytes(data).decode("utf-8", "replace")
 
 
+_Scanned = list[tuple[WalkEntry, "str | None"]]
+
+
 def _walk_local(
     containment: Any,
     host_dir: str,
@@ -182,13 +185,65 @@ def _walk_local(
     rules: IgnoreRules,
     seen: set[str],
 ) -> Iterator[WalkEntry]:
+    # An explicit stack of per-directory iterators: pre-order without recursion, so a very deep
+    # tree cannot exhaust the interpreter's stack.
+    def scan(
+        host: str, rel: str, level: int, inherited: IgnoreRules
+    ) -> tuple[Iterator[tuple[WalkEntry, str | None]], IgnoreRules]:
+        entries, child_rules = _scan_local(
+            containment,
+            host,
+            rel,
+            level,
+            include_hidden,
+            respect_gitignore,
+            follow_symlinks,
+            on_error,
+            inherited,
+        )
+        return iter(entries), child_rules
+
+    first, first_rules = scan(host_dir, rel_dir, depth, rules)
+    stack = [(first, first_rules, depth)]
+    while stack:
+        entries, dir_rules, level = stack[-1]
+        nxt = next(entries, None)
+        if nxt is None:
+            stack.pop()
+            continue
+        entry, descend = nxt
+        if entry.is_dir and skip_dir is not None and skip_dir(entry):
+            continue
+        yield entry
+        if descend is None or (max_depth is not None and level >= max_depth):
+            continue
+        real = os.path.realpath(descend)
+        if real in seen:
+            continue
+        seen.add(real)
+        child, child_rules = scan(descend, entry.path, level + 1, dir_rules)
+        stack.append((child, child_rules, level + 1))
+
+
+def _scan_local(
+    containment: Any,
+    host_dir: str,
+    rel_dir: str,
+    depth: int,
+    include_hidden: bool,
+    respect_gitignore: bool,
+    follow_symlinks: bool,
+    on_error: Callable[[str, Exception], None] | None,
+    rules: IgnoreRules,
+) -> tuple[_Scanned, IgnoreRules]:
+    """One directory: its visible entries in tree order, and the rules its children inherit."""
     try:
         with os.scandir(host_dir) as it:
             raw = list(it)
     except OSError as exc:
         if on_error is not None:
             on_error(rel_dir, exc)
-        return
+        return [], rules
     if respect_gitignore:
         for e in raw:
             if e.name == ".gitignore":
@@ -198,7 +253,7 @@ def _walk_local(
                 except OSError:
                     pass
                 break
-    entries: list[tuple[WalkEntry, str | None]] = []
+    entries: _Scanned = []
     for e in raw:
         name = e.name
         if name == ".git" or (not include_hidden and name.startswith(".")):
@@ -232,30 +287,7 @@ def _walk_local(
             continue
         entries.append((WalkEntry(rel, name, kind, depth, size, mtime, is_link, target), descend))
     entries.sort(key=lambda pair: _sort_key(pair[0]))
-    for entry, descend in entries:
-        if entry.is_dir and skip_dir is not None and skip_dir(entry):
-            continue
-        yield entry
-        if descend is None or (max_depth is not None and depth >= max_depth):
-            continue
-        real = os.path.realpath(descend)
-        if real in seen:
-            continue
-        seen.add(real)
-        yield from _walk_local(
-            containment,
-            descend,
-            entry.path,
-            depth + 1,
-            max_depth,
-            include_hidden,
-            respect_gitignore,
-            follow_symlinks,
-            skip_dir,
-            on_error,
-            rules,
-            seen,
-        )
+    return entries, rules
 
 
 def _walk_generic(
@@ -269,41 +301,45 @@ def _walk_generic(
     on_error: Callable[[str, Exception], None] | None,
     rules: IgnoreRules,
 ) -> Iterator[WalkEntry]:
-    try:
-        raw = fs.readdir(rel_dir)
-    except (FilesystemError, OSError) as exc:
-        if on_error is not None:
-            on_error(rel_dir, exc)
-        return
-    if respect_gitignore and any(e.name == ".gitignore" for e in raw):
-        text = _read_text(fs, _join(rel_dir, ".gitignore"))
-        if text:
-            rules = rules.with_file(rel_dir, text)
-    entries = []
-    for e in raw:
-        if e.name == ".git" or (not include_hidden and e.name.startswith(".")):
+    def scan(rel: str, level: int, inherited: IgnoreRules) -> tuple[Iterator[WalkEntry], IgnoreRules]:
+        try:
+            raw = fs.readdir(rel)
+        except (FilesystemError, OSError) as exc:
+            if on_error is not None:
+                on_error(rel, exc)
+            return iter(()), inherited
+        local_rules = inherited
+        if respect_gitignore and any(e.name == ".gitignore" for e in raw):
+            text = _read_text(fs, _join(rel, ".gitignore"))
+            if text:
+                local_rules = inherited.with_file(rel, text)
+        entries = []
+        for e in raw:
+            if e.name == ".git" or (not include_hidden and e.name.startswith(".")):
+                continue
+            child = _join(rel, e.name)
+            if local_rules and local_rules.is_ignored(child, e.type == "directory"):
+                continue
+            entries.append(
+                WalkEntry(child, e.name, e.type, level, e.size, None, e.is_symlink, e.symlink_target)
+            )
+        entries.sort(key=_sort_key)
+        return iter(entries), local_rules
+
+    first, first_rules = scan(rel_dir, depth, rules)
+    stack = [(first, first_rules, depth)]
+    while stack:
+        entries, dir_rules, level = stack[-1]
+        entry = next(entries, None)
+        if entry is None:
+            stack.pop()
             continue
-        rel = _join(rel_dir, e.name)
-        if rules and rules.is_ignored(rel, e.type == "directory"):
-            continue
-        entries.append(WalkEntry(rel, e.name, e.type, depth, e.size, None, e.is_symlink, e.symlink_target))
-    entries.sort(key=_sort_key)
-    for entry in entries:
         if entry.is_dir and skip_dir is not None and skip_dir(entry):
             continue
         yield entry
-        if entry.is_dir and not entry.is_symlink and (max_depth is None or depth < max_depth):
-            yield from _walk_generic(
-                fs,
-                entry.path,
-                depth + 1,
-                max_depth,
-                include_hidden,
-                respect_gitignore,
-                skip_dir,
-                on_error,
-                rules,
-            )
+        if entry.is_dir and not entry.is_symlink and (max_depth is None or level < max_depth):
+            child, child_rules = scan(entry.path, level + 1, dir_rules)
+            stack.append((child, child_rules, level + 1))
 
 
 def relative_to(base: str, path: str) -> str:
