@@ -101,6 +101,35 @@ class SandboxConformance:
         assert r.stdout == "started\n" and time.monotonic() - t0 < 3
         assert wait_for(lambda: not processes_with(m), 3), "a stray child outlived its command"
 
+    def test_foreground_command_is_listed_and_stopped_from_another_thread(self, sandbox):
+        m = marker()
+        box: dict[str, object] = {}
+        t = threading.Thread(target=lambda: box.setdefault("r", sandbox.execute_command(f"sleep {m}")))
+        t.start()
+        assert wait_for(lambda: [i for i in sandbox.processes.list() if i.running], 5)
+        assert wait_for(lambda: processes_with(m), 5)
+        sandbox.stop()
+        t.join(5)
+        r = box["r"]
+        assert r.killed and not r.timed_out and r.exit_code in (143, 137)
+        assert sandbox.processes.list() == []  # foreground commands are forgotten once done
+        assert not processes_with(m)
+
+    def test_kill_from_an_output_callback_does_not_deadlock(self, sandbox):
+        m = marker()
+        box: dict[str, object] = {}
+
+        def on_out(_text: str) -> None:
+            h = box.get("h")
+            if h is not None:
+                assert h.kill() is True
+
+        h = sandbox.processes.spawn(f"sleep 0.2; echo go; sleep {m}", on_stdout=on_out)
+        box["h"] = h
+        r = h.wait(timeout=10)
+        assert r.killed and r.stdout == "go\n"
+        assert wait_for(lambda: not processes_with(m), 3)
+
     # --- working directory and environment ------------------------------------------------------
 
     def test_auto_start_and_working_directory(self, make, tmp_path):

@@ -76,6 +76,7 @@ class OrphanGuard:
                 stderr=subprocess.DEVNULL,
                 start_new_session=True,
                 close_fds=True,
+                bufsize=0,  # each registration is one write(2), no flush
             )
         except OSError:
             self._failed = True
@@ -87,8 +88,7 @@ class OrphanGuard:
             if not self._ensure_started_locked() or self._proc is None or self._proc.stdin is None:
                 return
             try:
-                self._proc.stdin.write(line)
-                self._proc.stdin.flush()
+                os.write(self._proc.stdin.fileno(), line)
             except (BrokenPipeError, ValueError, OSError):
                 self._proc = None
 

@@ -11,6 +11,7 @@ process manager — and one wrapper.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import shlex
 import shutil
@@ -44,7 +45,6 @@ from .isolation.seatbelt import (
 from .launch import LaunchSpec
 from .processes import (
     DEFAULT_MAX_RETAINED_BYTES,
-    ProcessHandle,
     ProcessManager,
     _validate_retained,
     validate_timeout,
@@ -439,26 +439,18 @@ class LocalSandbox:
                 command = f"{command} {' '.join(parts)}"
         limit = self._timeout if timeout is None else validate_timeout(timeout)
         retained = self._max_output_bytes if max_output_bytes is None else max_output_bytes
-        handle: ProcessHandle = self.processes.spawn(
+        # One code path with background processes: the process manager starts, reads, times out
+        # and kills it; interrupting the kernel (KeyboardInterrupt) kills the whole tree.
+        return self.processes.run(
             command,
             cwd=cwd,
             env=env,
-            timeout=limit,
+            timeout=limit if limit is not None else math.inf,
             on_stdout=on_stdout,
             on_stderr=on_stderr,
             abort=abort,
-            stdin="ignore",
             max_retained_bytes=retained,
         )
-        try:
-            return handle.wait()
-        except BaseException:
-            # KeyboardInterrupt (kernel interrupt) or an error while waiting: leave nothing behind.
-            handle.kill(grace=0.2)
-            raise
-        finally:
-            with contextlib.suppress(SandboxStateError):
-                self.processes.release(handle.pid)
 
     # --- info ------------------------------------------------------------------------------------------
 

@@ -209,8 +209,10 @@ class ProcessHandle:
         max_retained_bytes: int | None,
         abort: threading.Event | None,
         stdin_piped: bool,
+        loop: Reactor,
     ) -> None:
         self._manager = manager
+        self._loop = loop  # the reactor that reads this process's pipes
         self._popen = popen
         self.pid: int = popen.pid
         self.command = command
@@ -364,6 +366,12 @@ class ProcessHandle:
             if self._done.wait(step):
                 return True
 
+    def _in_loop(self, fn: Callable[[], None]) -> None:
+        try:
+            self._loop.call_soon(fn)
+        except RuntimeError:  # the loop is closed: nothing else can produce events any more
+            fn()
+
     def _add_callback(self, stream: _Stream, cb: OutputCallback) -> None:
         with self._lock:
             stream.callbacks = (*stream.callbacks, cb)
@@ -406,7 +414,7 @@ class ProcessHandle:
                 self._call(callback, "exit", "")
 
         if replay or self._done.is_set():
-            self._manager._in_loop(attach)
+            self._in_loop(attach)
         else:
             with self._lock:
                 self._subscribers = (*self._subscribers, callback)
@@ -482,6 +490,11 @@ class ProcessHandle:
         if self._done.is_set() or self._exited.is_set():
             return False
         grace = self._manager.kill_grace if grace is None else float(grace)
+        if self._loop.in_loop():
+            # Called from an output callback: the loop that would see the exit is this very
+            # thread, so do not wait for it; start the kill and return.
+            self._terminate_async("stop", grace)
+            return True
         self.killed = True
         self._kill_requested = True
         procs = tree.snapshot_tree(self.pid)
@@ -496,7 +509,9 @@ class ProcessHandle:
         self._done.wait(_DRAIN_AFTER_EXIT + 1.0)
         return True
 
-    def _terminate_async(self, reason: Literal["timeout", "abort", "stop"]) -> None:
+    def _terminate_async(
+        self, reason: Literal["timeout", "abort", "stop"], grace: float | None = None
+    ) -> None:
         """I/O thread: start killing without blocking (SIGTERM now, SIGKILL after the grace)."""
         if self._exited.is_set() or self._kill_requested:
             return
@@ -505,7 +520,7 @@ class ProcessHandle:
         if reason == "timeout":
             self.timed_out = True
         procs = tree.snapshot_tree(self.pid)
-        grace = self._manager.kill_grace
+        grace = self._manager.kill_grace if grace is None else grace
         tree.signal_tree(self.pid, procs, signal.SIGTERM if grace > 0 else signal.SIGKILL)
 
         def escalate() -> None:
@@ -514,7 +529,7 @@ class ProcessHandle:
                 tree.signal_tree(self.pid, procs + extra, signal.SIGKILL)
 
         if grace > 0:
-            self._timers.append(self._manager._reactor.call_later(grace, escalate))
+            self._timers.append(self._loop.call_later(grace, escalate))
 
     # --- I/O thread -------------------------------------------------------------------------------
 
@@ -653,11 +668,83 @@ class ProcessManager:
         connects stdin to /dev/null (commands that read stdin then see end of file instead of
         hanging); ``max_retained_bytes`` bounds the output kept per stream (None: unlimited).
         """
+        limit = validate_timeout(timeout)
+        handle = self._start(
+            command, cwd, env, on_stdout, on_stderr, abort, stdin, max_retained_bytes, self._reactor
+        )
+        self._reactor.call_soon(lambda: self._attach(handle, limit))
+        return handle
+
+    def run(
+        self,
+        command: str,
+        cwd: str | None = None,
+        env: Mapping[str, str | None] | None = None,
+        timeout: float | None = None,
+        on_stdout: OutputCallback | None = None,
+        on_stderr: OutputCallback | None = None,
+        abort: threading.Event | None = None,
+        max_retained_bytes: int | None = DEFAULT_MAX_RETAINED_BYTES,
+    ) -> CommandResult:
+        """Runs ``command`` in the foreground (stdin at end of file) and returns its result.
+
+        Same process handling as ``spawn()`` + ``wait()``, but the calling thread reads the pipes
+        itself instead of waiting for the I/O thread. The process is listed while it runs and
+        forgotten afterwards. An exception while waiting (``KeyboardInterrupt`` from a kernel
+        interrupt) kills the tree before it propagates.
+        """
+        limit = validate_timeout(timeout)
+        loop = Reactor(f"{self._name}-fg", threaded=False)
+        try:
+            handle = self._start(
+                command,
+                cwd,
+                env,
+                on_stdout,
+                on_stderr,
+                abort,
+                "ignore",
+                max_retained_bytes,
+                loop,
+                inline=True,
+            )
+        except BaseException:
+            loop.close()
+            raise
+        try:
+            self._attach(handle, limit)
+            try:
+                loop.run_until(handle._done.is_set)
+            except BaseException:
+                handle.killed = handle._kill_requested = True
+                tree.signal_tree(handle.pid, tree.snapshot_tree(handle.pid), signal.SIGKILL)
+                loop.run_until(handle._done.is_set, timeout=5.0)
+                raise
+        finally:
+            loop.close()
+            with self._lock:
+                if self._handles.get(handle.pid) is handle:
+                    del self._handles[handle.pid]
+        return handle.result()
+
+    def _start(
+        self,
+        command: str,
+        cwd: str | None,
+        env: Mapping[str, str | None] | None,
+        on_stdout: OutputCallback | None,
+        on_stderr: OutputCallback | None,
+        abort: threading.Event | None,
+        stdin: StdinMode,
+        max_retained_bytes: int | None,
+        loop: Reactor,
+        inline: bool = False,
+    ) -> ProcessHandle:
+        """Validates, starts the process and tracks it; the caller wires it to ``loop``."""
         if not isinstance(command, str) or not command.strip():
             raise InvalidArgumentError("command must be a non-empty string")
         if "\0" in command:
             raise InvalidArgumentError("command contains a NUL byte")
-        limit = validate_timeout(timeout)
         retained = _validate_retained(max_retained_bytes)
         _validate_callback(on_stdout, "on_stdout")
         _validate_callback(on_stderr, "on_stderr")
@@ -676,7 +763,7 @@ class ProcessManager:
                 code="TOO_MANY_PROCESSES",
             )
         spec = self._launcher.prepare_launch(command, cwd, env)
-        popen = self._popen(spec, stdin)
+        popen = self._popen(spec, stdin, inline)
         handle = ProcessHandle(
             self,
             popen,
@@ -684,6 +771,7 @@ class ProcessManager:
             max_retained_bytes=retained,
             abort=abort,
             stdin_piped=stdin == "pipe",
+            loop=loop,
         )
         if on_stdout:
             handle._stdout.callbacks = (on_stdout,)
@@ -693,7 +781,6 @@ class ProcessManager:
         with self._lock:
             self._handles.pop(popen.pid, None)  # a pid reused after a retained exit
             self._handles[popen.pid] = handle
-        self._reactor.call_soon(lambda: self._attach(handle, limit))
         return handle
 
     def list(self) -> list[ProcessInfo]:
@@ -748,6 +835,11 @@ class ProcessManager:
             running = [h for h in self._handles.values() if h.running]
         if not running:
             return 0
+        if any(h._loop.in_loop() for h in running):
+            # From an output callback: the exits can only be seen after we return.
+            for h in running:
+                h._terminate_async("stop", grace)
+            return len(running)
         snapshots: dict[int, list[Any]] = {}
         for h in running:
             h.killed = True
@@ -793,13 +885,7 @@ class ProcessManager:
 
     # --- internals -------------------------------------------------------------------------------
 
-    def _in_loop(self, fn: Callable[[], None]) -> None:
-        try:
-            self._reactor.call_soon(fn)
-        except RuntimeError:  # closed: nothing else can produce events any more
-            fn()
-
-    def _popen(self, spec: LaunchSpec, stdin: StdinMode) -> subprocess.Popen[bytes]:
+    def _popen(self, spec: LaunchSpec, stdin: StdinMode, inline: bool = False) -> subprocess.Popen[bytes]:
         def start() -> subprocess.Popen[bytes]:
             return subprocess.Popen(
                 spec.argv,
@@ -818,7 +904,8 @@ class ProcessManager:
             # *thread* that forked the child exits. Fork from the main thread or from the
             # manager's long-lived I/O thread, never from a short-lived worker thread, so no
             # wrapper that uses them can take a background process down with that thread.
-            if threading.current_thread() is threading.main_thread():
+            # A foreground command's caller blocks until the command ends, so it qualifies too.
+            if inline or threading.current_thread() is threading.main_thread():
                 return start()
             return self._reactor.run_sync(start)
         except FileNotFoundError as exc:
@@ -827,8 +914,8 @@ class ProcessManager:
             raise SandboxError(f"Cannot start the command: {exc}", code="SPAWN_FAILED")
 
     def _attach(self, handle: ProcessHandle, timeout: float | None) -> None:
-        """I/O thread: wire the pipes, the exit notification, the timeout and the abort poll."""
-        reactor = self._reactor
+        """Loop thread: wire the pipes, the exit notification, the timeout and the abort poll."""
+        reactor = handle._loop
         popen = handle._popen
         for stream, pipe in ((handle._stdout, popen.stdout), (handle._stderr, popen.stderr)):
             assert pipe is not None
@@ -860,11 +947,11 @@ class ProcessManager:
         if handle.abort.is_set():
             handle._terminate_async("abort")
             return
-        handle._abort_timer = self._reactor.call_later(_ABORT_POLL, lambda: self._poll_abort(handle))
+        handle._abort_timer = handle._loop.call_later(_ABORT_POLL, lambda: self._poll_abort(handle))
 
     def _make_reader(self, handle: ProcessHandle, stream: _Stream, pipe: Any) -> Callable[[], None]:
         fd = pipe.fileno()
-        reactor = self._reactor
+        reactor = handle._loop
 
         def on_readable() -> None:
             try:
@@ -893,14 +980,14 @@ class ProcessManager:
         else:  # pragma: no cover - platforms without waitid
             handle._popen.wait()
         with contextlib.suppress(RuntimeError):
-            self._reactor.call_soon(lambda: self._on_exit(handle))
+            handle._loop.call_soon(lambda: self._on_exit(handle))
 
     def _on_exit(self, handle: ProcessHandle) -> None:
         """I/O thread: the main process died. Clean its group up, reap it, then finish."""
         if handle._exited.is_set():
             return
         if handle._pidfd is not None:
-            self._reactor.remove_reader(handle._pidfd)
+            handle._loop.remove_reader(handle._pidfd)
             with contextlib.suppress(OSError):
                 os.close(handle._pidfd)
             handle._pidfd = None
@@ -912,7 +999,7 @@ class ProcessManager:
         orphan_guard.unregister(handle.pid)
         handle._on_exit(returncode)
         if not self._maybe_finish(handle):
-            handle._drain_timer = self._reactor.call_later(
+            handle._drain_timer = handle._loop.call_later(
                 _DRAIN_AFTER_EXIT, lambda: self._force_finish(handle)
             )
 
@@ -933,7 +1020,7 @@ class ProcessManager:
         for stream, pipe in ((handle._stdout, popen.stdout), (handle._stderr, popen.stderr)):
             if not stream.eof and pipe is not None:
                 with contextlib.suppress(OSError, ValueError):
-                    self._reactor.remove_reader(pipe.fileno())
+                    handle._loop.remove_reader(pipe.fileno())
                     pipe.close()
                 handle._on_eof(stream)
         self._maybe_finish(handle)

@@ -8,6 +8,10 @@ takes their place.
 
 Everything that touches the selector or the timer heap runs on the loop thread (``call_soon``),
 so no locking is needed around them.
+
+A foreground command does not need a background thread at all: ``Reactor(threaded=False)`` is
+driven by the waiting caller itself (``run_until``), which saves two thread hand-offs per command
+— most of the overhead on a busy two-core machine.
 """
 
 from __future__ import annotations
@@ -45,10 +49,14 @@ class TimerHandle:
 
 
 class Reactor:
-    """A daemon thread running a selector loop, started on first use and stopped by ``close()``."""
+    """A selector loop: on its own daemon thread (started on first use), or driven inline.
 
-    def __init__(self, name: str = "ws-sandbox-io") -> None:
+    ``close()`` stops it; calls scheduled afterwards raise ``RuntimeError``.
+    """
+
+    def __init__(self, name: str = "ws-sandbox-io", *, threaded: bool = True) -> None:
         self._name = name
+        self._threaded = threaded
         self._sel = selectors.DefaultSelector()
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_r, False)
@@ -75,14 +83,17 @@ class Reactor:
             if self._closed:
                 raise RuntimeError("reactor closed")
             self._calls.append(fn)
-            if self._thread is None:
+            if self._thread is None and self._threaded:
                 self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
                 self._thread.start()
         self._wake()
 
     def call_later(self, delay: float, fn: Callable[[], None]) -> TimerHandle:
         handle = TimerHandle(time.monotonic() + max(0.0, delay), fn)
-        self.call_soon(lambda: heapq.heappush(self._timers, (handle.when, next(self._seq), handle)))
+        if self.in_loop():
+            heapq.heappush(self._timers, (handle.when, next(self._seq), handle))
+        else:
+            self.call_soon(lambda: heapq.heappush(self._timers, (handle.when, next(self._seq), handle)))
         return handle
 
     def run_sync(self, fn: Callable[[], T]) -> T:
@@ -120,37 +131,57 @@ class Reactor:
             self._sel.unregister(fd)
 
     def _run(self) -> None:
+        while not self._run_once(None):
+            pass
+        self._release()
+
+    def run_until(self, predicate: Callable[[], bool], timeout: float | None = None) -> bool:
+        """Inline mode: drive the loop in this thread until ``predicate()`` (or ``timeout``)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        self._thread = threading.current_thread()
+        try:
+            while not predicate():
+                limit = None if deadline is None else deadline - time.monotonic()
+                if limit is not None and limit <= 0:
+                    return False
+                if self._run_once(limit):
+                    break
+            return predicate()
+        finally:
+            self._thread = None
+
+    def _run_once(self, max_wait: float | None) -> bool:
+        """One iteration: wait for I/O (or a timer), dispatch, run queued calls. True when closed."""
+        timeout = max_wait
+        if self._timers:
+            until_timer = max(0.0, self._timers[0][0] - time.monotonic())
+            timeout = until_timer if timeout is None else min(timeout, until_timer)
+        if self._calls:
+            timeout = 0.0
+        try:
+            events = self._sel.select(timeout)
+        except OSError:  # pragma: no cover - EBADF after a concurrent close
+            events = []
+        for key, _mask in events:
+            if key.data is None:
+                with contextlib.suppress(BlockingIOError, OSError):
+                    while os.read(self._wake_r, 4096):
+                        pass
+                continue
+            self._guarded(key.data)
+        now = time.monotonic()
+        while self._timers and self._timers[0][0] <= now:
+            _when, _seq, timer = heapq.heappop(self._timers)
+            if not timer.cancelled:
+                self._guarded(timer.callback)
         while True:
-            timeout: float | None = None
-            if self._timers:
-                timeout = max(0.0, self._timers[0][0] - time.monotonic())
-            if self._calls:
-                timeout = 0.0
-            try:
-                events = self._sel.select(timeout)
-            except OSError:  # pragma: no cover - EBADF after a concurrent close
-                events = []
-            for key, _mask in events:
-                if key.data is None:
-                    with contextlib.suppress(BlockingIOError, OSError):
-                        while os.read(self._wake_r, 4096):
-                            pass
-                    continue
-                self._guarded(key.data)
-            now = time.monotonic()
-            while self._timers and self._timers[0][0] <= now:
-                _when, _seq, timer = heapq.heappop(self._timers)
-                if not timer.cancelled:
-                    self._guarded(timer.callback)
-            while True:
-                with self._lock:
-                    if not self._calls:
-                        closed = self._closed
-                        break
-                    fn = self._calls.popleft()
-                self._guarded(fn)
-            if closed:
-                break
+            with self._lock:
+                if not self._calls:
+                    return self._closed
+                fn = self._calls.popleft()
+            self._guarded(fn)
+
+    def _release(self) -> None:
         self._sel.close()
         for fd in (self._wake_r, self._wake_w):
             with contextlib.suppress(OSError):
@@ -170,11 +201,16 @@ class Reactor:
                 return
             self._closed = True
             thread = self._thread
-        if thread is None:
-            self._sel.close()
-            for fd in (self._wake_r, self._wake_w):
-                with contextlib.suppress(OSError):
-                    os.close(fd)
+        if thread is None or not self._threaded:
+            # Inline loop (or thread never started): run what was queued before the close, e.g.
+            # a late subscriber's replay, on the closing thread.
+            while True:
+                with self._lock:
+                    if not self._calls:
+                        break
+                    fn = self._calls.popleft()
+                self._guarded(fn)
+            self._release()
             return
         self._wake()
         if thread is not threading.current_thread():
