@@ -43,6 +43,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .search.engine import SearchEngine
     from .search.results import SearchResult
     from .skills.workspace_skills import WorkspaceSkills
+    from .tools.config import ToolsConfig
 
 __all__ = ["Workspace", "WorkspaceInfo", "WorkspaceStatus"]
 
@@ -211,7 +212,9 @@ class Workspace:
         ):
             raise WorkspaceConfigError("operation_timeout must be a positive number of seconds")
         self._operation_timeout = float(operation_timeout) if operation_timeout is not None else None
-        self._tools_config: Any = tools
+        from .tools.config import ToolsConfig
+
+        self._tools_config: ToolsConfig = ToolsConfig.coerce(tools)
 
         self._lifecycle = Lifecycle("pending")
         self._lock = threading.RLock()
@@ -519,6 +522,15 @@ class Workspace:
         self._engine().index(path, content, metadata=metadata, start_line_offset=start_line_offset)
         self._touch()
 
+    def index_document(self, path: str, content: str, metadata: Mapping[str, Any] | None = None) -> list[str]:
+        """Index ``content`` as the file ``path``: split into chunks like auto-indexed files (ids
+        ``path`` or ``path#chunk-N``), replacing what was indexed for ``path`` before."""
+        if not isinstance(content, str):
+            raise InvalidArgumentError("content must be a string")
+        ids = self._engine().index_document(path, content, metadata=metadata)
+        self._touch()
+        return ids
+
     def search(
         self,
         query: str,
@@ -612,14 +624,16 @@ class Workspace:
 
     # --- tools ------------------------------------------------------------------------------------------
 
-    def get_tools_config(self) -> Any:
+    def get_tools_config(self) -> ToolsConfig:
         """The tools configuration in effect (see the agent tools section of the README)."""
         return self._tools_config
 
     def set_tools_config(self, config: Any) -> None:
-        """Replace the whole tools configuration (None restores the defaults). Takes effect at the
-        next :meth:`tools` call."""
-        self._tools_config = config
+        """Replace the whole tools configuration (a ``ToolsConfig`` or a dict; None restores the
+        defaults). Validated now; takes effect at the next :meth:`tools` call."""
+        from .tools.config import ToolsConfig
+
+        self._tools_config = ToolsConfig.coerce(config)
 
     def tools(self, request_context: Any = None) -> list[Any]:
         """The agent tools for this request: only those whose provider is configured and enabled."""

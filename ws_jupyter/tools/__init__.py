@@ -1,0 +1,105 @@
+"""Agent tools over a workspace: files, grep, commands, processes, search and skills.
+
+``workspace.tools(request_context=None)`` returns :class:`Tool` objects (see
+``create_workspace_tools`` in ``factory.py``); hand them to a model with :func:`to_openai` /
+:func:`to_anthropic`, or serve them with :func:`serve_mcp`. Modules:
+
+``names`` (``WORKSPACE_TOOLS``), ``types`` (``Tool``, ``ToolResult``, contexts), ``config``
+(``ToolsConfig``), ``schema`` (JSON Schemas, argument validation), ``factory`` (availability and
+policy), ``wrappers`` (approval, hooks, read tracking, write locks), ``tracking`` (read records,
+write locks), ``activity`` (live call events and the approval broker), ``output`` and ``tokens``
+(output shaping and budgets), ``globs``, one module per tool, ``adapters`` and ``mcp_server``.
+
+Names are imported lazily so that importing the package (or the workspace) stays cheap.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS = {
+    "WORKSPACE_TOOLS": "ws_jupyter.tools.names",
+    "Tool": "ws_jupyter.tools.types",
+    "ToolResult": "ws_jupyter.tools.types",
+    "MediaPart": "ws_jupyter.tools.types",
+    "ToolCallContext": "ws_jupyter.tools.types",
+    "ToolHookContext": "ws_jupyter.tools.types",
+    "ToolErrorText": "ws_jupyter.tools.types",
+    "is_error_output": "ws_jupyter.tools.types",
+    "ToolsConfig": "ws_jupyter.tools.config",
+    "ToolConfig": "ws_jupyter.tools.config",
+    "ToolHooks": "ws_jupyter.tools.config",
+    "create_workspace_tools": "ws_jupyter.tools.factory",
+    "ToolActivity": "ws_jupyter.tools.activity",
+    "ToolActivityEvent": "ws_jupyter.tools.activity",
+    "PendingApproval": "ws_jupyter.tools.activity",
+    "tool_activity": "ws_jupyter.tools.activity",
+    "to_openai": "ws_jupyter.tools.adapters",
+    "to_anthropic": "ws_jupyter.tools.adapters",
+    "run_tool_call": "ws_jupyter.tools.adapters",
+    "openai_tool_output": "ws_jupyter.tools.adapters",
+    "anthropic_tool_result": "ws_jupyter.tools.adapters",
+    "serve_mcp": "ws_jupyter.tools.mcp_server",
+    "build_mcp_server": "ws_jupyter.tools.mcp_server",
+    "count_tokens": "ws_jupyter.tools.tokens",
+}
+
+__all__ = [
+    "WORKSPACE_TOOLS",
+    "MediaPart",
+    "PendingApproval",
+    "Tool",
+    "ToolActivity",
+    "ToolActivityEvent",
+    "ToolCallContext",
+    "ToolConfig",
+    "ToolErrorText",
+    "ToolHookContext",
+    "ToolHooks",
+    "ToolResult",
+    "ToolsConfig",
+    "anthropic_tool_result",
+    "build_mcp_server",
+    "count_tokens",
+    "create_workspace_tools",
+    "is_error_output",
+    "openai_tool_output",
+    "run_tool_call",
+    "serve_mcp",
+    "to_anthropic",
+    "to_openai",
+    "tool_activity",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ws_jupyter.tools' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__
+
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .activity import PendingApproval, ToolActivity, ToolActivityEvent, tool_activity
+    from .adapters import anthropic_tool_result, openai_tool_output, run_tool_call, to_anthropic, to_openai
+    from .config import ToolConfig, ToolHooks, ToolsConfig
+    from .factory import create_workspace_tools
+    from .mcp_server import build_mcp_server, serve_mcp
+    from .names import WORKSPACE_TOOLS
+    from .tokens import count_tokens
+    from .types import (
+        MediaPart,
+        Tool,
+        ToolCallContext,
+        ToolErrorText,
+        ToolHookContext,
+        ToolResult,
+        is_error_output,
+    )

@@ -1,0 +1,136 @@
+"""``workspace_edit_file``: replace an exact piece of text in a file.
+
+The match is exact (whitespace included, no regex, ``$`` and ``\\`` are literal) and must be unique
+unless ``replace_all``; failures say why and where: the closest lines when the text is not found,
+the line numbers of every occurrence when it is not unique. Files with CRLF line ends are edited
+with text given with ``\\n`` ends.
+"""
+
+from __future__ import annotations
+
+import difflib
+
+from ..errors import IsADirectory
+from .base import ToolCall, ToolSpec
+from .names import WORKSPACE_TOOLS
+from .output import number_line
+from .schema import Param
+from .types import ToolErrorText
+
+__all__ = ["SPEC", "edit_file"]
+
+DESCRIPTION = (
+    "Replace an exact piece of text in a file with new text. old_string must match the file exactly "
+    "(including indentation and line breaks — copy it from workspace_read_file output without the "
+    "line-number prefix) and must occur once, unless replace_all=true. Include enough surrounding "
+    "lines to make it unique. To create a file or replace all of it, use workspace_write_file."
+)
+
+PARAMS = (
+    Param("path", "string", "File path relative to the workspace root.", required=True, allow_empty=False),
+    Param("old_string", "string", "The exact text to replace.", required=True),
+    Param("new_string", "string", "The text to put in its place (may be empty to delete).", required=True),
+    Param(
+        "replace_all", "boolean", "Replace every occurrence instead of requiring exactly one.", default=False
+    ),
+)
+
+NOT_FOUND = "The specified text was not found. Make sure you use the exact text from the file, including whitespace and indentation."
+_MAX_HINT_LINES = 8
+
+
+def _line_of(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1
+
+
+def _span_lines(s: str) -> int:
+    return max(1, s.count("\n") + (0 if s.endswith("\n") else 1))
+
+
+def _closest(content: str, old: str) -> str:
+    """The file's lines most similar to ``old`` (a hint after a failed match)."""
+    lines = content.split("\n")
+    want = old.strip("\n").split("\n")
+    n = min(len(want), _MAX_HINT_LINES)
+    if not lines or (not want[0].strip() and len(want) == 1):
+        return ""
+    anchor = want[0].strip()
+    stripped = [ln.strip() for ln in lines]
+    candidates = [i for i, s in enumerate(stripped) if s == anchor]
+    if not candidates:
+        close = difflib.get_close_matches(anchor, stripped, n=3, cutoff=0.6)
+        candidates = [i for i, s in enumerate(stripped) if s in close][:5]
+    best, best_ratio = -1, 0.0
+    target = "\n".join(want[:n])
+    for i in candidates[:20]:
+        window = "\n".join(lines[i : i + n])
+        ratio = difflib.SequenceMatcher(None, window, target).ratio()
+        if ratio > best_ratio:
+            best, best_ratio = i, ratio
+    if best < 0 or best_ratio < 0.5:
+        return ""
+    shown = "\n".join(number_line(best + 1 + k, lines[best + k]) for k in range(min(n, len(lines) - best)))
+    end = best + min(n, len(lines) - best)
+    return f"\nClosest match (lines {best + 1}-{end}):\n{shown}"
+
+
+def edit_file(call: ToolCall) -> str:
+    fs = call.filesystem()
+    args = call.args
+    path = args["path"]
+    old, new = args["old_string"], args["new_string"]
+    st = fs.stat(path)
+    shown = st.path
+    if st.type == "directory":
+        raise IsADirectory(shown)
+    if old == "":
+        return ToolErrorText(
+            "old_string is empty: give the exact text to replace (use workspace_write_file to write a whole file)."
+        )
+    content = fs.read_file(path)
+    assert isinstance(content, str)
+    count = content.count(old)
+    if count == 0 and "\r\n" in content and "\n" in old and "\r\n" not in old:
+        crlf_old = old.replace("\n", "\r\n")
+        if content.count(crlf_old):
+            old, new = crlf_old, new.replace("\r\n", "\n").replace("\n", "\r\n")
+            count = content.count(old)
+    if count == 0:
+        return ToolErrorText(NOT_FOUND + _closest(content.replace("\r\n", "\n"), old.replace("\r\n", "\n")))
+    offsets = []
+    start = content.find(old)
+    while start >= 0:
+        offsets.append(start)
+        start = content.find(old, start + len(old))
+    if count > 1 and not args["replace_all"]:
+        where = ", ".join(str(_line_of(content, o)) for o in offsets[:20]) + (", ..." if count > 20 else "")
+        return ToolErrorText(
+            f"The specified text appears {count} times (lines {where}). Provide more surrounding context "
+            "to make the match unique, or set replace_all=true to replace every occurrence."
+        )
+    span = _span_lines(old)
+    for o in offsets:
+        first = _line_of(content, o)
+        call.check_lines_read(shown, first, first + span - 1)
+    updated = content.replace(old, new)
+    fs.write_file(path, updated, overwrite=True, expected_mtime=st.mtime)
+    delta = len(new) - len(old)
+    new_span = _span_lines(new)
+    starts = [_line_of(updated, o + i * delta) for i, o in enumerate(offsets)]
+    if len(starts) == 1:
+        a = starts[0]
+        b = a + new_span - 1 if new else a
+        lines = f"line {a}" if a == b else f"lines {a}-{b}"
+        return f"Replaced 1 occurrence in {shown} ({lines})"
+    listed = ", ".join(str(s) for s in starts[:20]) + (", ..." if len(starts) > 20 else "")
+    return f"Replaced {len(starts)} occurrences in {shown} (lines {listed})"
+
+
+SPEC = ToolSpec(
+    name=WORKSPACE_TOOLS.FILESYSTEM.EDIT_FILE,
+    description=DESCRIPTION,
+    params=PARAMS,
+    run=edit_file,
+    write_path=lambda args: args["path"],
+    check_reads=True,
+)

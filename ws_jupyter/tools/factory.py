@@ -1,0 +1,166 @@
+"""``create_workspace_tools``: the one place where tool policy is applied.
+
+Which tools exist follows from the workspace's providers (see the table in the package README):
+a filesystem gives the file tools (minus the writing ones and ``workspace_index`` when it is
+read-only); a sandbox gives ``workspace_execute_command`` (plus the process tools when it has a
+process manager); BM25 or vector search gives ``workspace_search`` and ``workspace_index``;
+skills give ``skill``, ``skill_search`` and ``skill_read``. With resolver-based providers every
+tool of that provider is listed and the read-only check happens when a tool runs.
+
+Then the config decides: ``enabled`` (a function is evaluated now, with the request context; one
+that raises hides the tool), the exposed ``name`` (duplicates raise ``ToolConfigError``), and
+``require_approval``. Every tool is wrapped by :class:`~ws_jupyter.tools.wrappers.ToolRunner`.
+
+Tools created by one call share a read tracker: reading a file with this tool set is what lets this
+tool set write it. Write locks are process-wide.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from ..errors import ToolConfigError
+from ..request_context import RequestContext
+from .activity import tool_activity
+from .base import ToolSpec
+from .config import ToolsConfig
+from .names import WORKSPACE_TOOLS, WRITE_TOOLS
+from .schema import build_schema
+from .tracking import ReadTracker
+from .types import Tool, ToolCallContext
+from .wrappers import ToolRunner
+
+__all__ = ["available_specs", "create_workspace_tools"]
+
+log = logging.getLogger("ws_jupyter.tools")
+T = WORKSPACE_TOOLS
+
+
+def _filesystem_specs() -> list[ToolSpec]:
+    from . import delete, edit_file, file_stat, grep, list_files, mkdir, read_file, write_file
+
+    return [
+        read_file.SPEC,
+        write_file.SPEC,
+        edit_file.SPEC,
+        list_files.SPEC,
+        delete.SPEC,
+        file_stat.SPEC,
+        mkdir.SPEC,
+        grep.SPEC,
+    ]
+
+
+def _sandbox_specs(with_processes: bool) -> list[ToolSpec]:
+    from . import execute_command, processes
+
+    specs = [execute_command.SPEC]
+    if with_processes:
+        specs += [processes.GET_OUTPUT_SPEC, processes.KILL_SPEC, processes.LIST_SPEC]
+    return specs
+
+
+def _search_specs(with_index: bool) -> list[ToolSpec]:
+    from .search import INDEX_SPEC, SEARCH_SPEC
+
+    return [SEARCH_SPEC, *([INDEX_SPEC] if with_index else [])]
+
+
+def _skill_specs() -> list[ToolSpec]:
+    from .skills import SKILL_READ_SPEC, SKILL_SEARCH_SPEC, SKILL_SPEC
+
+    return [SKILL_SPEC, SKILL_SEARCH_SPEC, SKILL_READ_SPEC]
+
+
+def available_specs(workspace: Any) -> list[ToolSpec]:
+    """The tools the workspace's providers make possible, before the config is applied."""
+    specs: list[ToolSpec] = []
+    static_fs = workspace.filesystem
+    read_only = bool(static_fs is not None and getattr(static_fs, "read_only", False))
+    if workspace.has_filesystem_config():
+        specs += [s for s in _filesystem_specs() if not (read_only and s.name in WRITE_TOOLS)]
+    if workspace.has_sandbox_config():
+        sandbox = workspace.sandbox
+        if sandbox is None:  # resolver: everything, checked per call
+            specs += _sandbox_specs(True)
+        else:
+            specs += _sandbox_specs(getattr(sandbox, "processes", None) is not None)
+    if getattr(workspace, "can_search", False):
+        specs += _search_specs(not read_only)
+    if workspace.skills is not None:
+        specs += _skill_specs()
+    return specs
+
+
+def _enabled(rule: Any, ctx: ToolCallContext) -> bool:
+    if isinstance(rule, bool):
+        return rule
+    try:
+        return bool(rule(ctx))
+    except Exception:
+        log.warning("enabled function of %s raised; hiding the tool", ctx.workspace_tool_name, exc_info=True)
+        return False
+
+
+def _request_context(value: Any) -> RequestContext | None:
+    if value is None or isinstance(value, RequestContext):
+        return value
+    if isinstance(value, Mapping):
+        return RequestContext(value)
+    raise ToolConfigError(
+        f"request_context must be a RequestContext or a mapping, not {type(value).__name__}"
+    )
+
+
+def create_workspace_tools(workspace: Any, request_context: Any = None) -> list[Tool]:
+    """The tools of ``workspace`` for one request (see the module docstring)."""
+    config = ToolsConfig.coerce(workspace.get_tools_config())
+    rc = _request_context(request_context)
+    tracker = ReadTracker()
+    activity = tool_activity(workspace)
+    tools: list[Tool] = []
+    taken: dict[str, str] = {}
+    for spec in available_specs(workspace):
+        resolved = config.resolve(spec.name)
+        ctx = ToolCallContext(
+            request_context=rc, workspace=workspace, tool_name=resolved.name, workspace_tool_name=spec.name
+        )
+        if not _enabled(resolved.enabled, ctx):
+            continue
+        if resolved.name in taken:
+            raise ToolConfigError(
+                f'Duplicate workspace tool name "{resolved.name}": tool "{spec.name}" conflicts with '
+                f'"{taken[resolved.name]}". Check your tools config for duplicate "name" values.'
+            )
+        taken[resolved.name] = spec.name
+        params = list(spec.params_for(workspace))
+        runner = ToolRunner(
+            spec,
+            resolved,
+            config,
+            workspace,
+            params,
+            request_context=rc,
+            tracker=tracker,
+            activity=activity,
+        )
+        rule = resolved.require_approval
+        if rule is None:
+            static = spec.static_default_approval
+            flag = bool(static(workspace)) if static is not None else False
+        else:
+            flag = rule if isinstance(rule, bool) else True
+        tools.append(
+            Tool(
+                name=resolved.name,
+                workspace_tool_name=spec.name,
+                description=spec.description,
+                input_schema=build_schema(params),
+                runner=runner,
+                require_approval=flag,
+                needs_approval=runner.needs_approval,
+            )
+        )
+    return tools

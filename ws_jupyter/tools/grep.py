@@ -1,0 +1,591 @@
+"""``workspace_grep``: regex search over the workspace's text files.
+
+Which files are searched is decided once, the same way whatever does the work: the workspace
+walker's rules (``.gitignore`` at every level and ``.git/info/exclude``, ``.git`` skipped, hidden
+entries only with ``include_hidden``, symlinks not followed), content-sniffed text detection (a
+``Makefile`` or a ``.sas`` log is searched; a file whose first 8 KiB are not text, or with a NUL
+byte in its first 64 KiB, is not; the lines after a NUL byte are not searched), and an optional
+glob in ``path`` (``src/**/*.py``, ``*.md``).
+
+Two engines, one output:
+
+* **ripgrep** (the ``rg`` binary — ``pip install ripgrep`` ships it; looked up next to the Python
+  executable, then on ``PATH``) walks and counts matching lines per file in native code. The
+  counted files are then checked against the rules above (ancestor ``.gitignore`` files, hidden
+  path parts, sniffing) and the matching lines of the files needed for the output are extracted
+  by the same code as the fallback;
+* the **pure-Python fallback** walks with :func:`ws_jupyter.filesystem.walk.walk` and searches each
+  file line by line, stopping as soon as the output is full.
+
+Patterns are Python regular expressions (validated first: an invalid one gives
+``Error: Invalid regex pattern: ...``). ripgrep's Rust syntax agrees on everything common; a
+pattern it rejects (look-around, back-references) is searched by the fallback. At most 1000 matching
+lines are shown (``(truncated at 1000)``); ``max_count`` caps matching lines per file.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Generator, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import DirectoryNotFound, FileNotFound, WorkspaceError
+from ..filesystem.mime import SNIFF_BYTES, looks_like_text
+from ..filesystem.walk import IgnoreRules, _ancestor_rules, relative_to, walk
+from .base import ToolCall, ToolSpec, rel_path
+from .globs import compile_globs, split_glob_path
+from .names import WORKSPACE_TOOLS
+from .schema import Param
+from .tokens import fits, line_token_counts
+from .types import ToolErrorText
+
+__all__ = ["MAX_MATCHES", "SPEC", "GrepResult", "find_ripgrep", "grep", "search"]
+
+MAX_MATCHES = 1000
+MAX_PATTERN = 1000
+MAX_LINE_CHARS = 500
+#: A NUL byte within this many leading bytes makes a file binary (ripgrep's first buffer).
+NUL_WINDOW = 64 * 1024
+_TIME_BUDGET = 60.0
+_SIMPLE_EXT_GLOB = re.compile(r"^(?:\*\*/)?\*\.[A-Za-z0-9_+-]+$")
+
+DESCRIPTION = (
+    "Search file contents with a regular expression (Python syntax) and get matching lines as "
+    "'path:line:column: text'. Searches text files under path (default: the whole workspace), "
+    "honouring .gitignore; hidden files only with include_hidden. path may be a file, a directory or "
+    "a glob such as 'src/**/*.py' or '*.md'. Use context_lines to see lines around each match and "
+    "max_count to limit matches per file. At most 1000 matching lines are returned."
+)
+
+PARAMS = (
+    Param(
+        "pattern",
+        "string",
+        "Regular expression to search for, e.g. 'def \\w+_test' or 'TODO'.",
+        required=True,
+    ),
+    Param(
+        "path", "string", "File, directory or glob to search, relative to the workspace root.", default="."
+    ),
+    Param(
+        "context_lines",
+        "integer",
+        "Lines of context to show before and after each match.",
+        default=0,
+        minimum=0,
+        maximum=50,
+    ),
+    Param("max_count", "integer", "Maximum matching lines per file. Default: no limit.", minimum=1),
+    Param("case_sensitive", "boolean", "Match case exactly.", default=True),
+    Param(
+        "include_hidden",
+        "boolean",
+        "Also search files and directories whose name starts with '.'.",
+        default=False,
+    ),
+)
+
+
+# --- results --------------------------------------------------------------------------------------
+
+
+@dataclass
+class FileMatches:
+    """Matching lines of one file: ``matches`` as (line, column, text); ``lines`` every line known
+    (matches and the context around them), by number."""
+
+    path: str
+    matches: list[tuple[int, int, str]] = field(default_factory=list)
+    lines: dict[int, str] = field(default_factory=dict)
+
+
+@dataclass
+class GrepResult:
+    files: list[FileMatches]
+    truncated: bool = False
+    target_missing: bool = False
+    binary_skipped: int = 0
+    read_errors: int = 0
+    engine: str = "python"
+    timed_out: bool = False
+
+    @property
+    def match_count(self) -> int:
+        return sum(len(f.matches) for f in self.files)
+
+
+# --- ripgrep --------------------------------------------------------------------------------------
+
+_rg_lock = threading.Lock()
+_rg_path: list[str | None] = []
+
+
+def find_ripgrep() -> str | None:
+    """Path of a working ``rg`` (next to this Python, then on PATH), or None. Checked once."""
+    with _rg_lock:
+        if _rg_path:
+            return _rg_path[0]
+        found = None
+        if os.environ.get("WS_JUPYTER_GREP_ENGINE", "").lower() != "python":
+            candidates = [
+                os.path.join(os.path.dirname(sys.executable), "rg"),
+                os.path.join(sys.prefix, "bin", "rg"),
+                shutil.which("rg"),
+            ]
+            for cand in candidates:
+                if cand and os.path.isfile(cand) and os.access(cand, os.X_OK):
+                    try:
+                        subprocess.run([cand, "--version"], capture_output=True, timeout=10, check=True)
+                    except (OSError, subprocess.SubprocessError):
+                        continue
+                    found = cand
+                    break
+        _rg_path.append(found)
+        return found
+
+
+def _reset_ripgrep_cache() -> None:
+    with _rg_lock:
+        _rg_path.clear()
+
+
+# --- text helpers ---------------------------------------------------------------------------------
+
+
+def _clip(text: str, col: int) -> str:
+    if len(text) <= MAX_LINE_CHARS:
+        return text
+    if col <= MAX_LINE_CHARS - 100:
+        return text[:MAX_LINE_CHARS] + "..."
+    start = max(0, col - 1 - 100)
+    piece = text[start : start + MAX_LINE_CHARS]
+    return "..." + piece + ("..." if start + MAX_LINE_CHARS < len(text) else "")
+
+
+def _sort_key(path: str) -> tuple[tuple[int, str, str], ...]:
+    """Tree order (the walker's): at each level directories first, then case-insensitive names."""
+    parts = path.split("/")
+    return tuple((0 if i < len(parts) - 1 else 1, p.lower(), p) for i, p in enumerate(parts))
+
+
+def _chunks(fs: Any, path: str) -> Generator[bytes, None, None]:
+    opener = getattr(fs, "open_read", None)
+    if callable(opener):
+        yield from opener(path)
+    else:
+        yield bytes(fs.read_file(path, encoding="binary"))
+
+
+def _split_lines(chunks: Iterator[bytes]) -> Iterator[bytes]:
+    pending = b""
+    for chunk in chunks:
+        if not chunk:
+            continue
+        data = pending + chunk if pending else chunk
+        parts = data.split(b"\n")
+        pending = parts.pop()
+        yield from parts
+    if pending:
+        yield pending
+
+
+class _Binary(Exception):
+    pass
+
+
+def _text_lines(fs: Any, path: str) -> Iterator[bytes]:
+    """Lines of a text file; raises ``_Binary`` first when the file is not text (see module doc)."""
+    chunks = _chunks(fs, path)
+    head: list[bytes] = []
+    size = 0
+    for chunk in chunks:
+        head.append(chunk)
+        size += len(chunk)
+        if size >= NUL_WINDOW:
+            break
+    data = b"".join(head)
+    if b"\0" in data[:NUL_WINDOW] or not looks_like_text(data[:SNIFF_BYTES]):
+        chunks.close()
+        raise _Binary()
+
+    def rest() -> Iterator[bytes]:
+        yield data
+        yield from chunks
+
+    for raw in _split_lines(rest()):
+        if b"\0" in raw:
+            return  # like ripgrep: stop at binary data
+        yield raw
+
+
+def search_file(
+    fs: Any,
+    path: str,
+    shown: str,
+    rx: re.Pattern[str],
+    context: int,
+    limit: int | None,
+    deadline: float,
+) -> FileMatches:
+    """Matching lines of one file (raises ``_Binary`` for a binary file), stopping once ``limit``
+    matches and their trailing context are collected."""
+    result = FileMatches(shown)
+    before: list[tuple[int, str]] = []
+    after_left = 0
+    for n, raw in enumerate(_text_lines(fs, path), start=1):
+        if n % 4096 == 0 and time.monotonic() > deadline:
+            raise TimeoutError()
+        line = raw.decode("utf-8", "replace")
+        if line.endswith("\r"):
+            line = line[:-1]
+        if limit is None or len(result.matches) < limit:
+            m = rx.search(line)
+            if m is not None:
+                for bn, bt in before:
+                    result.lines.setdefault(bn, bt)
+                before.clear()
+                result.matches.append((n, m.start() + 1, line))
+                result.lines[n] = line
+                after_left = context
+                continue
+        elif after_left == 0:
+            break
+        if after_left > 0:
+            result.lines[n] = line
+            after_left -= 1
+        elif context:
+            before.append((n, line))
+            if len(before) > context:
+                before.pop(0)
+    return result
+
+
+# --- visibility (the walker's rules, for files found by ripgrep) ---------------------------------
+
+
+class _Visibility:
+    """Whether a file below ``base`` is one the walker would yield (hidden, .git, .gitignore)."""
+
+    def __init__(self, fs: Any, base: str, include_hidden: bool) -> None:
+        self.fs = fs
+        self.base = base
+        self.include_hidden = include_hidden
+        rules = _ancestor_rules(fs, base)
+        if rules and base != "." and rules.is_ignored(base, True):
+            rules = IgnoreRules()
+        self._dir_rules: dict[str, IgnoreRules] = {}
+        self._base_rules = rules
+        self._dir_visible: dict[str, bool] = {}
+
+    def _rules_in(self, rel_dir: str) -> IgnoreRules:
+        """Rules in effect for the children of ``rel_dir`` (a directory at or below base)."""
+        cached = self._dir_rules.get(rel_dir)
+        if cached is not None:
+            return cached
+        if rel_dir == self.base:
+            parent_rules = self._base_rules
+        else:
+            parent_rules = self._rules_in(posixpath.dirname(rel_dir) or ".")
+        text = None
+        try:
+            data = self.fs.read_file(
+                posixpath.join(rel_dir, ".gitignore") if rel_dir != "." else ".gitignore", encoding="binary"
+            )
+            text = bytes(data).decode("utf-8", "replace")
+        except (WorkspaceError, OSError):
+            text = None
+        rules = parent_rules.with_file(rel_dir, text) if text else parent_rules
+        self._dir_rules[rel_dir] = rules
+        return rules
+
+    def _name_ok(self, name: str) -> bool:
+        return name != ".git" and (self.include_hidden or not name.startswith("."))
+
+    def _dir_ok(self, rel_dir: str) -> bool:
+        if rel_dir == self.base:
+            return True
+        known = self._dir_visible.get(rel_dir)
+        if known is not None:
+            return known
+        parent = posixpath.dirname(rel_dir) or "."
+        ok = (
+            self._dir_ok(parent)
+            and self._name_ok(posixpath.basename(rel_dir))
+            and not self._rules_in(parent).is_ignored(rel_dir, True)
+        )
+        self._dir_visible[rel_dir] = ok
+        return ok
+
+    def __call__(self, rel: str) -> bool:
+        parent = posixpath.dirname(rel) or "."
+        return (
+            self._dir_ok(parent)
+            and self._name_ok(posixpath.basename(rel))
+            and not self._rules_in(parent).is_ignored(rel, False)
+        )
+
+
+# --- engines --------------------------------------------------------------------------------------
+
+
+def _python_candidates(
+    fs: Any, base: str, include_hidden: bool, on_error: Callable[[str, Exception], None]
+) -> Iterator[str]:
+    for entry in walk(fs, base, include_hidden=include_hidden, respect_gitignore=True, on_error=on_error):
+        if not entry.is_dir and not entry.is_symlink:
+            yield entry.path
+
+
+def _ripgrep_candidates(
+    rg: str,
+    fs: Any,
+    base: str,
+    pattern: str,
+    case_sensitive: bool,
+    include_hidden: bool,
+    max_count: int | None,
+    glob: str | None,
+    result: GrepResult,
+) -> list[tuple[str, int]] | None:
+    """``(path, matching lines)`` of files ripgrep found, in tree order; None if rg cannot do it."""
+    host_base = fs.host_path(base)
+    cmd = [
+        rg,
+        "--count",
+        "--with-filename",
+        "--null",
+        "--no-config",
+        "--no-ignore-parent",
+        "--no-ignore-global",
+        "--no-ignore-dot",
+        "--no-ignore-exclude",
+        "--no-require-git",
+        "--crlf",
+        "-g",
+        "!.git",
+    ]
+    if include_hidden:
+        cmd.append("--hidden")
+    cmd.append("-s" if case_sensitive else "-i")
+    if max_count is not None:
+        cmd += ["-m", str(max_count)]
+    if glob is not None and _SIMPLE_EXT_GLOB.match(glob):
+        cmd += ["-g", glob.removeprefix("**/")]
+    cmd += ["-e", pattern, "--", host_base]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, timeout=_TIME_BUDGET, cwd=host_base)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    stderr = proc.stderr.decode("utf-8", "replace")
+    if proc.returncode not in (0, 1) and (
+        "regex" in stderr.lower() or "error parsing" in stderr.lower() or not proc.stdout
+    ):
+        return None  # a pattern ripgrep's syntax rejects: let the fallback search
+    result.read_errors += sum(1 for line in stderr.splitlines() if "os error" in line.lower())
+    prefix = host_base.rstrip("/") + "/"
+    found: list[tuple[str, int]] = []
+    for line in proc.stdout.split(b"\n"):
+        if not line:
+            continue
+        raw_path, _, count = line.rpartition(b"\0")
+        try:
+            host = os.fsdecode(raw_path)
+            n = int(count)
+        except ValueError:
+            continue
+        if not host.startswith(prefix):
+            continue
+        sub = host[len(prefix) :]
+        found.append((sub if base == "." else f"{base}/{sub}", n))
+    found.sort(key=lambda item: _sort_key(item[0]))
+    return found
+
+
+def search(
+    fs: Any,
+    pattern: str,
+    path: str = ".",
+    *,
+    context_lines: int = 0,
+    max_count: int | None = None,
+    case_sensitive: bool = True,
+    include_hidden: bool = False,
+    engine: str = "auto",
+    max_matches: int = MAX_MATCHES,
+) -> GrepResult:
+    """Search ``fs``; ``engine`` is ``"auto"`` (ripgrep when usable), ``"ripgrep"`` or ``"python"``."""
+    rx = re.compile(pattern, 0 if case_sensitive else re.IGNORECASE)
+    base, glob = split_glob_path(path)
+    matcher = compile_globs([glob]) if glob else None
+    result = GrepResult([])
+    deadline = time.monotonic() + _TIME_BUDGET
+    try:
+        st = fs.stat(base)
+    except (FileNotFound, DirectoryNotFound):
+        result.target_missing = True
+        return result
+    base = st.path
+
+    if st.type != "directory":
+        try:
+            hits = search_file(fs, base, base, rx, context_lines, _limit(max_count, max_matches), deadline)
+        except _Binary:
+            result.binary_skipped = 1
+            return result
+        except TimeoutError:
+            result.timed_out = True
+            return result
+        except (WorkspaceError, OSError):
+            result.read_errors = 1
+            return result
+        if hits.matches:
+            result.files.append(hits)
+        result.truncated = result.match_count >= max_matches
+        return result
+
+    errors: list[str] = []
+    candidates: Iterator[str] | None = None
+    rg = find_ripgrep() if engine in ("auto", "ripgrep") else None
+    if (
+        rg is not None
+        and callable(getattr(fs, "host_path", None))
+        and getattr(fs, "containment", None) is not None
+    ):
+        found = _ripgrep_candidates(
+            rg, fs, base, pattern, case_sensitive, include_hidden, max_count, glob, result
+        )
+        if found is not None:
+            result.engine = "ripgrep"
+            visible = _Visibility(fs, base, include_hidden)
+            candidates = (p for p, _ in found if visible(p))
+    if candidates is None:
+        candidates = _python_candidates(fs, base, include_hidden, lambda p, e: errors.append(p))
+
+    remaining = max_matches
+    for rel in candidates:
+        if matcher is not None and not matcher(relative_to(base, rel)):
+            continue
+        try:
+            hits = search_file(fs, rel, rel, rx, context_lines, _limit(max_count, remaining), deadline)
+        except _Binary:
+            continue
+        except TimeoutError:
+            result.timed_out = True
+            break
+        except (WorkspaceError, OSError):
+            result.read_errors += 1
+            continue
+        if not hits.matches:
+            continue
+        result.files.append(hits)
+        remaining -= len(hits.matches)
+        if remaining <= 0:
+            result.truncated = True
+            break
+    result.read_errors += len(errors)
+    return result
+
+
+def _limit(max_count: int | None, remaining: int) -> int:
+    return remaining if max_count is None else min(max_count, remaining)
+
+
+# --- formatting -----------------------------------------------------------------------------------
+
+
+def format_result(result: GrepResult, context: int) -> tuple[str, str]:
+    """(summary line, body) as the tool shows them."""
+    n = result.match_count
+    m = len(result.files)
+    summary = f"{n} {'match' if n == 1 else 'matches'} across {m} {'file' if m == 1 else 'files'}"
+    if result.truncated:
+        summary += f" (truncated at {MAX_MATCHES})"
+    if result.target_missing:
+        summary += " (target path not found: nothing searched)"
+    if result.binary_skipped:
+        summary += f" ({result.binary_skipped} file skipped: binary)"
+    if result.read_errors:
+        k = result.read_errors
+        summary += f" ({k} {'path' if k == 1 else 'paths'} skipped: read error)"
+    if result.timed_out:
+        summary += f" (search stopped after {int(_TIME_BUDGET)}s)"
+    out: list[str] = []
+    for fm in result.files:
+        match_cols = {line: (col, text) for line, col, text in fm.matches}
+        if context <= 0:
+            for line, col, text in fm.matches:
+                out.append(f"{fm.path}:{line}:{col}: {_clip(text, col)}")
+            continue
+        wanted: set[int] = set()
+        for line, _, _ in fm.matches:
+            wanted.update(range(max(1, line - context), line + context + 1))
+        shown = sorted(k for k in wanted if k in fm.lines)
+        prev = None
+        for k in shown:
+            if (prev is not None and k != prev + 1) or (prev is None and out):
+                out.append("--")
+            prev = k
+            if k in match_cols:
+                col, text = match_cols[k]
+                out.append(f"{fm.path}:{k}:{col}: {_clip(text, col)}")
+            else:
+                out.append(f"{fm.path}:{k}- {_clip(fm.lines[k], 1)}")
+    return summary, "\n".join(out)
+
+
+def grep(call: ToolCall) -> str:
+    args = call.args
+    pattern = args["pattern"]
+    if len(pattern) > MAX_PATTERN:
+        return ToolErrorText(
+            f"Error: Pattern too long ({len(pattern)} chars, max {MAX_PATTERN}). Use a shorter pattern."
+        )
+    try:
+        re.compile(pattern, 0 if args["case_sensitive"] else re.IGNORECASE)
+    except re.error as exc:
+        return ToolErrorText(f"Error: Invalid regex pattern: {exc}")
+    fs = call.filesystem()
+    path = args["path"]
+    base, _ = split_glob_path(path)
+    rel_path(fs, base)  # containment check, with the usual error message
+    result = search(
+        fs,
+        pattern,
+        path,
+        context_lines=args["context_lines"],
+        max_count=args["max_count"],
+        case_sensitive=args["case_sensitive"],
+        include_hidden=args["include_hidden"],
+    )
+    summary, body = format_result(result, args["context_lines"])
+    if not body:
+        return summary
+    budget = call.max_tokens
+    if budget is None or fits(body, budget):
+        return f"{summary}\n---\n{body}"
+    lines = body.split("\n")
+    counts = line_token_counts(lines)
+    room = max(1, budget - 60)
+    used = shown = 0
+    for n in counts:
+        if used + n + 1 > room:
+            break
+        used += n + 1
+        shown += 1
+    total = sum(counts) + len(counts)
+    kept = "\n".join(lines[: max(1, shown)])
+    return (
+        f"{summary}\n---\n{kept}\n[output truncated: showing first ~{used} of ~{total} tokens; "
+        "narrow path or pattern, or set max_count]"
+    )
+
+
+SPEC = ToolSpec(name=WORKSPACE_TOOLS.FILESYSTEM.GREP, description=DESCRIPTION, params=PARAMS, run=grep)

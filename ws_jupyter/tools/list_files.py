@@ -1,0 +1,196 @@
+"""``workspace_list_files``: a compact tree of a directory, as a developer would want to see it.
+
+Directories first, then files, one per line, indented with one tab per level, directories marked
+with a trailing ``/``, symlinks as ``name -> target``; ``.git`` skipped, ``.gitignore`` files at
+every level honoured, hidden entries only on request. The last line counts what is shown and says
+``(truncated at depth N)`` only when something deeper really exists.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ..errors import NotADirectory
+from ..filesystem.walk import WalkEntry, relative_to, walk
+from .base import ToolCall, ToolSpec
+from .globs import compile_globs
+from .names import WORKSPACE_TOOLS
+from .schema import Param
+from .tokens import fits, line_token_counts
+
+__all__ = ["SPEC", "list_files"]
+
+DESCRIPTION = (
+    "List the files and directories under a path as an indented tree (directories end with '/'), "
+    "honouring .gitignore files; hidden entries only with show_hidden. Use max_depth to see deeper "
+    "levels, pattern (globs like '*.py' or 'src/**/*.ts') or extension to show only some files, and "
+    "exclude (globs) to leave out directories such as 'node_modules'. The last line counts "
+    "directories and files and says when deeper levels were not shown."
+)
+
+PARAMS = (
+    Param("path", "string", "Directory to list, relative to the workspace root.", default="."),
+    Param(
+        "max_depth",
+        "integer",
+        "How many levels to show (1 = direct children).",
+        default=2,
+        minimum=1,
+        maximum=50,
+    ),
+    Param("show_hidden", "boolean", "Include entries whose name starts with '.'.", default=False),
+    Param("dirs_only", "boolean", "List directories only.", default=False),
+    Param(
+        "exclude",
+        "string_list",
+        "Glob patterns of entries to leave out (a directory is left out with everything in it), e.g. ['node_modules', '*.pyc'].",
+        accept_single=True,
+    ),
+    Param("extension", "string", "Only show files with this extension, e.g. '.py' (several: '.py,.md')."),
+    Param(
+        "pattern",
+        "string_list",
+        "Glob patterns files must match, relative to path, e.g. ['*.py'] or ['src/**/*.ts'].",
+        accept_single=True,
+    ),
+    Param("respect_gitignore", "boolean", "Hide what .gitignore files ignore.", default=True),
+)
+
+
+def _has_children(fs: Any, entry: WalkEntry, show_hidden: bool) -> bool:
+    """Whether a directory at the depth limit has anything that a deeper listing could show."""
+    host_path = getattr(fs, "host_path", None)
+    if callable(host_path):
+        try:
+            with os.scandir(host_path(entry.path)) as it:
+                for e in it:
+                    if e.name == ".git" or (not show_hidden and e.name.startswith(".")):
+                        continue
+                    return True
+        except Exception:
+            return False
+        return False
+    try:
+        return any(
+            e.name != ".git" and (show_hidden or not e.name.startswith(".")) for e in fs.readdir(entry.path)
+        )
+    except Exception:
+        return False
+
+
+def list_files(call: ToolCall) -> str:
+    fs = call.filesystem()
+    args = call.args
+    st = fs.stat(args["path"])
+    base = st.path
+    if st.type != "directory":
+        raise NotADirectory(
+            base, f"Not a directory: {base} (use workspace_read_file or workspace_file_stat for a file)"
+        )
+    max_depth = args["max_depth"]
+    show_hidden = args["show_hidden"]
+    dirs_only = args["dirs_only"]
+    exclude = compile_globs(args["exclude"]) if args["exclude"] else None
+    patterns = [p for p in (args["pattern"] or []) if p.strip()]
+    pattern = compile_globs(patterns) if patterns else None
+    extensions = None
+    if args["extension"]:
+        extensions = tuple(
+            e if e.startswith(".") else "." + e
+            for e in (x.strip() for x in args["extension"].split(","))
+            if e
+        )
+    filtering = pattern is not None or extensions is not None
+
+    def skip_dir(entry: WalkEntry) -> bool:
+        return exclude is not None and _excluded(exclude, relative_to(base, entry.path), entry.name)
+
+    entries: list[WalkEntry] = []
+    truncated = False
+    for entry in walk(
+        fs,
+        base,
+        max_depth=max_depth,
+        include_hidden=show_hidden,
+        respect_gitignore=args["respect_gitignore"],
+        skip_dir=skip_dir if exclude is not None else None,
+    ):
+        rel = relative_to(base, entry.path)
+        if entry.is_dir:
+            if not truncated and entry.depth == max_depth and not entry.is_symlink:
+                truncated = _has_children(fs, entry, show_hidden)
+            if dirs_only and pattern is not None and not pattern(rel):
+                continue
+            entries.append(entry)
+            continue
+        if dirs_only:
+            continue
+        if exclude is not None and _excluded(exclude, rel, entry.name):
+            continue
+        if pattern is not None and not pattern(rel):
+            continue
+        if extensions is not None and not entry.name.endswith(extensions):
+            continue
+        entries.append(entry)
+
+    if filtering and not dirs_only:
+        entries = _prune_empty_dirs(entries)
+
+    lines = [base]
+    n_dirs = n_files = 0
+    for entry in entries:
+        name = entry.name + ("/" if entry.is_dir else "")
+        if entry.is_symlink:
+            name = f"{entry.name}{'/' if entry.is_dir else ''} -> {entry.symlink_target}"
+        lines.append("\t" * (entry.depth - 1) + name)
+        if entry.is_dir:
+            n_dirs += 1
+        else:
+            n_files += 1
+    summary = f"{n_dirs} {'directory' if n_dirs == 1 else 'directories'}, {n_files} {'file' if n_files == 1 else 'files'}"
+    if truncated:
+        summary += f" (truncated at depth {max_depth})"
+    return _fit(lines, summary, call.max_tokens)
+
+
+def _excluded(matcher: Any, rel: str, name: str) -> bool:
+    return bool(matcher(rel) or matcher(name))
+
+
+def _prune_empty_dirs(entries: list[WalkEntry]) -> list[WalkEntry]:
+    """With a file filter, keep only directories that contain a shown file."""
+    keep_dirs: set[str] = set()
+    for e in entries:
+        if not e.is_dir:
+            parent = e.path.rsplit("/", 1)[0] if "/" in e.path else ""
+            while parent and parent not in keep_dirs:
+                keep_dirs.add(parent)
+                parent = parent.rsplit("/", 1)[0] if "/" in parent else ""
+    return [e for e in entries if not e.is_dir or e.path in keep_dirs]
+
+
+def _fit(lines: list[str], summary: str, budget: int | None) -> str:
+    text = "\n".join(lines)
+    if budget is None or fits(text, budget):
+        return f"{text}\n\n{summary}"
+    counts = line_token_counts(lines)
+    room = max(1, budget - 40)
+    used = 0
+    shown = 0
+    for n in counts:
+        if used + n + 1 > room:
+            break
+        used += n + 1
+        shown += 1
+    total = sum(counts) + len(counts)
+    kept = "\n".join(lines[: max(1, shown)])
+    return (
+        f"{kept}\n[output truncated: showing first ~{used} of ~{total} tokens; list a subdirectory, lower "
+        f"max_depth or filter with pattern to see the rest]\n\n{summary}"
+    )
+
+
+SPEC = ToolSpec(
+    name=WORKSPACE_TOOLS.FILESYSTEM.LIST_FILES, description=DESCRIPTION, params=PARAMS, run=list_files
+)

@@ -1,0 +1,91 @@
+"""The names of the workspace tools, as constants.
+
+Configuration is keyed by these constants (``tools={WORKSPACE_TOOLS.FILESYSTEM.WRITE_FILE: {...}}``),
+so a typo is caught at configuration time instead of silently configuring nothing. A tool may be
+exposed to a model under another name (``"name"`` in its config); the constant stays its identity.
+
+>>> WORKSPACE_TOOLS.FILESYSTEM.READ_FILE
+'workspace_read_file'
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+__all__ = [
+    "ALL_TOOL_NAMES",
+    "FILESYSTEM_TOOLS",
+    "PROCESS_TOOLS",
+    "SANDBOX_TOOLS",
+    "SEARCH_TOOLS",
+    "SKILL_TOOLS",
+    "WORKSPACE_TOOLS",
+    "WRITE_TOOLS",
+]
+
+
+class _Filesystem:
+    READ_FILE: Final = "workspace_read_file"
+    WRITE_FILE: Final = "workspace_write_file"
+    EDIT_FILE: Final = "workspace_edit_file"
+    LIST_FILES: Final = "workspace_list_files"
+    DELETE: Final = "workspace_delete"
+    FILE_STAT: Final = "workspace_file_stat"
+    MKDIR: Final = "workspace_mkdir"
+    GREP: Final = "workspace_grep"
+
+
+class _Sandbox:
+    EXECUTE_COMMAND: Final = "workspace_execute_command"
+    GET_PROCESS_OUTPUT: Final = "workspace_get_process_output"
+    KILL_PROCESS: Final = "workspace_kill_process"
+    LIST_PROCESSES: Final = "workspace_list_processes"
+
+
+class _Search:
+    SEARCH: Final = "workspace_search"
+    INDEX: Final = "workspace_index"
+
+
+class _Skills:
+    SKILL: Final = "skill"
+    SKILL_SEARCH: Final = "skill_search"
+    SKILL_READ: Final = "skill_read"
+
+
+class WORKSPACE_TOOLS:
+    """Tool name constants, grouped by the provider that makes the tool available."""
+
+    FILESYSTEM = _Filesystem
+    SANDBOX = _Sandbox
+    SEARCH = _Search
+    SKILLS = _Skills
+
+
+FILESYSTEM_TOOLS: Final = (
+    _Filesystem.READ_FILE,
+    _Filesystem.WRITE_FILE,
+    _Filesystem.EDIT_FILE,
+    _Filesystem.LIST_FILES,
+    _Filesystem.DELETE,
+    _Filesystem.FILE_STAT,
+    _Filesystem.MKDIR,
+    _Filesystem.GREP,
+)
+#: Tools that change files: hidden on a read-only filesystem, serialised by the write lock.
+WRITE_TOOLS: Final = (
+    _Filesystem.WRITE_FILE,
+    _Filesystem.EDIT_FILE,
+    _Filesystem.DELETE,
+    _Filesystem.MKDIR,
+)
+PROCESS_TOOLS: Final = (
+    _Sandbox.GET_PROCESS_OUTPUT,
+    _Sandbox.KILL_PROCESS,
+    _Sandbox.LIST_PROCESSES,
+)
+SANDBOX_TOOLS: Final = (_Sandbox.EXECUTE_COMMAND, *PROCESS_TOOLS)
+SEARCH_TOOLS: Final = (_Search.SEARCH, _Search.INDEX)
+SKILL_TOOLS: Final = (_Skills.SKILL, _Skills.SKILL_SEARCH, _Skills.SKILL_READ)
+#: Every tool, in the order ``Workspace.tools()`` lists them.
+ALL_TOOL_NAMES: Final = (*FILESYSTEM_TOOLS, *SANDBOX_TOOLS, *SEARCH_TOOLS, *SKILL_TOOLS)

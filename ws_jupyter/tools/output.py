@@ -1,0 +1,172 @@
+"""Shaping tool output for a model: ANSI stripping, tail, token budgets, line numbers.
+
+Every cut says what was cut and how to get the rest, so a model never mistakes a truncated
+output for the whole. Budgets are in tokens (:mod:`ws_jupyter.tools.tokens`); cuts fall on line
+boundaries except inside a single over-long line.
+
+>>> apply_tail("a\\nb\\nc\\n", 2)
+'[showing last 2 of 3 lines]\\nb\\nc\\n'
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from .tokens import count_tokens, fits, line_token_counts
+
+__all__ = [
+    "apply_tail",
+    "cut_line",
+    "number_line",
+    "strip_ansi",
+    "truncate_head",
+    "truncate_head_tail",
+]
+
+# CSI (colors, cursor moves), OSC (titles, hyperlinks; BEL or ST terminated), other 2-byte escapes,
+# and their 8-bit C1 forms.
+_ANSI = re.compile(
+    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"
+    r"|(?:\x1b\]|\x9d).*?(?:\x07|\x1b\\|\x9c)"
+    r"|\x1b[PX^_].*?(?:\x1b\\|\x9c)"
+    r"|\x1b[@-Z\\-_]"
+    r"|\x1b[ -/]+[0-~]",
+    re.DOTALL,
+)
+_MAX_LINE_CHARS_HINT = 2000
+
+
+def strip_ansi(text: str) -> str:
+    """Remove terminal escape sequences and resolve carriage-return redraws.
+
+    A progress bar that redraws itself with ``\\r`` leaves only its final state, as a terminal
+    would show it (``"10%\\r50%\\r100%"`` -> ``"100%"``); ``\\r\\n`` line ends become ``\\n``.
+    """
+    if "\x1b" in text or "\x9b" in text or "\x9d" in text:
+        text = _ANSI.sub("", text)
+    if "\r" in text:
+        text = text.replace("\r\n", "\n")
+        if "\r" in text:
+            lines = text.split("\n")
+            for i, line in enumerate(lines):
+                if "\r" in line:
+                    segments = [s for s in line.split("\r") if s]
+                    lines[i] = segments[-1] if segments else ""
+            text = "\n".join(lines)
+    return text
+
+
+def _split_keep_final(text: str) -> tuple[list[str], bool]:
+    """Lines of ``text`` and whether it ended with a newline (which is not a line of its own)."""
+    ends = text.endswith("\n")
+    body = text[:-1] if ends else text
+    return (body.split("\n") if body else []), ends
+
+
+def apply_tail(text: str, tail: int | None = 200) -> str:
+    """Keep the last ``tail`` lines (``None`` -> 200, ``0`` -> all, negative -> its absolute value).
+
+    A cut is announced on the first line: ``[showing last N of M lines]``.
+    """
+    n = 200 if tail is None else abs(int(tail))
+    if n == 0 or not text:
+        return text
+    lines, ends = _split_keep_final(text)
+    if len(lines) <= n:
+        return text
+    kept = "\n".join(lines[-n:]) + ("\n" if ends else "")
+    return f"[showing last {n} of {len(lines)} lines]\n{kept}"
+
+
+def cut_line(line: str, max_tokens: int, *, from_end: bool = False) -> str:
+    """The longest start (or end) of one line within ``max_tokens``."""
+    if max_tokens <= 0:
+        return ""
+    if fits(line, max_tokens):
+        return line
+    total = max(1, count_tokens(line))
+    keep = max(1, int(len(line) * max_tokens / total))
+    for _ in range(20):
+        piece = line[-keep:] if from_end else line[:keep]
+        if count_tokens(piece) <= max_tokens:
+            return piece
+        keep = max(1, int(keep * 0.85))
+    return line[-keep:] if from_end else line[:keep]
+
+
+def _head_lines(lines: Sequence[str], counts: Sequence[int], budget: int) -> tuple[list[str], int]:
+    """Leading lines within ``budget`` tokens (a first line too long is cut); tokens used."""
+    kept: list[str] = []
+    used = 0
+    for line, n in zip(lines, counts):
+        if used + n + 1 > budget:
+            if not kept:
+                piece = cut_line(line, budget - 1)
+                if piece:
+                    kept.append(piece + " …")
+                    used += count_tokens(piece) + 1
+            break
+        kept.append(line)
+        used += n + 1  # +1 for the newline
+    return kept, used
+
+
+def _tail_lines(lines: Sequence[str], counts: Sequence[int], budget: int) -> tuple[list[str], int]:
+    kept: list[str] = []
+    used = 0
+    for line, n in zip(reversed(lines), reversed(counts)):
+        if used + n + 1 > budget:
+            if not kept:
+                piece = cut_line(line, budget - 1, from_end=True)
+                if piece:
+                    kept.append("… " + piece)
+                    used += count_tokens(piece) + 1
+            break
+        kept.append(line)
+        used += n + 1
+    kept.reverse()
+    return kept, used
+
+
+def truncate_head(text: str, max_tokens: int | None) -> str:
+    """Keep the start of ``text`` within ``max_tokens``; announce the cut at the end.
+
+    ``[output truncated: showing first ~N of ~M tokens]``
+    """
+    if max_tokens is None or fits(text, max_tokens):
+        return text
+    lines, _ = _split_keep_final(text)
+    counts = line_token_counts(lines)
+    total = sum(counts) + len(lines)
+    kept, used = _head_lines(lines, counts, max(1, max_tokens - 15))
+    return "\n".join(kept) + f"\n[output truncated: showing first ~{used} of ~{total} tokens]"
+
+
+def truncate_head_tail(text: str, max_tokens: int | None, head_ratio: float = 0.1) -> str:
+    """Keep the start and (mostly) the end of ``text`` within ``max_tokens``.
+
+    Command output matters most at its end (errors, summaries), so by default 10% of the budget
+    keeps the first lines and 90% the last, around
+    ``[...output truncated — showing first ~H + last ~T of ~N tokens...]``.
+    """
+    if max_tokens is None or fits(text, max_tokens):
+        return text
+    lines, ends = _split_keep_final(text)
+    counts = line_token_counts(lines)
+    total = sum(counts) + len(lines)
+    budget = max(2, max_tokens - 25)
+    head_budget = max(1, int(budget * head_ratio))
+    head, head_used = _head_lines(lines, counts, head_budget)
+    n_head = len(head)
+    rest_lines = lines[n_head:]
+    rest_counts = counts[n_head:]
+    tail, tail_used = _tail_lines(rest_lines, rest_counts, budget - head_used)
+    marker = f"[...output truncated — showing first ~{head_used} + last ~{tail_used} of ~{total} tokens...]"
+    parts = [*head, marker, *tail]
+    return "\n".join(parts) + ("\n" if ends and tail else "")
+
+
+def number_line(n: int, text: str) -> str:
+    """A line as ``read_file`` shows it: the number right-aligned in 6 columns, then ``→``."""
+    return f"{n:>6}→{text}"

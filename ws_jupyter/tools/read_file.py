@@ -1,0 +1,226 @@
+"""``workspace_read_file``: a file as numbered lines, a window of it, or a media part.
+
+Text is streamed: a window (``offset``/``limit``) of a multi-gigabyte log costs one pass over the
+bytes and decodes only the lines shown. Output beyond the token budget ends with a marker that
+gives the ``offset`` to continue from. Images and PDFs come back as media parts a multimodal model
+can look at; other binary files as one line of metadata.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Generator, Iterator
+from typing import Any
+
+from ..errors import FileNotFound, IsADirectory
+from ..filesystem.mime import SNIFF_BYTES, guess_mime_type, looks_like_text
+from .base import ToolCall, ToolSpec
+from .config import DEFAULT_MAX_MEDIA_BYTES, DEFAULT_MEDIA_TYPES
+from .names import WORKSPACE_TOOLS
+from .output import cut_line, number_line, truncate_head
+from .schema import Param
+from .tokens import line_token_counts
+from .types import MediaPart, ToolResult
+
+__all__ = ["SPEC", "read_file"]
+
+_RAW_ENCODINGS = ("base64", "hex")
+_TEXT_ENCODINGS = ("utf-8", "latin-1")
+# Window lines are decoded and kept until they clearly exceed any budget; past that, only counted.
+_KEEP_CHARS_PER_TOKEN = 24
+
+DESCRIPTION = (
+    "Read a file from the workspace. Text comes back as numbered lines ('     1→first line'); use "
+    "offset and limit to read a window of a long file (the output says which offset to continue "
+    "from when it is cut). Images (png, jpeg, webp) and PDFs come back as media you can look at; "
+    "other binary files give their size and type only, unless you pass encoding='base64' or 'hex'. "
+    "Paths are relative to the workspace root. Reading a file first is what allows it to be edited "
+    "safely: a later write is refused if the file changed in between."
+)
+
+PARAMS = (
+    Param(
+        "path",
+        "string",
+        "File path relative to the workspace root, e.g. 'src/app.py'.",
+        required=True,
+        allow_empty=False,
+    ),
+    Param("offset", "integer", "First line to show (1-based). Default: 1.", minimum=1),
+    Param(
+        "limit",
+        "integer",
+        "Maximum number of lines to show. Default: all (within the output budget).",
+        minimum=1,
+    ),
+    Param("show_line_numbers", "boolean", "Prefix each line with its number.", default=True),
+    Param(
+        "encoding",
+        "string",
+        "Read with an explicit encoding: 'utf-8' or 'latin-1' (text, even for files detected as binary), "
+        "'base64' or 'hex' (the raw bytes). Default: automatic.",
+        enum=(*_TEXT_ENCODINGS, *_RAW_ENCODINGS),
+    ),
+)
+
+
+def _chunks(fs: Any, path: str) -> Generator[bytes, None, None]:
+    opener = getattr(fs, "open_read", None)
+    if callable(opener):
+        yield from opener(path)
+    else:
+        yield bytes(fs.read_file(path, encoding="binary"))
+
+
+def _lines(chunks: Iterator[bytes]) -> Iterator[bytes]:
+    """Raw lines without their ``\\n`` (a final newline does not start another line)."""
+    pending = b""
+    for chunk in chunks:
+        if not chunk:
+            continue
+        data = pending + chunk if pending else chunk
+        parts = data.split(b"\n")
+        pending = parts.pop()
+        yield from parts
+    if pending:
+        yield pending
+
+
+def read_file(call: ToolCall) -> str | ToolResult:
+    args = call.args
+    fs = call.filesystem()
+    path = args["path"]
+    try:
+        st = fs.stat(path)
+    except FileNotFound:
+        call.tracker.clear(call.key(path))
+        raise
+    rel = st.path
+    if st.type == "directory":
+        raise IsADirectory(
+            rel, f"Path is a directory: {rel} (use workspace_list_files to see what it contains)"
+        )
+    key = call.key(path)
+    encoding = args["encoding"]
+    mime = st.mime_type or guess_mime_type(rel)
+
+    if encoding in _RAW_ENCODINGS:
+        raw = bytes(fs.read_file(path, encoding="binary"))
+        data = base64.b64encode(raw).decode("ascii") if encoding == "base64" else raw.hex()
+        call.tracker.record(key, st.mtime, st.size, whole=True)
+        return truncate_head(f"{rel} ({len(raw)} bytes, {encoding})\n{data}", call.max_tokens)
+
+    media_types = tuple(call.option("media_types", DEFAULT_MEDIA_TYPES))
+    if encoding is None and mime in media_types:
+        limit = call.option("max_media_bytes", DEFAULT_MAX_MEDIA_BYTES)
+        call.tracker.record(key, st.mtime, st.size, whole=True)
+        if st.size > limit:
+            return (
+                f"{rel} ({st.size} bytes, {mime}) — exceeds max_media_bytes ({limit}). Returning metadata only; "
+                "raise max_media_bytes in the read_file tool config to receive it."
+            )
+        raw = bytes(fs.read_file(path, encoding="binary"))
+        return ToolResult(text=f"{rel} ({len(raw)} bytes, {mime})", media=(MediaPart.from_bytes(mime, raw),))
+
+    chunks = _chunks(fs, path)
+    first = next(chunks, b"")
+    if encoding is None and not looks_like_text(first[:SNIFF_BYTES]):
+        chunks.close()
+        call.tracker.record(key, st.mtime, st.size, whole=True)
+        return (
+            f"{rel} ({st.size} bytes, {mime}) — binary file not readable as text. Pass an explicit encoding "
+            "(e.g. 'base64') to read the raw bytes, or add its type to media_types in the read_file tool "
+            "config to receive it as a media part."
+        )
+
+    def all_chunks() -> Iterator[bytes]:
+        if first:
+            yield first
+        yield from chunks
+
+    return _render_text(call, key, st, rel, all_chunks(), encoding or "utf-8")
+
+
+def _render_text(call: ToolCall, key: str, st: Any, rel: str, chunks: Iterator[bytes], encoding: str) -> str:
+    args = call.args
+    offset = args["offset"] or 1
+    limit = args["limit"]
+    numbered = args["show_line_numbers"]
+    budget = call.max_tokens
+    last_wanted = offset + limit - 1 if limit else None
+    keep_chars = budget * _KEEP_CHARS_PER_TOKEN if budget else None
+
+    kept: list[str] = []
+    kept_chars = 0
+    total = 0
+    for total, raw in enumerate(_lines(chunks), start=1):
+        if total < offset or (last_wanted is not None and total > last_wanted):
+            continue
+        if keep_chars is not None and kept_chars > keep_chars:
+            continue
+        text = raw.decode(encoding, "replace")
+        if text.endswith("\r"):
+            text = text[:-1]
+        kept.append(text)
+        kept_chars += len(text) + 8
+
+    windowed = args["offset"] is not None or limit is not None
+    if total == 0:
+        call.tracker.record(key, st.mtime, st.size, total_lines=0, whole=True)
+        return f"{rel} (0 lines, {st.size} bytes)" if windowed else f"{rel} ({st.size} bytes)"
+    if offset > total:
+        call.tracker.record(key, st.mtime, st.size, total_lines=total)
+        return (
+            f"{rel} ({total} lines, {st.size} bytes)\n"
+            f"[offset {offset} is past the end of the file: it has {total} lines; the file has been fully read]"
+        )
+    wanted_end = min(total, last_wanted) if last_wanted is not None else total
+    rendered = [number_line(n, t) if numbered else t for n, t in zip(range(offset, offset + len(kept)), kept)]
+    shown, cut_note = _fit(rendered, budget, numbered, offset)
+    end = offset + shown - 1
+    truncated = end < wanted_end or cut_note
+    header = (
+        f"{rel} (lines {offset}-{end if truncated else wanted_end} of {total}, {st.size} bytes)"
+        if (windowed)
+        else f"{rel} ({st.size} bytes)"
+    )
+    body = rendered[:shown]
+    if cut_note:
+        body = [*body[:-1], cut_note]
+    out = header + ("\n" + "\n".join(body) if body else "")
+    if end < wanted_end:
+        out += (
+            f"\n[output truncated: showing lines {offset}-{end} of {total}; continue with offset={end + 1}]"
+        )
+    elif cut_note and end < total:
+        out += f"\n[line {end} was cut to fit the output budget; continue with offset={end + 1}]"
+    whole = not windowed and not truncated
+    call.tracker.record(key, st.mtime, st.size, lines=(offset, end), total_lines=total, whole=whole)
+    return out
+
+
+def _fit(rendered: list[str], budget: int | None, numbered: bool, offset: int) -> tuple[int, str]:
+    """How many rendered lines fit the budget; a cut version of the first line if even it does not."""
+    if not budget or not rendered:
+        return len(rendered), ""
+    room = max(1, budget - 40)  # header and marker
+    counts = line_token_counts(rendered)
+    used = 0
+    for i, n in enumerate(counts):
+        if used + n + 1 > room:
+            if i == 0:
+                line = rendered[0]
+                piece = cut_line(line, room - 20)
+                note = f" … [line {offset} has {len(line) - (7 if numbered else 0):,} characters; the rest is not shown]"
+                return 1, piece + note
+            return i, ""
+        used += n + 1
+    return len(rendered), ""
+
+
+SPEC = ToolSpec(
+    name=WORKSPACE_TOOLS.FILESYSTEM.READ_FILE,
+    description=DESCRIPTION,
+    params=PARAMS,
+    run=read_file,
+)

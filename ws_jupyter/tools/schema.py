@@ -1,0 +1,178 @@
+"""Tool input schemas and argument validation.
+
+Each tool declares its inputs once as :class:`Param` values; from them come
+
+* a JSON Schema valid under OpenAI's strict function calling and Anthropic's tool input rules:
+  root ``type: object``, every property listed in ``required``, optional ones nullable
+  (``["integer", "null"]``), ``additionalProperties: false``, and only the keywords both accept
+  (``type``, ``properties``, ``required``, ``additionalProperties``, ``items``, ``enum``,
+  ``description``) — defaults and bounds are stated in the descriptions instead;
+* a validator that turns what a model (or a person) sent into clean keyword arguments, with
+  defaults applied, and rejects bad input with one short line naming the field::
+
+      Invalid arguments: "limit" must be an integer >= 1 (got -3)
+
+Validation is lenient where it is safe (a missing optional field is its default; ``"5"`` for an
+integer and ``"true"`` for a boolean are accepted, as models without strict mode send them) and
+strict where it matters (unknown fields, wrong types, out-of-range numbers).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ..errors import ToolArgumentError
+
+__all__ = ["Param", "build_schema", "validate_args"]
+
+ParamType = Literal["string", "integer", "number", "boolean", "string_list"]
+_TYPE_WORDS = {
+    "string": "a string",
+    "integer": "an integer",
+    "number": "a number",
+    "boolean": "true or false",
+    "string_list": "a list of strings",
+}
+
+
+@dataclass(frozen=True)
+class Param:
+    """One tool input. ``required=False`` makes it nullable with ``default`` when absent or null."""
+
+    name: str
+    type: ParamType
+    description: str
+    required: bool = False
+    default: Any = None
+    enum: tuple[str, ...] | None = None
+    minimum: float | None = None
+    maximum: float | None = None
+    allow_empty: bool = True
+    accept_single: bool = False  # a string_list may also be given as one string
+
+    def json_schema(self) -> dict[str, Any]:
+        desc = self.description
+        if self.default is not None and "Default" not in desc:
+            shown = str(self.default).lower() if isinstance(self.default, bool) else repr(self.default)
+            desc = f"{desc} Default: {shown}."
+        if self.type == "string_list":
+            schema: dict[str, Any] = {"type": "array", "items": {"type": "string"}}
+        else:
+            schema = {"type": self.type}
+        if not self.required:
+            schema["type"] = [schema["type"], "null"]
+        if self.enum is not None:
+            schema["enum"] = [*self.enum, *(() if self.required else (None,))]
+        schema["description"] = desc
+        return schema
+
+
+def build_schema(params: Sequence[Param]) -> dict[str, Any]:
+    """The strict-mode JSON Schema of a tool's inputs."""
+    return {
+        "type": "object",
+        "properties": {p.name: p.json_schema() for p in params},
+        "required": [p.name for p in params],
+        "additionalProperties": False,
+    }
+
+
+def _fail(message: str) -> ToolArgumentError:
+    return ToolArgumentError(f"Invalid arguments: {message}")
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _coerce(p: Param, value: Any) -> Any:
+    name = f'"{p.name}"'
+    if p.type == "string":
+        if isinstance(value, str):
+            if not p.allow_empty and not value.strip():
+                raise _fail(f"{name} must not be empty")
+            if p.enum is not None and value not in p.enum:
+                raise _fail(f"{name} must be one of {', '.join(p.enum)} (got {_show(value)})")
+            return value
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and p.enum is None:
+            return str(value)
+        raise _fail(f"{name} must be a string (got {type(value).__name__})")
+    if p.type in ("integer", "number"):
+        number = value
+        if isinstance(value, str):
+            try:
+                number = float(value.strip()) if p.type == "number" else _parse_int(value)
+            except ValueError:
+                raise _fail(f"{name} must be {_TYPE_WORDS[p.type]} (got {_show(value)})") from None
+        if isinstance(number, bool) or not isinstance(number, (int, float)) or math.isnan(number):
+            raise _fail(f"{name} must be {_TYPE_WORDS[p.type]} (got {_show(value)})")
+        if p.type == "integer":
+            if isinstance(number, float):
+                if not number.is_integer():
+                    raise _fail(f"{name} must be an integer (got {_show(value)})")
+                number = int(number)
+        elif math.isinf(number):
+            raise _fail(f"{name} must be a finite number (got {_show(value)})")
+        if p.minimum is not None and number < p.minimum:
+            raise _fail(f"{name} must be {_TYPE_WORDS[p.type]} >= {_num(p.minimum)} (got {_show(value)})")
+        if p.maximum is not None and number > p.maximum:
+            raise _fail(f"{name} must be {_TYPE_WORDS[p.type]} <= {_num(p.maximum)} (got {_show(value)})")
+        return number
+    if p.type == "boolean":
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+            return value.strip().lower() == "true"
+        if isinstance(value, int) and value in (0, 1):
+            return bool(value)
+        raise _fail(f"{name} must be true or false (got {_show(value)})")
+    # string_list
+    if isinstance(value, str):
+        if p.accept_single:
+            return [value]
+        raise _fail(f"{name} must be a list of strings (got a string)")
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise _fail(f"{name} must be a list of strings (got {_show(value)})")
+    return list(value)
+
+
+def _parse_int(text: str) -> int:
+    text = text.strip()
+    try:
+        return int(text)
+    except ValueError:
+        f = float(text)
+        if not f.is_integer():
+            raise
+        return int(f)
+
+
+def _num(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else str(x)
+
+
+def validate_args(params: Sequence[Param], args: Any) -> dict[str, Any]:
+    """Clean keyword arguments for a tool, defaults applied; raises ``ToolArgumentError``."""
+    if args is None:
+        args = {}
+    if not isinstance(args, Mapping):
+        raise _fail(f"expected a JSON object of arguments, got {type(args).__name__}")
+    known = {p.name: p for p in params}
+    unknown = [k for k in args if k not in known]
+    if unknown:
+        expected = ", ".join(known) or "none"
+        raise _fail(f'unknown argument "{unknown[0]}" (expected: {expected})')
+    out: dict[str, Any] = {}
+    for p in params:
+        value = args.get(p.name)
+        if value is None:
+            if p.required:
+                raise _fail(f'"{p.name}" is required')
+            out[p.name] = p.default
+            continue
+        out[p.name] = _coerce(p, value)
+    return out

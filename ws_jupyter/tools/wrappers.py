@@ -1,0 +1,328 @@
+"""The policy every tool call goes through, in one place.
+
+``ToolRunner`` wraps a :class:`~ws_jupyter.tools.base.ToolSpec` so that no tool can skip:
+
+1. argument parsing and validation (short ``Error: Invalid arguments: ...`` lines);
+2. an activity event (``started``), see :mod:`ws_jupyter.tools.activity`;
+3. approval — ``run(..., approved=...)`` from the caller, else the config's ``approver``, else an
+   interactive approver attached to the activity feed (the notebook widget); a refusal returns
+   ``Tool call refused by user.``;
+4. the ``before_tool_call`` hook, which may skip the tool with its own output;
+5. for writing tools: the path's write lock (held until the write has finished) and, inside it,
+   the read-tracking checks (stale file, read-before-write);
+6. the tool itself; workspace errors become ``Error: <message>`` (documented messages — stale file,
+   read required, write-lock timeout — are returned as they are); nothing raises to the model;
+7. the ``after_tool_call`` hook (sees the output or the error; may replace the output);
+8. an activity event (``finished``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from ..errors import (
+    FileNotFound,
+    FileReadRequiredError,
+    StaleFileError,
+    ToolArgumentError,
+    WorkspaceError,
+    WriteLockTimeoutError,
+)
+from .activity import ToolActivity, ToolActivityEvent
+from .base import ToolCall, ToolSpec, iso_time, rel_path
+from .config import ResolvedToolConfig, ToolsConfig
+from .schema import Param, validate_args
+from .tracking import ReadTracker, path_key, write_locks
+from .types import (
+    ToolCallContext,
+    ToolErrorText,
+    ToolHookContext,
+    ToolOutput,
+    ToolResult,
+    output_text,
+    parse_arguments,
+)
+
+__all__ = ["REFUSED", "ToolRunner", "error_output"]
+
+log = logging.getLogger("ws_jupyter.tools")
+
+REFUSED = "Tool call refused by user."
+#: Errors whose message is itself the documented tool output (no "Error: " prefix).
+_BARE = (FileReadRequiredError, StaleFileError, WriteLockTimeoutError)
+
+
+def error_output(exc: BaseException) -> ToolErrorText:
+    """The text a model sees for a failure: a message, never a traceback."""
+    if isinstance(exc, _BARE):
+        return ToolErrorText(str(exc))
+    if isinstance(exc, WorkspaceError):
+        return ToolErrorText(f"Error: {exc}")
+    if isinstance(exc, (json.JSONDecodeError,)):
+        return ToolErrorText(f"Error: Invalid arguments: not valid JSON ({exc.msg} at position {exc.pos})")
+    return ToolErrorText(f"Error: {type(exc).__name__}: {exc}")
+
+
+class _Skip(Exception):
+    """Internal: a policy step decided the output (refusal, hook short-circuit)."""
+
+    def __init__(self, output: ToolOutput) -> None:
+        super().__init__("skip")
+        self.output = output
+
+
+class ToolRunner:
+    """Callable behind ``Tool.run``: ``runner(args, context, approved) -> output``."""
+
+    def __init__(
+        self,
+        spec: ToolSpec,
+        resolved: ResolvedToolConfig,
+        config: ToolsConfig,
+        workspace: Any,
+        params: list[Param],
+        *,
+        request_context: Any,
+        tracker: ReadTracker,
+        activity: ToolActivity,
+    ) -> None:
+        self.spec = spec
+        self.resolved = resolved
+        self.config = config
+        self.workspace = workspace
+        self.params = params
+        self.request_context = request_context
+        self.tracker = tracker
+        self.activity = activity
+
+    # --- approval -------------------------------------------------------------------------------
+
+    def needs_approval(self, args: Mapping[str, Any], context: Any) -> bool:
+        """Evaluate ``require_approval`` for one call (a raising function means "ask")."""
+        ctx = self._context(context)
+        rule = self.resolved.require_approval
+        if rule is None:
+            default = self.spec.default_approval
+            if default is None:
+                return False
+            try:
+                return bool(default(ctx, self.workspace))
+            except Exception:
+                log.warning("default approval rule of %s failed; asking", self.spec.name, exc_info=True)
+                return True
+        if isinstance(rule, bool):
+            return rule
+        try:
+            return bool(rule(args, ctx))
+        except Exception:
+            log.warning(
+                "require_approval function of %s raised; asking for approval", self.spec.name, exc_info=True
+            )
+            return True
+
+    def _approve(
+        self, call_id: str, args: dict[str, Any], ctx: ToolCallContext, approved: bool | None
+    ) -> None:
+        if approved is True:
+            return
+        if approved is False:
+            raise _Skip(ToolErrorText(REFUSED))
+        if not self.needs_approval(args, ctx):
+            return
+        name = self.resolved.name
+        approver = self.config.approver
+        if approver is not None:
+            try:
+                decision = approver(name, args, ctx)
+            except Exception as exc:
+                log.warning("approver raised for %s; refusing", name, exc_info=True)
+                raise _Skip(
+                    ToolErrorText(f"{REFUSED} (the approver failed: {type(exc).__name__}: {exc})")
+                ) from None
+            if not decision:
+                raise _Skip(ToolErrorText(REFUSED))
+            return
+        if self.activity.has_approver:
+            ok = self.activity.request_approval(
+                call_id,
+                name,
+                self.spec.name,
+                args,
+                tool_call_id=ctx.tool_call_id,
+                timeout=self.config.approval_timeout,
+                abort=ctx.abort,
+            )
+            if not ok:
+                raise _Skip(ToolErrorText(REFUSED))
+            return
+        why = ""
+        if self.resolved.require_approval is None and self.spec.default_approval is not None:
+            why = " because the sandbox runs commands on the host without isolation"
+        raise _Skip(
+            ToolErrorText(
+                f"Error: {name} requires approval{why}, and no approver is configured. "
+                'Configure tools={"approver": fn(tool_name, args, ctx) -> bool}, open the ToolActivity '
+                f"widget, or set require_approval=False for {self.spec.name}."
+            )
+        )
+
+    # --- hooks ------------------------------------------------------------------------------------
+
+    def _before(self, args: dict[str, Any], ctx: ToolCallContext) -> None:
+        hooks = self.config.hooks
+        if hooks is None or hooks.before_tool_call is None:
+            return
+        hook_ctx = ToolHookContext(self.resolved.name, self.spec.name, args, ctx)
+        try:
+            decision = hooks.before_tool_call(hook_ctx)
+        except Exception as exc:
+            log.warning("before_tool_call hook raised", exc_info=True)
+            raise _Skip(
+                ToolErrorText(f"Error: before_tool_call hook failed: {type(exc).__name__}: {exc}")
+            ) from None
+        if decision is None or decision is True:
+            return
+        if decision is False:
+            raise _Skip(ToolErrorText("Tool call skipped by before_tool_call hook."))
+        if isinstance(decision, Mapping) and decision.get("proceed", True) is False:
+            out = decision.get("output", "Tool call skipped by before_tool_call hook.")
+            raise _Skip(out if isinstance(out, (str, ToolResult)) else str(out))
+
+    def _after(
+        self, args: dict[str, Any], ctx: ToolCallContext, output: ToolOutput, error: BaseException | None
+    ) -> ToolOutput:
+        hooks = self.config.hooks
+        if hooks is None or hooks.after_tool_call is None:
+            return output
+        hook_ctx = ToolHookContext(self.resolved.name, self.spec.name, args, ctx, output=output, error=error)
+        try:
+            replacement = hooks.after_tool_call(hook_ctx)
+        except Exception as exc:
+            log.warning("after_tool_call hook raised", exc_info=True)
+            return ToolErrorText(f"Error: after_tool_call hook failed: {type(exc).__name__}: {exc}")
+        if isinstance(replacement, (str, ToolResult)):
+            return replacement
+        return output
+
+    # --- the run ----------------------------------------------------------------------------------
+
+    def _context(self, context: Any) -> ToolCallContext:
+        ctx = ToolCallContext.coerce(context, self.request_context)
+        return replace(
+            ctx, workspace=self.workspace, tool_name=self.resolved.name, workspace_tool_name=self.spec.name
+        )
+
+    def __call__(self, raw_args: Any, context: Any, approved: bool | None) -> ToolOutput:
+        started = time.perf_counter()
+        try:
+            ctx = self._context(context)
+            args = validate_args(self.params, parse_arguments(raw_args))
+        except (ToolArgumentError, json.JSONDecodeError, WorkspaceError) as exc:
+            return error_output(exc)
+        call_id = self.activity.new_call_id()
+        self.activity.publish(
+            ToolActivityEvent(
+                "started", call_id, self.resolved.name, self.spec.name, args, tool_call_id=ctx.tool_call_id
+            )
+        )
+        error: BaseException | None = None
+        try:
+            self._approve(call_id, args, ctx, approved)
+            self._before(args, ctx)
+            if ctx.aborted:
+                raise _Skip(ToolErrorText("Error: Tool call aborted."))
+            output = self._execute(args, ctx)
+        except _Skip as skip:
+            output = skip.output
+        except Exception as exc:
+            error = exc
+            if not isinstance(exc, WorkspaceError):
+                log.warning("tool %s failed", self.spec.name, exc_info=True)
+            output = error_output(exc)
+        output = self._after(args, ctx, output, error)
+        is_error = isinstance(output, ToolErrorText) or (isinstance(output, ToolResult) and output.is_error)
+        self.activity.publish(
+            ToolActivityEvent(
+                "finished",
+                call_id,
+                self.resolved.name,
+                self.spec.name,
+                args,
+                tool_call_id=ctx.tool_call_id,
+                output=output_text(output),
+                is_error=is_error,
+                duration_ms=(time.perf_counter() - started) * 1000,
+            )
+        )
+        return output
+
+    def _execute(self, args: dict[str, Any], ctx: ToolCallContext) -> ToolOutput:
+        call = ToolCall(args, ctx, self.workspace, self.resolved, self.tracker)
+        if self.spec.write_path is None:
+            return self.spec.run(call)
+        fs = call.filesystem()
+        path = self.spec.write_path(args)
+        key = path_key(fs, path)
+        shown = rel_path(fs, path)
+        with write_locks.hold(key, self.resolved.write_lock_timeout, shown):
+            if self.spec.check_reads:
+                self._check_reads(call, fs, path, key, shown)
+            output = self.spec.run(call)
+            if not (
+                isinstance(output, ToolErrorText) or (isinstance(output, ToolResult) and output.is_error)
+            ):
+                self.tracker.clear(key, recursive=self.spec.recursive_clear)
+            return output
+
+    def _check_reads(self, call: ToolCall, fs: Any, path: str, key: str, shown: str) -> None:
+        record = self.tracker.get(key)
+        try:
+            st = fs.stat(path)
+        except FileNotFound:
+            st = None
+        except WorkspaceError:
+            st = None
+            if record is None:
+                return  # let the tool report the real problem
+        rule = self.resolved.require_read_before_write
+        if isinstance(rule, bool):
+            require = rule
+        else:
+            try:
+                require = bool(rule(call.args, call.context))
+            except Exception:
+                log.warning("require_read_before_write function raised; requiring a read", exc_info=True)
+                require = True
+        call.require_read = require
+        call.read_record = record
+        if record is not None:
+            if st is None:
+                raise StaleFileError(
+                    shown,
+                    message=f'File "{shown}" was deleted after it was last read. Read it again before writing.',
+                )
+            if st.mtime != record.mtime or st.size != record.size:
+                raise StaleFileError(
+                    shown,
+                    record.mtime,
+                    st.mtime,
+                    message=(
+                        f'File "{shown}" was modified since it was last read (read at: {iso_time(record.mtime)}, '
+                        f"current: {iso_time(st.mtime)}). Read it again to get the latest contents."
+                    ),
+                )
+            call.expected_mtime = record.mtime
+        if require and st is not None and st.type == "file":
+            if record is None:
+                raise FileReadRequiredError(shown)
+            if self.spec.whole_file_write and not record.complete:
+                raise FileReadRequiredError(
+                    shown,
+                    f'File "{shown}" was only partly read ({record.describe()}). Read the rest before '
+                    "overwriting it, or change part of it with workspace_edit_file.",
+                )

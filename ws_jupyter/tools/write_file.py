@@ -1,0 +1,44 @@
+"""``workspace_write_file``: create or replace a whole file (atomically; parent folders created)."""
+
+from __future__ import annotations
+
+from .base import ToolCall, ToolSpec, rel_path
+from .names import WORKSPACE_TOOLS
+from .schema import Param
+
+__all__ = ["SPEC", "write_file"]
+
+DESCRIPTION = (
+    "Create a file or replace its entire content (parent folders are created). To change part of an "
+    "existing file prefer workspace_edit_file, which keeps the rest intact. Writing a file that was "
+    "read and has changed since is refused: read it again first. Set overwrite=false to refuse "
+    "replacing an existing file. Paths are relative to the workspace root."
+)
+
+PARAMS = (
+    Param("path", "string", "File path relative to the workspace root.", required=True, allow_empty=False),
+    Param("content", "string", "The complete new content of the file.", required=True),
+    Param("overwrite", "boolean", "Replace the file if it exists.", default=True),
+)
+
+
+def write_file(call: ToolCall) -> str:
+    fs = call.filesystem()
+    path = call.args["path"]
+    content = call.args["content"]
+    shown = rel_path(fs, path)
+    fs.write_file(
+        path, content, recursive=True, overwrite=call.args["overwrite"], expected_mtime=call.expected_mtime
+    )
+    return f"Wrote {len(content.encode('utf-8'))} bytes to {shown}"
+
+
+SPEC = ToolSpec(
+    name=WORKSPACE_TOOLS.FILESYSTEM.WRITE_FILE,
+    description=DESCRIPTION,
+    params=PARAMS,
+    run=write_file,
+    write_path=lambda args: args["path"],
+    check_reads=True,
+    whole_file_write=True,
+)
