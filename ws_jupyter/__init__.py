@@ -60,6 +60,21 @@ _EXPORTS: dict[str, str] = {
     "DefaultEmbedder": "ws_jupyter.search.embedder",
     "IndexReport": "ws_jupyter.search.indexer",
     "IndexProgress": "ws_jupyter.search.indexer",
+    # agent tools
+    "WORKSPACE_TOOLS": "ws_jupyter.tools.names",
+    "Tool": "ws_jupyter.tools.types",
+    "ToolResult": "ws_jupyter.tools.types",
+    "MediaPart": "ws_jupyter.tools.types",
+    "ToolCallContext": "ws_jupyter.tools.types",
+    "ToolHookContext": "ws_jupyter.tools.types",
+    "ToolsConfig": "ws_jupyter.tools.config",
+    "ToolActivity": "ws_jupyter.tools.activity",
+    "ToolActivityEvent": "ws_jupyter.tools.activity",
+    "tool_activity": "ws_jupyter.tools.activity",
+    "to_openai": "ws_jupyter.tools.adapters",
+    "to_anthropic": "ws_jupyter.tools.adapters",
+    "run_tool_call": "ws_jupyter.tools.adapters",
+    "serve_mcp": "ws_jupyter.tools.mcp_server",
 }
 
 _ERRORS = (
@@ -132,4 +147,10 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .skills.source import FilesystemSkillSource, LocalSkillSource, SkillSource
     from .skills.versioned import VersionedSkillSource
     from .skills.workspace_skills import WorkspaceSkills
+    from .tools.activity import ToolActivity, ToolActivityEvent, tool_activity
+    from .tools.adapters import run_tool_call, to_anthropic, to_openai
+    from .tools.config import ToolsConfig
+    from .tools.mcp_server import serve_mcp
+    from .tools.names import WORKSPACE_TOOLS
+    from .tools.types import MediaPart, Tool, ToolCallContext, ToolHookContext, ToolResult
     from .workspace import Workspace, WorkspaceInfo
