@@ -5,11 +5,17 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
+from pathlib import Path
 
 import pytest
 
 import ws_jupyter
-from ws_jupyter.errors import IsolationUnavailableError, SandboxStateError, WorkspaceConfigError
+from ws_jupyter.errors import (
+    IsolationUnavailableError,
+    SandboxError,
+    SandboxStateError,
+    WorkspaceConfigError,
+)
 from ws_jupyter.sandbox import LocalSandbox, NativeSandboxConfig
 from ws_jupyter.sandbox.types import WorkspaceSandbox
 
@@ -141,3 +147,94 @@ def test_native_sandbox_config_value_object():
     assert "allow_network=True" in repr(cfg)
     with pytest.raises(dataclasses.FrozenInstanceError):
         cfg.allow_network = False  # type: ignore[misc]
+
+
+def test_start_failure_sets_error_status(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    sb = LocalSandbox(working_directory=str(blocker / "wd"))
+    with pytest.raises(SandboxError) as info:
+        sb.execute_command("true")
+    assert info.value.code == "START_FAILED" and sb.status == "error"
+    blocker.unlink()
+    sb.start()  # recovers once the cause is gone
+    assert sb.execute_command("echo ok").stdout == "ok\n"
+    sb.destroy()
+
+
+def test_wait_from_own_callback_is_refused(make_sandbox):
+    sb = make_sandbox()
+    errors: list[BaseException] = []
+    box: dict[str, object] = {}
+
+    def on_out(_text: str) -> None:
+        try:
+            box["h"].wait()  # type: ignore[attr-defined]
+        except SandboxStateError as exc:
+            errors.append(exc)
+
+    h = sb.processes.spawn("sleep 0.2; echo x", on_stdout=on_out)
+    box["h"] = h
+    h.wait(timeout=10)
+    assert errors and "callback" in str(errors[0])
+
+
+class TestSeatbeltWiring:
+    """sandbox-exec cannot run on Linux: the probe is replaced by a stub saying it is available,
+    and only what LocalSandbox builds (profile file, argv) is checked — no command is executed."""
+
+    @pytest.fixture
+    def seatbelt(self, monkeypatch, tmp_path):
+        from ws_jupyter.sandbox import local as local_mod
+        from ws_jupyter.sandbox.types import IsolationDetection
+
+        monkeypatch.setattr(
+            local_mod,
+            "probe_backend",
+            lambda backend: IsolationDetection(backend, True, "stubbed for the test"),
+        )
+
+        def make(**native):
+            return LocalSandbox(
+                working_directory=str(tmp_path / "wd"), isolation="seatbelt", native_sandbox=native
+            )
+
+        return make
+
+    def test_generated_profile_and_argv(self, seatbelt):
+        from ws_jupyter.sandbox.isolation import SEATBELT_MARKER
+
+        sb = seatbelt()
+        sb.start()
+        info = sb.get_info()
+        profile = info.metadata["seatbelt_profile"]
+        text = Path(profile).read_text()
+        assert text.startswith(SEATBELT_MARKER) and f'(subpath "{sb.working_directory}")' in text
+        assert not profile.startswith(sb.working_directory)  # commands cannot rewrite their policy
+        spec = sb.prepare_launch("echo hi", None, None)
+        assert spec.argv == ["/usr/bin/sandbox-exec", "-f", profile, "/bin/sh", "-c", "echo hi"]
+        assert "seatbelt" in sb.get_instructions()
+        sb.destroy()
+        assert not os.path.exists(profile)
+
+    def test_user_profile_is_used_as_written(self, seatbelt, tmp_path):
+        mine = tmp_path / "mine.sb"
+        mine.write_text("(version 1)\n(allow default)\n")
+        sb = seatbelt(seatbelt_profile_path=str(mine))
+        sb.start()
+        assert sb.prepare_launch("true", None, None).argv[2] == str(mine)
+        sb.destroy()
+        assert mine.read_text() == "(version 1)\n(allow default)\n"  # neither rewritten nor deleted
+
+    def test_generated_profile_at_configured_path_is_regenerated(self, seatbelt, tmp_path):
+        from ws_jupyter.sandbox.isolation import SEATBELT_MARKER
+
+        path = tmp_path / "profiles" / "gen.sb"
+        sb = seatbelt(seatbelt_profile_path=str(path))
+        sb.start()
+        assert path.read_text().startswith(SEATBELT_MARKER)
+        extra = tmp_path / "extra"
+        extra.mkdir()
+        sb.mount(str(extra), read_only=True)  # mounts are added to generated profiles
+        assert f'(subpath "{extra}")' in path.read_text()
+        sb.destroy()

@@ -339,6 +339,11 @@ class ProcessHandle:
         ``timeout`` (seconds) raises ``ProcessWaitTimeoutError`` and leaves the process running.
         """
         limit = validate_timeout(timeout, "wait timeout")
+        if self._loop.in_loop() and not self._done.is_set():
+            raise SandboxStateError(
+                "wait() called from this process's own output callback would never return; "
+                "use subscribe() to learn about the exit"
+            )
         _validate_callback(on_stdout, "on_stdout")
         _validate_callback(on_stderr, "on_stderr")
         if on_stdout:
