@@ -15,7 +15,6 @@ import html
 from typing import Any
 
 import ipywidgets as w
-from IPython.display import Markdown
 from traitlets import List, Unicode
 
 from ..display import MUTED, FileView
@@ -130,8 +129,16 @@ class SkillsBrowser(w.VBox):
             f"<div><em>{html.escape(skill.description)}</em></div>"
             f"<div style='{MUTED}'>{' · '.join(facts)}</div>"
         )
-        self.detail.outputs = ()
-        self.detail.append_display_data(Markdown(skill.to_markdown()))
+        # A display_data output built here (not through the shell's formatters, which a terminal or
+        # test shell may have turned off), so the Markdown renders wherever the widget is shown.
+        markdown = skill.to_markdown()
+        self.detail.outputs = (
+            {
+                "output_type": "display_data",
+                "data": {"text/markdown": markdown, "text/plain": markdown},
+                "metadata": {},
+            },
+        )
         self.files.options = [f for f in skill.files if f != "SKILL.md"]
         self.files.value = None
         self.selected_file = ""
