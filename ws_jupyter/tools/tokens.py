@@ -32,6 +32,7 @@ import os
 import re
 import tempfile
 import threading
+import warnings
 from collections.abc import Callable, Sequence
 
 __all__ = ["count_tokens", "fits", "line_token_counts", "tokenizer_name", "use_tokenizer"]
@@ -98,15 +99,16 @@ def _tiktoken_counter() -> Callable[[str], int] | None:
 
 
 def _bpe_openai_counter() -> Callable[[str], int] | None:
-    try:
-        from bpe_openai import _bindings
-    except ImportError:
-        return None
-    try:
-        tok = _bindings.tokenizer_for_encoding("o200k_base")
-        tok.count("warm up")
-    except Exception:
-        return None
+    with warnings.catch_warnings():
+        # the package reads its bundled encoding with a deprecated importlib.resources call
+        warnings.simplefilter("ignore", DeprecationWarning)
+        try:
+            from bpe_openai import _bindings
+
+            tok = _bindings.tokenizer_for_encoding("o200k_base")
+            tok.count("warm up")
+        except Exception:
+            return None
 
     def count(text: str) -> int:
         try:
