@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -26,6 +27,8 @@ from ws_jupyter.sandbox import LocalSandbox
 sb = LocalSandbox(working_directory={wd!r}, isolation={isolation!r})
 sb.processes.spawn("sleep {m}")
 sb.processes.spawn("sh -c 'sleep {m} & wait'")
+import threading
+threading.Thread(target=lambda: sb.execute_command("sleep {m}", timeout=600), daemon=True).start()
 print("started", flush=True)
 sys.stdin.readline()
 {ending}
@@ -43,7 +46,8 @@ def run_child(tmp_path, isolation: str, ending: str) -> str:
     )
     line = proc.stdout.readline()
     assert line == b"started\n", proc.stderr.read().decode()
-    assert wait_for(lambda: len(processes_with(m)) >= 2, 5)
+    assert wait_for(lambda: len(processes_with(m)) >= 3, 5)
+    time.sleep(0.2)  # the foreground command is registered with the orphan guard after 50 ms
     proc.communicate(b"go\n", timeout=20)
     return m
 

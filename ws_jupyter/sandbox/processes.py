@@ -58,6 +58,7 @@ DEFAULT_MAX_RETAINED_BYTES = 1 << 20
 _READ_SIZE = 1 << 16
 _DRAIN_AFTER_EXIT = 0.25  # seconds to wait for the pipes to close once the process exited
 _ABORT_POLL = 0.05
+_GUARD_DELAY = 0.05  # seconds before a foreground command is registered with the orphan guard
 _TIMEOUT_EXIT_CODE = 124
 
 StdinMode = Literal["pipe", "ignore"]
@@ -238,6 +239,7 @@ class ProcessHandle:
         self._pidfd: int | None = None
         self._timers: list[TimerHandle] = []
         self._kill_requested = False
+        self._guarded = False  # registered with the orphan guard
         self._drain_timer: TimerHandle | None = None
         self.timed_out = False
         self.killed = False
@@ -717,9 +719,8 @@ class ProcessManager:
             loop.close()
             raise
         try:
-            self._attach(handle, limit)
             try:
-                loop.run_until(handle._done.is_set)
+                loop.run_until(handle._done.is_set, setup=lambda: self._attach(handle, limit))
             except BaseException:
                 handle.killed = handle._kill_requested = True
                 tree.signal_tree(handle.pid, tree.snapshot_tree(handle.pid), signal.SIGKILL)
@@ -782,7 +783,9 @@ class ProcessManager:
             handle._stdout.callbacks = (on_stdout,)
         if on_stderr:
             handle._stderr.callbacks = (on_stderr,)
-        orphan_guard.register(popen.pid)
+        if not inline:
+            orphan_guard.register(popen.pid)
+            handle._guarded = True
         with self._lock:
             self._handles.pop(popen.pid, None)  # a pid reused after a retained exit
             self._handles[popen.pid] = handle
@@ -942,8 +945,19 @@ class ProcessManager:
             ).start()
         if timeout is not None:
             handle._timers.append(reactor.call_later(timeout, lambda: handle._terminate_async("timeout")))
+        if not handle._guarded:
+            # Most foreground commands end within milliseconds: tell the orphan guard only about
+            # those still running after a moment, sparing two pipe writes (and two wake-ups of
+            # the guard) per short command.
+            handle._timers.append(reactor.call_later(_GUARD_DELAY, lambda: self._guard(handle)))
         if handle.abort is not None:
             self._poll_abort(handle)
+
+    @staticmethod
+    def _guard(handle: ProcessHandle) -> None:
+        if not handle._exited.is_set() and not handle._guarded:
+            orphan_guard.register(handle.pid)
+            handle._guarded = True
 
     def _poll_abort(self, handle: ProcessHandle) -> None:
         if handle._exited.is_set():
@@ -1001,7 +1015,8 @@ class ProcessManager:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(handle.pid, signal.SIGKILL)
         returncode = handle._popen.wait()
-        orphan_guard.unregister(handle.pid)
+        if handle._guarded:
+            orphan_guard.unregister(handle.pid)
         handle._on_exit(returncode)
         if not self._maybe_finish(handle):
             handle._drain_timer = handle._loop.call_later(

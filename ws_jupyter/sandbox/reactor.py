@@ -135,11 +135,21 @@ class Reactor:
             pass
         self._release()
 
-    def run_until(self, predicate: Callable[[], bool], timeout: float | None = None) -> bool:
-        """Inline mode: drive the loop in this thread until ``predicate()`` (or ``timeout``)."""
+    def run_until(
+        self,
+        predicate: Callable[[], bool],
+        timeout: float | None = None,
+        setup: Callable[[], None] | None = None,
+    ) -> bool:
+        """Inline mode: drive the loop in this thread until ``predicate()`` (or ``timeout``).
+
+        ``setup`` runs first, already inside the loop (so it can add readers and timers directly).
+        """
         deadline = None if timeout is None else time.monotonic() + timeout
         self._thread = threading.current_thread()
         try:
+            if setup is not None:
+                setup()
             while not predicate():
                 limit = None if deadline is None else deadline - time.monotonic()
                 if limit is not None and limit <= 0:
