@@ -1,0 +1,211 @@
+"""Search quality: nDCG@10 and Recall@100 per mode, through the workspace's public API.
+
+    .venv/bin/python bench/search_quality.py --data ../shared/data/scifact
+    .venv/bin/python bench/search_quality.py --data ../shared/data/scifact --collections scifact,pydoc
+
+Collections
+* ``scifact`` — BEIR SciFact test split (5,183 abstracts, 300 claims): one document per abstract
+  (title + text), as QUALITY.md prescribes.
+* ``pydoc`` — built offline from this Python's standard library, with no tuning: each public
+  function/class/method whose docstring has a summary paragraph and a body becomes one document
+  (its qualified name + the body, *without* the summary); the summary is the query and that
+  document its only relevant answer. It checks that nothing is tuned to SciFact.
+
+Each collection is indexed once into a fresh Workspace (BM25 + the default all-MiniLM-L6-v2
+embedder) with ``Workspace.index``; every query runs in ``bm25``, ``vector`` and both hybrid
+fusions (``rrf``, ``linear``), and the default mode. nDCG@10 uses linear gains (as
+pytrec_eval/BEIR); Recall@100 comes from a separate ``top_k=100`` query.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import inspect
+import json
+import math
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from ws_jupyter import LocalFilesystem, Workspace
+from ws_jupyter.search.fusion import DEFAULT_FUSION
+
+Collection = tuple[dict[str, str], dict[str, str], dict[str, dict[str, int]]]  # docs, queries, qrels
+
+
+# ------------------------------------------------------------------ collections
+def load_scifact(data: Path) -> Collection:
+    docs: dict[str, str] = {}
+    with open(data / "corpus.jsonl", encoding="utf-8") as fh:
+        for line in fh:
+            d = json.loads(line)
+            docs[str(d["_id"])] = (d.get("title", "") + " " + d.get("text", "")).strip()
+    queries: dict[str, str] = {}
+    with open(data / "queries.jsonl", encoding="utf-8") as fh:
+        for line in fh:
+            q = json.loads(line)
+            queries[str(q["_id"])] = q["text"]
+    qrels: dict[str, dict[str, int]] = {}
+    with open(data / "qrels.tsv", encoding="utf-8") as fh:
+        next(fh)
+        for line in fh:
+            qid, did, score = line.rstrip("\n").split("\t")
+            if int(score) > 0:
+                qrels.setdefault(qid, {})[did] = int(score)
+    queries = {q: t for q, t in queries.items() if q in qrels}
+    return docs, queries, qrels
+
+
+_PYDOC_MODULES = (
+    "abc argparse array ast asyncio base64 bisect bz2 calendar cmath codecs collections colorsys "
+    "concurrent.futures configparser contextlib copy csv dataclasses datetime decimal difflib dis "
+    "doctest email enum filecmp fileinput fnmatch fractions functools getpass gettext glob graphlib "
+    "gzip hashlib heapq hmac html html.parser http.client http.server imaplib importlib inspect io "
+    "ipaddress itertools json locale logging lzma mailbox mimetypes mmap multiprocessing netrc numbers "
+    "operator optparse os pathlib pdb pickle pkgutil platform plistlib poplib pprint pstats queue "
+    "random re sched secrets selectors shelve shlex shutil signal smtplib socket sqlite3 ssl "
+    "statistics string struct subprocess sysconfig tarfile tempfile textwrap threading timeit "
+    "tokenize traceback tracemalloc types typing unittest urllib.parse urllib.request uuid warnings "
+    "wave weakref xml.dom.minidom xml.etree.ElementTree zipfile zlib"
+).split()
+
+
+def load_pydoc(max_queries: int = 400) -> Collection:
+    """Known-item retrieval over standard-library docstrings (deterministic, offline)."""
+    docs: dict[str, str] = {}
+    queries: dict[str, str] = {}
+    seen_bodies: set[str] = set()
+
+    def add(qualname: str, obj: object) -> None:
+        doc = inspect.getdoc(obj)
+        if not doc:
+            return
+        paras = [p.strip() for p in doc.split("\n\n") if p.strip()]
+        if len(paras) < 2:
+            return
+        summary, body = " ".join(paras[0].split()), "\n\n".join(paras[1:])
+        if len(summary.split()) < 4 or len(body) < 40 or body in seen_bodies:
+            return
+        seen_bodies.add(body)
+        docs[qualname] = f"{qualname}\n{body}"
+        queries[qualname] = summary
+
+    for modname in _PYDOC_MODULES:
+        try:
+            mod = importlib.import_module(modname)
+        except Exception:
+            continue
+        for name, obj in sorted(vars(mod).items()):
+            if name.startswith("_") or getattr(obj, "__module__", None) != mod.__name__:
+                continue
+            if inspect.isclass(obj):
+                add(f"{modname}.{name}", obj)
+                for mname, meth in sorted(vars(obj).items()):
+                    if not mname.startswith("_") and callable(meth):
+                        add(f"{modname}.{name}.{mname}", meth)
+            elif callable(obj):
+                add(f"{modname}.{name}", obj)
+    ids = sorted(queries)
+    step = max(1, len(ids) // max_queries)
+    keep = ids[::step][:max_queries]
+    return docs, {q: queries[q] for q in keep}, {q: {q: 1} for q in keep}
+
+
+# ------------------------------------------------------------------ metrics
+def ndcg_at(ranked: list[str], rel: dict[str, int], k: int = 10) -> float:
+    dcg = sum(rel.get(d, 0) / math.log2(i + 2) for i, d in enumerate(ranked[:k]))
+    ideal = sorted(rel.values(), reverse=True)[:k]
+    idcg = sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
+    return dcg / idcg if idcg else 0.0
+
+
+def recall_at(ranked: list[str], rel: dict[str, int], k: int = 100) -> float:
+    return len(set(ranked[:k]) & set(rel)) / len(rel) if rel else 0.0
+
+
+# ------------------------------------------------------------------ run
+def evaluate(name: str, coll: Collection, modes: list[tuple[str, dict]]) -> dict[str, tuple[float, float, float]]:
+    docs, queries, qrels = coll
+    out: dict[str, tuple[float, float, float]] = {}
+    with tempfile.TemporaryDirectory(prefix=f"wsq-{name}-") as tmp:
+        ws = Workspace(id=f"quality_{name}", filesystem=LocalFilesystem(tmp), embedder="default")
+        ws.init()
+        t0 = time.perf_counter()
+        for doc_id, text in docs.items():
+            ws.index(doc_id, text)
+        ws._engine().flush()  # embed what is still pending so indexing time is complete
+        t_index = time.perf_counter() - t0
+        print(f"[{name}] indexed {len(docs)} documents in {t_index:.1f}s; {len(queries)} queries", flush=True)
+        for label, kwargs in modes:
+            t0 = time.perf_counter()
+            nd, rc = [], []
+            # Workspace.search takes no fusion argument: the fusion variants ask its engine directly.
+            search: Callable = ws._engine().search if "fusion" in kwargs else ws.search
+            for qid, text in queries.items():
+                top10 = [r.id for r in search(text, top_k=10, **kwargs)]
+                top100 = [r.id for r in search(text, top_k=100, **kwargs)]
+                nd.append(ndcg_at(top10, qrels[qid]))
+                rc.append(recall_at(top100, qrels[qid]))
+            ms = (time.perf_counter() - t0) * 1000 / (2 * len(queries))
+            out[label] = (sum(nd) / len(nd), sum(rc) / len(rc), ms)
+            print(f"[{name}] {label:<14} nDCG@10 {out[label][0]:.4f}  Recall@100 {out[label][1]:.4f}  "
+                  f"({ms:.1f} ms/query)", flush=True)
+        ws.destroy()
+    return out
+
+
+MODES: list[tuple[str, dict]] = [
+    ("bm25", {"mode": "bm25"}),
+    ("vector", {"mode": "vector"}),
+    ("hybrid-rrf", {"mode": "hybrid", "fusion": "rrf"}),
+    ("hybrid-linear", {"mode": "hybrid", "fusion": "linear"}),
+    ("hybrid", {}),  # the default mode and fusion, as a user gets them
+]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", default=str(Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"),
+                        help="SciFact directory (corpus.jsonl, queries.jsonl, qrels.tsv)")
+    parser.add_argument("--collections", default="scifact,pydoc", help="comma-separated: scifact,pydoc")
+    args = parser.parse_args(argv)
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+    results: dict[str, dict[str, tuple[float, float, float]]] = {}
+    for name in [c.strip() for c in args.collections.split(",") if c.strip()]:
+        if name == "scifact":
+            coll = load_scifact(Path(args.data))
+        elif name == "pydoc":
+            coll = load_pydoc()
+        else:
+            parser.error(f"unknown collection {name!r}")
+        results[name] = evaluate(name, coll, MODES)
+
+    print()
+    print(f"| collection | mode | nDCG@10 | Recall@100 | ms/query |   (default fusion: {DEFAULT_FUSION})")
+    print("|---|---|---|---|---|")
+    for name, rows in results.items():
+        for label, (nd, rc, ms) in rows.items():
+            print(f"| {name} | {label} | {nd:.4f} | {rc:.4f} | {ms:.1f} |")
+    print()
+    if "scifact" in results:
+        r = results["scifact"]
+        best_single = max(r["bm25"][0], r["vector"][0])
+        print(f"bm25 nDCG@10: {r['bm25'][0]:.4f} (target >= 0.69)")
+        print(f"vector nDCG@10: {r['vector'][0]:.4f} (target >= 0.64)")
+        print(f"hybrid nDCG@10: {r['hybrid'][0]:.4f} (target >= 0.72 and > {best_single:.4f}, the best single mode)")
+    for name, r in results.items():
+        if name != "scifact":
+            best = max(r["bm25"][0], r["vector"][0])
+            print(f"{name} hybrid nDCG@10: {r['hybrid'][0]:.4f} (best single mode {best:.4f})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,327 @@
+"""Search speed: BM25 queries vs rank-bm25 and bm25s, scale, incremental updates, warm re-open,
+embedding throughput.
+
+    .venv/bin/python bench/search_speed.py --data ../shared/data/scifact            # everything
+    .venv/bin/python bench/search_speed.py --only bm25,scale,update,reopen,embed
+
+The machine is shared and noisy: every comparison runs both sides in this process, on the same
+corpus and tokens, and reports medians; absolute times are context only.
+
+* ``bm25``   — query p50 at 5k docs (SciFact) and 50k docs (SciFact abstracts recombined), ours
+  (``BM25Index.top_k``, and the full ``SearchEngine.search`` path) vs rank-bm25 ``get_scores`` +
+  sort vs bm25s single-query ``retrieve``.
+* ``scale``  — 500k documents: query p50/p95 and the index's memory (RSS growth).
+* ``update`` — a 50k-chunk index of files: re-indexing one changed 4 KB file (the incremental
+  pass over the whole tree, and the engine update alone) vs the full first indexing run.
+* ``reopen`` — a tree indexed with BM25 + the default embedder; a new Workspace on it (a kernel
+  restart) vs the first indexing run; embedder calls counted.
+* ``embed``  — the default embedder vs Chroma's stock ONNX embedding function on the same texts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import random
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import numpy as np
+
+from ws_jupyter import LocalFilesystem, Workspace
+from ws_jupyter.search.bm25 import BM25Index
+from ws_jupyter.search.config import BM25Config
+from ws_jupyter.search.embedder import DefaultEmbedder, packaged_model_dir, resolve_model
+from ws_jupyter.search.engine import SearchEngine
+from ws_jupyter.search.indexer import AutoIndexer
+from ws_jupyter.search.tokenizer import Analyzer
+
+FINAL: list[str] = []
+
+
+def p(q: float, xs: list[float]) -> float:
+    return float(np.percentile(xs, q))
+
+
+def timed(fn: Callable[[], object], repeat: int) -> list[float]:
+    out = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        out.append((time.perf_counter() - t0) * 1000)
+    return out
+
+
+def rss_mb() -> float:
+    import psutil
+
+    return float(psutil.Process().memory_info().rss / 2**20)
+
+
+def load(data: Path) -> tuple[list[str], list[str]]:
+    docs, queries = [], []
+    with open(data / "corpus.jsonl", encoding="utf-8") as fh:
+        for line in fh:
+            d = json.loads(line)
+            docs.append((d.get("title", "") + " " + d.get("text", "")).strip())
+    with open(data / "queries.jsonl", encoding="utf-8") as fh:
+        queries = [json.loads(line)["text"] for line in fh]
+    return docs, queries
+
+
+def recombine(tokens: list[list[str]], n: int, seed: int = 1) -> list[list[str]]:
+    """``n`` documents made of halves of real ones: realistic term statistics at any size."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        a, b = rng.choice(tokens), rng.choice(tokens)
+        out.append(a[: len(a) // 2] + b[len(b) // 2:])
+    return out
+
+
+# ------------------------------------------------------------------ bm25 vs baselines
+def bench_bm25(docs: list[str], queries: list[str]) -> None:
+    analyze = Analyzer(BM25Config())
+    base = [analyze(d) for d in docs]
+    qtok = [t for t in (analyze(q) for q in queries) if t]
+    print("\n## BM25 query latency (same tokens, k=10), milliseconds")
+    print("| docs | ours top_k p50 | engine.search p50 | rank-bm25 p50 | bm25s p50 | rank-bm25/ours | bm25s/ours |")
+    print("|---|---|---|---|---|---|---|")
+    for size in (5_000, 50_000):
+        corpus = base[:size] if size <= len(base) else recombine(base, size)
+        _bm25_one_size(size, corpus, qtok, queries)
+        gc.collect()
+
+
+def _bm25_one_size(size: int, corpus: list[list[str]], qtok: list[list[str]], queries: list[str]) -> None:
+    import bm25s
+    from rank_bm25 import BM25Okapi
+
+    idx = BM25Index()
+    for i, toks in enumerate(corpus):
+        idx.add(str(i), toks)
+    ours = [ms for q in qtok for ms in timed(lambda q=q: idx.top_k(q, 10), 3)]
+    # the full user path: engine with document store, content fetch and line ranges
+    eng = SearchEngine(True)
+    with eng.batch():
+        for i, toks in enumerate(corpus):
+            eng.index(str(i), " ".join(toks))
+    eng_ms = [ms for q in queries[:100] for ms in timed(lambda q=q: eng.search(q, top_k=10), 1)]
+    eng.close()
+    rb = BM25Okapi(corpus)
+    nq = 60 if size <= 5000 else 25
+    rank_ms = [ms for q in qtok[:nq] for ms in timed(lambda q=q: np.argsort(rb.get_scores(q))[::-1][:10], 1)]
+    retr = bm25s.BM25(k1=1.5, b=0.75)
+    retr.index(corpus, show_progress=False)
+    # bm25s single-query retrieval (one query per call, as an interactive search does)
+    bm_ms = [ms for q in qtok for ms in timed(
+        lambda q=q: retr.retrieve([q], k=10, show_progress=False, n_threads=0), 3)]
+    o, r, b = statistics.median(ours), statistics.median(rank_ms), statistics.median(bm_ms)
+    print(f"| {size:,} | {o:.3f} | {statistics.median(eng_ms):.3f} | {r:.2f} | {b:.3f} | {r / o:.0f}x | "
+          f"{b / o:.2f}x |", flush=True)
+    if size == 5_000:
+        FINAL.append(f"bm25 p50 speed-up vs rank-bm25 at 5k docs: {r / o:.0f}x (target >= 40x)")
+    else:
+        FINAL.append(f"bm25 p50 at 50k docs vs bm25s: ours {o:.3f} ms, bm25s {b:.3f} ms "
+                     f"(target: ours <= bm25s; ratio {o / b:.2f})")
+
+def bench_scale(docs: list[str], queries: list[str], size: int = 500_000) -> None:
+    analyze = Analyzer(BM25Config())
+    base = [analyze(d) for d in docs]
+    qtok = [t for t in (analyze(q) for q in queries) if t]
+    rng = random.Random(5)
+    print(f"\n## BM25 at {size:,} documents")
+    gc.collect()
+    before = rss_mb()
+    t0 = time.perf_counter()
+    idx = BM25Index()
+    for i in range(size):
+        a = rng.choice(base)
+        start = rng.randrange(max(1, len(a) - 60))
+        idx.add(str(i), a[start:start + 60])
+    build = time.perf_counter() - t0
+    gc.collect()
+    mem = rss_mb() - before
+    lat = [ms for q in qtok for ms in timed(lambda q=q: idx.top_k(q, 10), 2)]
+    small = BM25Index()
+    for i in range(50_000):
+        small.add(str(i), idx_doc(idx, i))
+    lat_small = [ms for q in qtok for ms in timed(lambda q=q: small.top_k(q, 10), 2)]
+    print(f"build {build:.1f}s ({size / build:,.0f} docs/s), ~60 tokens/doc, {idx.vocabulary_size:,} terms, "
+          f"RSS +{mem:.0f} MB")
+    print(f"query p50 {p(50, lat):.2f} ms, p95 {p(95, lat):.2f} ms "
+          f"(same queries on the first 50k of these docs: p50 {p(50, lat_small):.2f} ms)")
+    growth = p(50, lat) / p(50, lat_small)
+    FINAL.append(f"bm25 at 500k docs: p50 {p(50, lat):.2f} ms, p95 {p(95, lat):.2f} ms, index memory ~{mem:.0f} MB "
+                 f"(10x the docs -> {growth:.1f}x the p50)")
+
+
+def idx_doc(idx: BM25Index, i: int) -> list[str]:
+    return [t for t, n in idx.term_frequencies(str(i)).items() for _ in range(n)]
+
+
+# ------------------------------------------------------------------ incremental update
+def bench_update(docs: list[str], n_files: int = 50_000) -> None:
+    print(f"\n## Incremental update in a {n_files:,}-chunk index (BM25, persisted)")
+    tmp = Path(tempfile.mkdtemp(prefix="wsu-"))
+    try:
+        rng = random.Random(3)
+        for i in range(n_files):
+            text = docs[i % len(docs)]
+            while len(text) < 3600:
+                text += "\n" + rng.choice(docs)
+            d = tmp / f"d{i // 1000:03d}"
+            d.mkdir(exist_ok=True)
+            (d / f"f{i:05d}.txt").write_text(text[:4000])
+        fs = LocalFilesystem(str(tmp))
+        engine = SearchEngine(True, persist_dir=tmp / ".ws" / "index" / "bench")
+        t0 = time.perf_counter()
+        report = AutoIndexer(fs, engine).rebuild(["."])
+        full = time.perf_counter() - t0
+        print(f"first indexing: {full:.1f}s for {report.chunks:,} chunks ({len(report.indexed):,} files)")
+        target = tmp / "d007" / "f07007.txt"
+        target.write_text(target.read_text()[:3000] + "\nan edited line about ribosome kinetics\n")
+        t0 = time.perf_counter()
+        rep2 = AutoIndexer(fs, engine).rebuild(["."])
+        inc = time.perf_counter() - t0
+        assert rep2.indexed == ["d007/f07007.txt"], rep2
+        t0 = time.perf_counter()
+        engine.index_document("d007/f07007.txt", target.read_text() + "\nagain\n")
+        engine.flush()
+        one = time.perf_counter() - t0
+        print(f"one changed 4 KB file: incremental pass over the tree {inc * 1000:.0f} ms "
+              f"({inc / full * 100:.2f}% of the first run; it stats all {n_files:,} files), "
+              f"engine update alone {one * 1000:.1f} ms ({one / full * 100:.3f}%)")
+        FINAL.append(f"incremental re-index of one 4 KB file in a {report.chunks:,}-chunk index: "
+                     f"{inc / full * 100:.2f}% of a full rebuild (target <= 1%; engine update alone "
+                     f"{one / full * 100:.3f}%)")
+        engine.close()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+# ------------------------------------------------------------------ warm re-open
+def bench_reopen(docs: list[str], n_files: int = 1000) -> None:
+    print(f"\n## Re-opening an indexed workspace ({n_files} files, BM25 + default embedder)")
+    tmp = Path(tempfile.mkdtemp(prefix="wsr-"))
+    try:
+        for i in range(n_files):
+            (tmp / "docs" / f"s{i // 100}").mkdir(parents=True, exist_ok=True)
+            (tmp / "docs" / f"s{i // 100}" / f"a{i}.md").write_text(docs[i])
+
+        class Counting(DefaultEmbedder):
+            texts = 0
+
+            def embed(self, texts):  # type: ignore[no-untyped-def]
+                Counting.texts += len(texts)
+                return super().embed(texts)
+
+        emb = Counting()
+        emb.embed(["warm up the model"])  # loading the model is not indexing
+        Counting.texts = 0
+
+        def run() -> float:
+            t0 = time.perf_counter()
+            ws = Workspace(filesystem=LocalFilesystem(str(tmp)), embedder=emb, auto_index_paths=["docs"])
+            ws.init()
+            ws.search("protein folding", top_k=3)
+            elapsed = time.perf_counter() - t0
+            ws.destroy()
+            return elapsed
+
+        first = run()
+        embedded_first = Counting.texts
+        second = run()
+        embedded_second = Counting.texts - embedded_first
+        print(f"first run {first:.1f}s ({embedded_first} texts embedded); re-open {second * 1000:.0f} ms "
+              f"({embedded_second} texts embedded: the query) -> {first / second:.0f}x")
+        FINAL.append(f"warm re-open vs first indexing: {first / second:.0f}x faster, "
+                     f"{embedded_second - 1} documents re-embedded (target >= 20x, 0)")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+# ------------------------------------------------------------------ embedder throughput
+def bench_embed(docs: list[str], queries: list[str]) -> None:
+    from chromadb.utils.embedding_functions import ONNXMiniLM_L6_V2
+
+    print("\n## Embedding throughput: default embedder vs Chroma's stock ONNX function (same model file)")
+    model, _tok, origin = resolve_model()
+    tmp = Path(tempfile.mkdtemp(prefix="wse-"))
+    try:
+        onnx_dir = tmp / "all-MiniLM-L6-v2" / "onnx"
+        onnx_dir.mkdir(parents=True)
+        src = packaged_model_dir() or model.parent
+        shutil.copy(model, onnx_dir / "model.onnx")
+        for f in ("config.json", "special_tokens_map.json", "tokenizer_config.json", "tokenizer.json", "vocab.txt"):
+            if (src / f).exists():
+                shutil.copy(src / f, onnx_dir / f)
+            else:
+                shutil.copy(model.parent / f, onnx_dir / f)
+        chroma = ONNXMiniLM_L6_V2()
+        chroma.DOWNLOAD_PATH = tmp / "all-MiniLM-L6-v2"
+        ours = DefaultEmbedder()
+        ours.embed(["warm up"])
+        chroma(["warm up"])
+        sets = {
+            "SciFact claims (short)": queries[:256],
+            "SciFact abstracts (long)": docs[:128],
+            "mixed": [t for pair in zip(queries[:128], docs[:128]) for t in pair],
+        }
+        print("| texts | n | ours texts/s | chroma texts/s | ratio |")
+        print("|---|---|---|---|---|")
+        ratios = {}
+        for name, texts in sets.items():
+            t_ours = statistics.median(timed(lambda texts=texts: ours.embed(texts), 2)) / 1000
+            t_chroma = statistics.median(timed(lambda texts=texts: chroma(texts), 1)) / 1000
+            ratios[name] = t_chroma / t_ours
+            print(f"| {name} | {len(texts)} | {len(texts) / t_ours:.0f} | {len(texts) / t_chroma:.0f} | "
+                  f"{ratios[name]:.1f}x |", flush=True)
+        a = np.array(ours.embed(queries[:32]))
+        b = np.array(chroma(queries[:32]))
+        print(f"(model from {origin}; min cosine between the two on 32 texts: {(a * b).sum(1).min():.6f})")
+        FINAL.append(f"default embedder throughput vs Chroma's ONNX function: {ratios['mixed']:.1f}x on mixed texts, "
+                     f"{ratios['SciFact claims (short)']:.1f}x short, {ratios['SciFact abstracts (long)']:.1f}x long "
+                     f"(target >= 5x)")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", default=str(Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"))
+    parser.add_argument("--only", default="bm25,scale,update,reopen,embed")
+    parser.add_argument("--scale-docs", type=int, default=500_000)
+    parser.add_argument("--update-files", type=int, default=50_000)
+    args = parser.parse_args(argv)
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    docs, queries = load(Path(args.data))
+    parts = {p.strip() for p in args.only.split(",")}
+    print(f"# search speed ({os.cpu_count()} CPUs; shared machine: ratios matter, absolute times are context)")
+    if "bm25" in parts:
+        bench_bm25(docs, queries)
+    if "embed" in parts:
+        bench_embed(docs, queries)
+    if "reopen" in parts:
+        bench_reopen(docs)
+    if "update" in parts:
+        bench_update(docs, args.update_files)
+    if "scale" in parts:
+        bench_scale(docs, queries, args.scale_docs)
+    print()
+    for line in FINAL:
+        print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
