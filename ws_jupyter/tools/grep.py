@@ -201,8 +201,9 @@ class _Binary(Exception):
     pass
 
 
-def _text_lines(fs: Any, path: str) -> Iterator[bytes]:
-    """Lines of a text file; raises ``_Binary`` first when the file is not text (see module doc)."""
+def _text_lines(fs: Any, path: str) -> Iterator[tuple[bytes, int]]:
+    """``(line, end offset)`` of a text file; raises ``_Binary`` when the file is not text: its
+    first 8 KiB do not look like text, or a NUL byte is met while reading."""
     chunks = _chunks(fs, path)
     head: list[bytes] = []
     size = 0
@@ -220,10 +221,12 @@ def _text_lines(fs: Any, path: str) -> Iterator[bytes]:
         yield data
         yield from chunks
 
+    offset = 0
     for raw in _split_lines(rest()):
         if b"\0" in raw:
-            return  # like ripgrep: stop at binary data
-        yield raw
+            raise _Binary()
+        offset += len(raw) + 1
+        yield raw, offset
 
 
 def search_file(
@@ -234,21 +237,41 @@ def search_file(
     context: int,
     limit: int | None,
     deadline: float,
+    max_count: int | None = None,
 ) -> FileMatches:
-    """Matching lines of one file (raises ``_Binary`` for a binary file), stopping once ``limit``
-    matches and their trailing context are collected."""
+    """Matching lines of one file; raises ``_Binary`` for a binary file.
+
+    Keeps ``limit`` matches and their context. To decide "binary" exactly as ripgrep does, reading
+    goes on (without keeping anything) until ripgrep would stop: the end of the file, or — with
+    ``max_count`` — the end of the 64 KiB block holding the ``max_count``-th match.
+    """
     result = FileMatches(shown)
     before: list[tuple[int, str]] = []
     after_left = 0
-    for n, raw in enumerate(_text_lines(fs, path), start=1):
+    seen = 0
+    stop_at: int | None = None
+    for n, (raw, end) in enumerate(_text_lines(fs, path), start=1):
+        if stop_at is not None and end - len(raw) - 1 >= stop_at:
+            break
         if n % 4096 == 0 and time.monotonic() > deadline:
             raise TimeoutError()
+        collecting = limit is None or len(result.matches) < limit
+        if not collecting and after_left == 0 and max_count is None:
+            continue  # only looking for binary data until the end of the file
         line = raw.decode("utf-8", "replace")
         if line.endswith("\r"):
             line = line[:-1]
-        if limit is None or len(result.matches) < limit:
-            m = rx.search(line)
-            if m is not None:
+        if max_count is not None and seen >= max_count:
+            if after_left > 0:
+                result.lines[n] = line
+                after_left -= 1
+            continue
+        m = rx.search(line)
+        if m is not None:
+            seen += 1
+            if max_count is not None and seen == max_count:
+                stop_at = -(-end // NUL_WINDOW) * NUL_WINDOW
+            if collecting:
                 for bn, bt in before:
                     result.lines.setdefault(bn, bt)
                 before.clear()
@@ -256,12 +279,10 @@ def search_file(
                 result.lines[n] = line
                 after_left = context
                 continue
-        elif after_left == 0:
-            break
         if after_left > 0:
             result.lines[n] = line
             after_left -= 1
-        elif context:
+        elif context and collecting:
             before.append((n, line))
             if len(before) > context:
                 before.pop(0)
@@ -436,7 +457,7 @@ def search(
 
     if st.type != "directory":
         try:
-            hits = search_file(fs, base, base, rx, context_lines, _limit(max_count, max_matches), deadline)
+            hits = search_file(fs, base, base, rx, context_lines, _limit(max_count, max_matches), deadline, max_count)
         except _Binary:
             result.binary_skipped = 1
             return result
@@ -474,7 +495,7 @@ def search(
         if matcher is not None and not matcher(relative_to(base, rel)):
             continue
         try:
-            hits = search_file(fs, rel, rel, rx, context_lines, _limit(max_count, remaining), deadline)
+            hits = search_file(fs, rel, rel, rx, context_lines, _limit(max_count, remaining), deadline, max_count)
         except _Binary:
             continue
         except TimeoutError:

@@ -1,0 +1,257 @@
+"""workspace_grep: golden outputs, file selection rules, and identical output from both engines."""
+
+from __future__ import annotations
+
+import os
+import random
+
+import pytest
+
+from ws_jupyter import WORKSPACE_TOOLS as T
+from ws_jupyter import LocalFilesystem
+from ws_jupyter.tools import grep as grep_mod
+from ws_jupyter.tools.types import ToolErrorText
+
+from .conftest import box
+
+RG = grep_mod.find_ripgrep()
+needs_rg = pytest.mark.skipif(RG is None, reason="ripgrep is not installed (pip install ripgrep)")
+
+
+def write(root, rel, content):
+    p = root / rel
+    p.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(content, bytes):
+        p.write_bytes(content)
+    else:
+        p.write_text(content)
+
+
+def grep(tools, **args):
+    return tools.run("workspace_grep", **args)
+
+
+def test_summary_separator_and_matches(fs_tools, workdir):
+    write(workdir, "col.ts", "let hello = 1;\nconst x = hello + hello;\n")
+    write(workdir, "src/b.py", "print('hello')\n")
+    write(workdir, "none.txt", "nothing here\n")
+    assert grep(fs_tools, pattern="hello") == (
+        "3 matches across 2 files\n"
+        "---\n"
+        "src/b.py:1:8: print('hello')\n"
+        "col.ts:1:5: let hello = 1;\n"
+        "col.ts:2:11: const x = hello + hello;"
+    )
+    assert grep(fs_tools, pattern="print") == "1 match across 1 file\n---\nsrc/b.py:1:1: print('hello')"
+    assert grep(fs_tools, pattern="absent") == "0 matches across 0 files"
+
+
+def test_context_lines_merge_and_separate_hunks(fs_tools, workdir):
+    write(workdir, "a.txt", "".join(f"{'MATCH' if i in (3, 5, 12) else 'line'} {i}\n" for i in range(1, 16)))
+    write(workdir, "b.txt", "x\nMATCH b\n")
+    assert grep(fs_tools, pattern="MATCH", context_lines=1) == (
+        "4 matches across 2 files\n"
+        "---\n"
+        "a.txt:2- line 2\n"
+        "a.txt:3:1: MATCH 3\n"
+        "a.txt:4- line 4\n"
+        "a.txt:5:1: MATCH 5\n"
+        "a.txt:6- line 6\n"
+        "--\n"
+        "a.txt:11- line 11\n"
+        "a.txt:12:1: MATCH 12\n"
+        "a.txt:13- line 13\n"
+        "--\n"
+        "b.txt:1- x\n"
+        "b.txt:2:1: MATCH b"
+    )
+
+
+def test_max_count_per_file_and_case(fs_tools, workdir):
+    write(workdir, "a.txt", "Foo\nfoo\nFOO\nfoo\n")
+    assert grep(fs_tools, pattern="foo", max_count=1) == "1 match across 1 file\n---\na.txt:2:1: foo"
+    out = grep(fs_tools, pattern="foo", case_sensitive=False, max_count=3)
+    assert out.splitlines()[0] == "3 matches across 1 file"
+
+
+def test_global_cap(make_ws, workdir):
+    for i in range(3):
+        write(workdir, f"f{i}.txt", "hit\n" * 600)
+    tools = box(make_ws(tools={T.FILESYSTEM.GREP: {"max_output_tokens": 0}}))
+    out = grep(tools, pattern="hit")
+    assert out.splitlines()[0] == "1000 matches across 2 files (truncated at 1000)"
+    assert "f0.txt:600:1: hit" in out and "f1.txt:400:1: hit" in out and "f1.txt:401" not in out
+
+
+def test_bad_patterns(fs_tools):
+    out = grep(fs_tools, pattern="a(b")
+    assert out == "Error: Invalid regex pattern: missing ), unterminated subpattern at position 1"
+    assert isinstance(out, ToolErrorText)
+    assert grep(fs_tools, pattern="x" * 1001) == (
+        "Error: Pattern too long (1001 chars, max 1000). Use a shorter pattern."
+    )
+
+
+def test_content_sniffing_not_extensions(fs_tools, workdir):
+    write(workdir, "Makefile", "build:\n\tgcc main.c\n")
+    write(workdir, "data.sas7bcat.log", "gcc warning\n")
+    write(workdir, "lib.so", b"\x7fELF\x00\x00gcc\x00")
+    write(workdir, "latin.txt", "gcc caf\xe9\n".encode("latin-1"))
+    assert grep(fs_tools, pattern="gcc") == (
+        "2 matches across 2 files\n---\ndata.sas7bcat.log:1:1: gcc warning\nMakefile:2:2: \tgcc main.c"
+    )
+    assert grep(fs_tools, pattern="gcc", path="lib.so") == "0 matches across 0 files (1 file skipped: binary)"
+
+
+def test_gitignore_hidden_and_git(fs_tools, workdir):
+    write(workdir, ".gitignore", "build/\n*.log\n")
+    write(workdir, "build/out.txt", "needle\n")
+    write(workdir, "x.log", "needle\n")
+    write(workdir, "pkg/.gitignore", "!keep.log\nlocal.txt\n")
+    write(workdir, "pkg/keep.log", "needle\n")
+    write(workdir, "pkg/local.txt", "needle\n")
+    write(workdir, ".hidden/h.txt", "needle\n")
+    write(workdir, ".git/config", "needle\n")
+    write(workdir, "ok.txt", "needle\n")
+    assert (
+        grep(fs_tools, pattern="needle")
+        == "2 matches across 2 files\n---\npkg/keep.log:1:1: needle\nok.txt:1:1: needle"
+    )
+    out = grep(fs_tools, pattern="needle", include_hidden=True)
+    assert ".hidden/h.txt:1:1" in out and ".git" not in out
+    # searching inside an ignored directory explicitly works; ancestor rules still apply to subpaths
+    assert (
+        grep(fs_tools, pattern="needle", path="build")
+        == "1 match across 1 file\n---\nbuild/out.txt:1:1: needle"
+    )
+    assert (
+        grep(fs_tools, pattern="needle", path="pkg") == "1 match across 1 file\n---\npkg/keep.log:1:1: needle"
+    )
+
+
+def test_paths_and_globs(fs_tools, workdir):
+    write(workdir, "src/a.py", "target\n")
+    write(workdir, "src/deep/b.py", "target\n")
+    write(workdir, "src/c.ts", "target\n")
+    write(workdir, "d.md", "target\n")
+    assert grep(fs_tools, pattern="target", path="src/**/*.py").splitlines()[0] == "2 matches across 2 files"
+    assert grep(fs_tools, pattern="target", path="*.{ts,md}") == (
+        "2 matches across 2 files\n---\nsrc/c.ts:1:1: target\nd.md:1:1: target"
+    )
+    assert (
+        grep(fs_tools, pattern="target", path="./src/a.py")
+        == "1 match across 1 file\n---\nsrc/a.py:1:1: target"
+    )
+    assert grep(fs_tools, pattern="target", path="missing") == (
+        "0 matches across 0 files (target path not found: nothing searched)"
+    )
+    assert grep(fs_tools, pattern="x", path="../outside").startswith("Error: Permission denied")
+
+
+def test_long_lines_are_clipped_around_the_match(fs_tools, workdir):
+    write(workdir, "long.txt", "a" * 2000 + "NEEDLE" + "b" * 2000 + "\n")
+    out = grep(fs_tools, pattern="NEEDLE").splitlines()[2]
+    assert out.startswith("long.txt:1:2001: ...") and "NEEDLE" in out and out.endswith("...")
+    assert len(out) < 600
+
+
+def test_crlf_and_anchors(fs_tools, workdir):
+    write(workdir, "w.txt", b"end here\r\nnot\r\n")
+    assert grep(fs_tools, pattern="here$") == "1 match across 1 file\n---\nw.txt:1:5: end here"
+
+
+def test_symlinks_are_not_followed_while_walking(fs_tools, workdir):
+    write(workdir, "real/f.txt", "needle\n")
+    os.symlink("real", workdir / "alias")
+    os.symlink("real/f.txt", workdir / "flink.txt")
+    assert grep(fs_tools, pattern="needle") == "1 match across 1 file\n---\nreal/f.txt:1:1: needle"
+    assert (
+        grep(fs_tools, pattern="needle", path="flink.txt")
+        == "1 match across 1 file\n---\nflink.txt:1:1: needle"
+    )
+
+
+def test_lookaround_patterns_work_through_the_fallback(fs_tools, workdir):
+    write(workdir, "a.txt", "foobar\nfoobaz\n")
+    assert grep(fs_tools, pattern="foo(?=baz)") == "1 match across 1 file\n---\na.txt:2:1: foobaz"
+
+
+def test_budget_keeps_the_summary(make_ws, workdir):
+    write(
+        workdir, "a.txt", "".join(f"needle number {i} with some more words around it\n" for i in range(300))
+    )
+    tools = box(make_ws(tools={T.FILESYSTEM.GREP: {"max_output_tokens": 200}}))
+    out = grep(tools, pattern="needle")
+    assert out.startswith("300 matches across 1 file\n---\na.txt:1:1: needle number 0")
+    assert out.splitlines()[-1].startswith("[output truncated: showing first ~")
+
+
+@needs_rg
+def test_ripgrep_is_used_when_installed(workdir):
+    write(workdir, "a.txt", "x\n")
+    result = grep_mod.search(LocalFilesystem(workdir), "x")
+    assert result.engine == "ripgrep"
+    assert grep_mod.search(LocalFilesystem(workdir), "x", engine="python").engine == "python"
+
+
+def _random_tree(root, seed: int) -> None:
+    rng = random.Random(seed)
+    words = ["alpha", "beta", "gamma", "delta", "TODO", "fixme", "café", "λx", "foo_bar", "FooBar"]
+    dirs = [
+        "",
+        "src",
+        "src/pkg",
+        "src/pkg/sub",
+        "docs",
+        ".hidden",
+        "build",
+        "node_modules/m",
+        "Mixed",
+        "mixed",
+    ]
+    write(root, ".gitignore", "build/\n*.tmp\nnode_modules/\n")
+    write(root, "src/.gitignore", "*.gen\n!keep.gen\n")
+    for i in range(120):
+        d = rng.choice(dirs)
+        ext = rng.choice([".py", ".md", ".txt", "", ".tmp", ".gen", ".bin", ".JSON"])
+        name = f"{d}/f{i}{ext}".lstrip("/")
+        if ext == ".bin":
+            write(root, name, bytes(rng.randrange(256) for _ in range(300)) + b"\x00alpha")
+            continue
+        lines = [
+            " ".join(rng.choice(words) for _ in range(rng.randrange(1, 8)))
+            for _ in range(rng.randrange(0, 40))
+        ]
+        write(root, name, "\n".join(lines) + ("\n" if rng.random() < 0.8 else ""))
+    write(root, "src/keep.gen", "alpha gamma\n")
+    write(root, "src/x.gen", "alpha\n")
+    write(root, "late_nul.txt", "alpha\n" * 20000 + "\x00\nalpha after nul\n")
+
+
+@needs_rg
+@pytest.mark.parametrize("seed", [1, 2])
+def test_both_engines_give_identical_output(workdir, seed):
+    _random_tree(workdir, seed)
+    fs = LocalFilesystem(workdir)
+    cases = [
+        dict(pattern="alpha"),
+        dict(pattern="TODO|fixme"),
+        dict(pattern=r"\bgamma\b", context_lines=2),
+        dict(pattern="foo", case_sensitive=False, max_count=2),
+        dict(pattern="é|λ"),
+        dict(pattern="^delta", context_lines=1, max_count=3),
+        dict(pattern="beta", include_hidden=True),
+        dict(pattern="alpha", path="src"),
+        dict(pattern="alpha", path="src/**/*.py"),
+        dict(pattern="a", path="*.md"),
+        dict(pattern="a"),  # hits the global cap
+        dict(pattern="Mixed|mixed", path="Mixed"),
+    ]
+    for case in cases:
+        args = {"context_lines": 0, **case}
+        rg = grep_mod.search(fs, engine="ripgrep", **args)
+        py = grep_mod.search(fs, engine="python", **args)
+        assert rg.engine == "ripgrep" and py.engine == "python"
+        assert grep_mod.format_result(rg, args["context_lines"]) == grep_mod.format_result(
+            py, args["context_lines"]
+        ), case
