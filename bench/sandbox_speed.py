@@ -44,42 +44,45 @@ def timed(fn, n: int) -> list[float]:
     return out
 
 
-def bench_true(runs: int, bwrap: bool) -> dict[str, float]:
+def bench_true(runs: int) -> dict[str, float]:
+    """``execute_command("true")`` vs ``subprocess.run``, interleaved so load changes hit both."""
     with tempfile.TemporaryDirectory() as tmp:
         sb = LocalSandbox(working_directory=os.path.join(tmp, "wd"))
         sb.start()
-        sbx = LocalSandbox(working_directory=os.path.join(tmp, "wdx"), isolation="bwrap") if bwrap else None
-        if sbx:
-            sbx.start()
         base: list[float] = []
         ours: list[float] = []
-        plain: list[float] = []
-        iso: list[float] = []
         for _ in range(3):  # warm-up
             subprocess.run(["sh", "-c", "true"])
             sb.execute_command("true")
-            if sbx:
-                sbx.execute_command("true")
-        # Phase 1, interleaved so load changes hit both alike. bubblewrap runs are kept out of
-        # it: tearing down their network namespaces keeps kernel workers busy for a while,
-        # which would slow whatever runs next.
         for _ in range(runs):
             base += timed(lambda: subprocess.run(["sh", "-c", "true"]), 1)
             ours += timed(lambda: sb.execute_command("true"), 1)
-        # Phase 2: what bubblewrap adds, against unisolated commands run alongside.
-        if sbx:
-            for _ in range(max(20, runs // 4)):
-                plain += timed(lambda: sb.execute_command("true"), 1)
-                iso += timed(lambda: sbx.execute_command("true"), 1)
         sb.destroy()
-        if sbx:
-            sbx.destroy()
     result = {"subprocess_p50_ms": p50(base) * 1e3, "execute_p50_ms": p50(ours) * 1e3}
     result["ratio"] = result["execute_p50_ms"] / result["subprocess_p50_ms"]
-    if iso:
-        result["bwrap_p50_ms"] = p50(iso) * 1e3
-        result["bwrap_added_ms"] = result["bwrap_p50_ms"] - p50(plain) * 1e3
     return result
+
+
+def bench_bwrap(runs: int) -> dict[str, float]:
+    """What bubblewrap adds to a command, against unisolated commands run alongside.
+
+    Run after ``bench_true``: tearing down bubblewrap's network namespaces keeps kernel workers
+    busy for a while, which would slow whatever runs next.
+    """
+    with tempfile.TemporaryDirectory() as tmp:
+        sb = LocalSandbox(working_directory=os.path.join(tmp, "wd"))
+        sbx = LocalSandbox(working_directory=os.path.join(tmp, "wdx"), isolation="bwrap")
+        plain: list[float] = []
+        iso: list[float] = []
+        for _ in range(3):
+            sb.execute_command("true")
+            sbx.execute_command("true")
+        for _ in range(runs):
+            plain += timed(lambda: sb.execute_command("true"), 1)
+            iso += timed(lambda: sbx.execute_command("true"), 1)
+        sb.destroy()
+        sbx.destroy()
+    return {"bwrap_p50_ms": p50(iso) * 1e3, "bwrap_added_ms": (p50(iso) - p50(plain)) * 1e3}
 
 
 class PeakRss:
@@ -206,13 +209,14 @@ def main() -> int:
     args = ap.parse_args()
     if args.quick:
         args.runs, args.mb, args.drain_runs = 30, 20, 1
-    bwrap = probe_backend("bwrap").available
-    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, bwrap: {'yes' if bwrap else 'no'}")
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores")
     print(
         f"load average: {', '.join(f'{x:.2f}' for x in os.getloadavg())} (shared machine: figures are noisy)\n"
     )
 
-    t = bench_true(args.runs, bwrap)
+    t = bench_true(args.runs)
+    if probe_backend("bwrap").available:  # probing runs a sandbox: only after the overhead phase
+        t.update(bench_bwrap(max(20, args.runs // 4)))
     d = bench_drain(args.mb, args.drain_runs)
     m = bench_many(100)
 

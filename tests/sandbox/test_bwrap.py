@@ -260,3 +260,19 @@ def test_unavailable_bwrap_is_reported(monkeypatch, tmp_path):
     with pytest.raises(IsolationUnavailableError) as info:
         LocalSandbox(working_directory=str(tmp_path), isolation="bwrap")
     assert "not found" in str(info.value) and "apt-get install bubblewrap" in str(info.value)
+
+
+def test_etc_has_what_tools_need_and_no_secrets(make_sandbox):
+    sb = make_sandbox("bwrap")
+    for needed in ("/etc/passwd", "/etc/hosts", "/etc/ld.so.cache"):
+        if os.path.exists(needed):
+            assert sb.execute_command(f"test -r {needed}").success, needed
+    if os.path.exists("/etc/ssl/certs/ca-certificates.crt"):
+        r = sb.execute_command(
+            f"{PY} -c 'import ssl; print(len(ssl.create_default_context().get_ca_certs()) >= 0)'"
+        )
+        assert r.stdout == "True\n", r.stderr
+        assert sb.execute_command("grep -c BEGIN /etc/ssl/certs/ca-certificates.crt").stdout.strip() != "0"
+    for secret in ("/etc/shadow", "/etc/ssl/private", "/etc/ssh", "/etc/sudoers"):
+        assert not sb.execute_command(f"test -e {secret}").success, f"{secret} is visible"
+    assert not sb.execute_command("touch /etc/passwd").success

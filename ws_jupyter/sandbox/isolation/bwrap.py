@@ -5,8 +5,9 @@ Layout inside the sandbox:
 * a fresh ``/dev``, ``/proc`` and an empty ``/tmp`` (emitted before any bind, so user binds
   under them stay visible);
 * system directories read-only (``/usr``, the ``/lib*`` and ``/bin`` trees — as symlinks when
-  they are symlinks on the host —, a few harmless files of ``/etc`` such as the CA certificates,
-  ``passwd`` and the resolver configuration); with ``allow_system_binaries`` also the Python
+  they are symlinks on the host —, and an ``/etc`` holding a copy of its harmless parts only,
+  such as the CA certificates, ``passwd`` and the resolver configuration, never
+  ``/etc/ssl/private`` or ``shadow``); with ``allow_system_binaries`` also the Python
   installation, ``/opt``, ``/snap`` and ``/nix``;
 * ``read_only_paths`` read-only, then the working directory, ``read_write_paths``, the
   sandbox's private HOME/TMPDIR and ``sandbox.mount()`` paths read-write (or read-only), each at
@@ -23,9 +24,13 @@ passes it on unchanged.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import os
+import shutil
 import sys
+import tempfile
+import threading
 from collections.abc import Iterable, Sequence
 
 from .config import Mount, NativeSandboxConfig
@@ -66,6 +71,82 @@ def _under(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
+#: Never copied into the sandbox's /etc even inside an allowed entry.
+_ETC_EXCLUDED = ("ssl/private",)
+#: Directories of many symlinks: bound (one mount each) rather than copied (slow to create).
+_ETC_BOUND = ("alternatives", "ssl/certs")
+_staged_lock = threading.Lock()
+_staged: list[str | None] = []
+
+
+def _staged_etc() -> str | None:
+    """A read-only copy of the harmless part of /etc, made once per process.
+
+    Binding ~20 /etc entries one by one costs a mount each — a third of a sandbox's start-up
+    time. One copied directory bound as /etc costs one mount, plus one for each directory of
+    many symlinks (``_ETC_BOUND``), which are slow to copy. Symlinks are kept as symlinks; the
+    copy reflects /etc as it was when the first sandbox of this process started.
+    """
+    with _staged_lock:
+        if _staged:
+            return _staged[0]
+        path: str | None = None
+        try:
+            path = tempfile.mkdtemp(prefix="ws-sandbox-etc-")
+            for name in _ETC_ENTRIES:
+                src = "/etc/" + name
+                dst = os.path.join(path, name)
+                if name in _ETC_BOUND and os.path.isdir(src):
+                    os.mkdir(dst)  # an empty mount point: the real directory is bound over it
+                elif os.path.isdir(src) and not os.path.islink(src):
+                    _copy_tree(src, dst, name)
+                elif os.path.islink(src) and not os.path.exists(os.path.realpath(src)):
+                    continue
+                elif os.path.islink(src) and os.path.realpath(src).startswith("/usr/"):
+                    os.symlink(os.readlink(src), dst)  # resolves inside the sandbox too
+                elif os.path.exists(src):
+                    shutil.copyfile(src, dst)  # follows links (resolv.conf -> /run/...)
+            for root, _dirs, files in os.walk(path):
+                os.chmod(root, 0o755)
+                for f in files:
+                    full = os.path.join(root, f)
+                    if not os.path.islink(full):
+                        os.chmod(full, 0o644)
+            atexit.register(shutil.rmtree, path, True)
+        except OSError:
+            if path:
+                shutil.rmtree(path, ignore_errors=True)
+            path = None
+        _staged.append(path)
+        return path
+
+
+def _copy_tree(src: str, dst: str, rel: str) -> None:
+    """Copies a directory: symlinks as symlinks, regular files by content, nothing else.
+
+    (``shutil.copytree`` spends ~1 ms per symlink on metadata; /etc/alternatives has hundreds.)
+    """
+    os.mkdir(dst)
+    with os.scandir(src) as entries:
+        for entry in entries:
+            sub = f"{rel}/{entry.name}"
+            if sub in _ETC_EXCLUDED:
+                continue
+            target = os.path.join(dst, entry.name)
+            if sub in _ETC_BOUND:
+                os.mkdir(target)  # an empty mount point: the real directory is bound over it
+                continue
+            try:
+                if entry.is_symlink():
+                    os.symlink(os.readlink(entry.path), target)
+                elif entry.is_dir():
+                    _copy_tree(entry.path, target, sub)
+                elif entry.is_file():
+                    shutil.copyfile(entry.path, target)
+            except PermissionError:
+                continue  # unreadable for this user: it stays out of the sandbox as well
+
+
 @functools.lru_cache(maxsize=4)
 def system_binds(allow_system_binaries: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(bwrap args, visible roots) for the system part of the sandbox; computed once per process."""
@@ -77,12 +158,19 @@ def system_binds(allow_system_binaries: bool) -> tuple[tuple[str, ...], tuple[st
         elif os.path.isdir(d):
             args += ["--ro-bind", d, d]
             roots.append(d)
-    for name in _ETC_ENTRIES:
-        path = "/etc/" + name
-        if os.path.lexists(path):
-            real = os.path.realpath(path)
-            if os.path.exists(real):
-                args += ["--ro-bind", real, path]
+    etc = _staged_etc()
+    if etc is not None:
+        args += ["--ro-bind", etc, "/etc"]
+        for rel in _ETC_BOUND:  # mount points were created in the copy
+            if os.path.isdir("/etc/" + rel) and os.path.isdir(os.path.join(etc, rel)):
+                args += ["--ro-bind", "/etc/" + rel, "/etc/" + rel]
+    else:  # staging failed (no space in the temp dir?): one bind per entry, slower but equal
+        for name in _ETC_ENTRIES:
+            path = "/etc/" + name
+            if os.path.lexists(path):
+                real = os.path.realpath(path)
+                if os.path.exists(real):
+                    args += ["--ro-bind", real, path]
     if allow_system_binaries:
         prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
         # A virtual environment's interpreter is a symlink to the base installation: both are needed.
