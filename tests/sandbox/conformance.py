@@ -295,6 +295,15 @@ class SandboxConformance:
         assert proc.memory_info().rss - rss_before < 40 * (1 << 20)
         assert elapsed < 20
 
+    def test_fast_producers_get_bigger_pipes_within_a_cap(self, sandbox):
+        from ws_jupyter.sandbox import processes
+
+        handles = [sandbox.processes.spawn("head -c 20000000 /dev/zero") for _ in range(10)]
+        for h in handles:
+            r = h.wait(timeout=60)
+            assert r.exit_code == 0 and h.stdout_bytes == 20_000_000 and len(h.stdout) == 1 << 20
+        assert processes._enlarged[0] == 0  # every enlarged pipe was given back
+
     def test_stdin_round_trip_with_cat(self, sandbox):
         h = sandbox.processes.spawn("cat")
         h.send_stdin("hello\n")

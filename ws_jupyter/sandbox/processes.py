@@ -56,6 +56,38 @@ log = logging.getLogger(__name__)
 
 DEFAULT_MAX_RETAINED_BYTES = 1 << 20
 _READ_SIZE = 1 << 16
+_FAST_READS = 16  # consecutive full reads before a stream counts as a fast producer
+_FAST_READ_SIZE = 1 << 20
+_MAX_ENLARGED_PIPES = 8
+_enlarged = [0]
+_enlarged_lock = threading.Lock()
+
+
+def _enlarge_pipe(fd: int) -> bool:
+    """Gives a fast producer's pipe 1 MiB (Linux), for a few pipes at a time only.
+
+    Fewer, larger reads roughly halve the context switches of a process that writes flat out.
+    Pipe buffers count against a per-user limit (``fs.pipe-user-pages-soft``), past which every
+    new pipe of the user gets a single page: hence the cap, and the release on end of file.
+    """
+    with _enlarged_lock:
+        if _enlarged[0] >= _MAX_ENLARGED_PIPES:
+            return False
+        try:
+            import fcntl
+
+            fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), _FAST_READ_SIZE)
+        except (OSError, ImportError):
+            return False
+        _enlarged[0] += 1
+        return True
+
+
+def _release_pipe() -> None:
+    with _enlarged_lock:
+        _enlarged[0] = max(0, _enlarged[0] - 1)
+
+
 _DRAIN_AFTER_EXIT = 0.25  # seconds to wait for the pipes to close once the process exited
 _ABORT_POLL = 0.05
 _GUARD_DELAY = 0.05  # seconds before a foreground command is registered with the orphan guard
@@ -180,7 +212,7 @@ class _StdinWriter(io.RawIOBase):
 class _Stream:
     """Per-stream state of one process (touched by the I/O thread under the handle's lock)."""
 
-    __slots__ = ("callbacks", "eof", "name", "pending", "reader", "retained")
+    __slots__ = ("callbacks", "enlarged", "eof", "name", "pending", "reader", "retained")
 
     def __init__(self, name: str, max_bytes: int | None) -> None:
         self.name = name
@@ -189,6 +221,7 @@ class _Stream:
         self.callbacks: tuple[OutputCallback, ...] = ()
         self.reader: _PipeReader | None = None
         self.eof = False
+        self.enlarged = False  # its pipe counts against _MAX_ENLARGED_PIPES
 
 
 class ProcessHandle:
@@ -971,24 +1004,40 @@ class ProcessManager:
     def _make_reader(self, handle: ProcessHandle, stream: _Stream, pipe: Any) -> Callable[[], None]:
         fd = pipe.fileno()
         reactor = handle._loop
+        state = [_READ_SIZE, 0]  # read size, consecutive full reads (-1: decided)
 
         def on_readable() -> None:
+            size = state[0]
             try:
-                data = os.read(fd, _READ_SIZE)
+                data = os.read(fd, size)
             except BlockingIOError:
                 return
             except OSError:
                 data = b""
             if data:
+                if state[1] >= 0:
+                    state[1] = state[1] + 1 if len(data) == size else 0
+                    if state[1] >= _FAST_READS:
+                        state[1] = -1
+                        if _enlarge_pipe(fd):
+                            stream.enlarged = True
+                            state[0] = _FAST_READ_SIZE
                 handle._on_data(stream, data)
                 return
             reactor.remove_reader(fd)
-            with contextlib.suppress(OSError):
-                pipe.close()
+            self._close_pipe(stream, pipe)
             handle._on_eof(stream)
             self._maybe_finish(handle)
 
         return on_readable
+
+    @staticmethod
+    def _close_pipe(stream: _Stream, pipe: Any) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            pipe.close()
+        if stream.enlarged:
+            stream.enlarged = False
+            _release_pipe()
 
     def _wait_thread(self, handle: ProcessHandle) -> None:
         """Fallback without pidfds: wait for the exit without reaping, then hand over."""
@@ -1041,7 +1090,7 @@ class ProcessManager:
             if not stream.eof and pipe is not None:
                 with contextlib.suppress(OSError, ValueError):
                     handle._loop.remove_reader(pipe.fileno())
-                    pipe.close()
+                self._close_pipe(stream, pipe)
                 handle._on_eof(stream)
         self._maybe_finish(handle)
 
