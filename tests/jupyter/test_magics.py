@@ -456,3 +456,88 @@ def _write_skill(folder: Path, name: str, description: str, refs: dict[str, str]
     for ref, text in (refs or {}).items():
         (folder / "references").mkdir(exist_ok=True)
         (folder / "references" / ref).write_text(text)
+
+
+# --- agent tools ------------------------------------------------------------------------------------
+
+
+def test_tools_table_and_formats(ws_ip: Any) -> None:
+    from ws_jupyter.jupyter.display import JSONView, ToolTableView
+
+    table = ws(ws_ip, "tools")
+    assert isinstance(table, ToolTableView)
+    assert {"workspace_read_file", "workspace_grep", "workspace_execute_command", "workspace_search"} <= set(
+        table.names
+    )
+    assert "need approval" in table.meta()  # execute_command on an unisolated sandbox
+    html = html_of(ws_ip, table)
+    assert "<details" in html and "&quot;properties&quot;" in html
+    openai = ws(ws_ip, "tools --format openai")
+    assert isinstance(openai, JSONView) and openai.value[0]["type"] == "function"
+    assert openai._repr_json_() == openai.value
+    anthropic = ws(ws_ip, "tools -f anthropic")
+    assert "input_schema" in anthropic.value[0]
+    mcp = ws(ws_ip, "tools --format mcp")
+    assert {"name", "description", "inputSchema"} == set(mcp.value[0])
+    with pytest.raises(UsageError, match="invalid choice"):
+        ws(ws_ip, "tools --format xml")
+
+
+def test_call_tools_as_an_agent(ws_ip: Any, ws_dir: Path) -> None:
+    from ws_jupyter.jupyter.display import ToolCallView
+
+    read = ws(ws_ip, 'call workspace_read_file {"path": "notes.txt"}')
+    assert isinstance(read, ToolCallView) and not read.is_error
+    assert read.output.startswith("notes.txt (17 bytes)") and "2→beta" in read.output
+    ws_ip.user_ns["pattern"] = "TODO"
+    grep = ws(ws_ip, "call workspace_grep dict(pattern=pattern, context_lines=0)")
+    assert grep.output.startswith("2 matches across 2 files")
+    written = ws(
+        ws_ip, "call workspace_write_file", '{"path": "out/a.md", "content": "# $not {expanded}\\n"}'
+    )
+    assert (
+        written.output.startswith("Wrote") and (ws_dir / "out" / "a.md").read_text() == "# $not {expanded}\n"
+    )
+    bad = ws(ws_ip, 'call workspace_read_file {"pat": "x"}')
+    assert (
+        bad.is_error and 'unknown argument "pat"' in bad.output
+    )  # the tool's own message, as the model sees it
+    with pytest.raises(UsageError, match="Unknown tool 'nope'. Available tools: workspace_read_file"):
+        ws(ws_ip, "call nope {}")
+    with pytest.raises(UsageError, match="JSON object or a Python dict"):
+        ws(ws_ip, "call workspace_read_file {not json")
+    with pytest.raises(UsageError, match="must be an object"):
+        ws(ws_ip, "call workspace_read_file [1, 2]")
+
+
+def test_call_approval(ws_ip: Any) -> None:
+    # a terminal shell cannot show Approve/Deny buttons: the call must be approved up front
+    with pytest.raises(UsageError, match="requires approval: add --approve"):
+        ws(ws_ip, 'call workspace_execute_command {"command": "echo hi"}')
+    approved = ws(ws_ip, 'call --approve workspace_execute_command {"command": "echo hi"}')
+    assert approved.output == "hi\n" or approved.output.strip() == "hi"
+
+
+def test_call_approval_in_a_kernel_shows_a_panel(ws_ip: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ws_jupyter.jupyter.widgets.tool_call import ToolCallPanel
+
+    monkeypatch.setattr(ws_ip, "kernel", object(), raising=False)  # only its presence is checked
+    assert ws(ws_ip, 'call workspace_execute_command {"command": "echo approved"}') is None
+    magics = next(c for c in ws_ip.configurables if isinstance(c, WsMagics))
+    panel = magics.session._closers[-1].__self__
+    assert isinstance(panel, ToolCallPanel)
+    assert panel.wait_until_waiting() and panel.status == "waiting"
+    panel.approve_button.click()
+    assert panel.wait(10)
+    assert panel.status == "done" and panel.output.strip() == "approved"
+
+
+def test_ui_dashboard(ws_ip: Any) -> None:
+    from ws_jupyter.jupyter.widgets import Dashboard
+
+    dashboard = ws(ws_ip, "ui --tab search")
+    assert isinstance(dashboard, Dashboard)
+    assert dashboard.tab_names == ["Files", "Run", "Processes", "Search", "Agent tools"]
+    assert dashboard.tab.selected_index == 3
+    with pytest.raises(UsageError, match="no tab 'nope'"):
+        ws(ws_ip, "ui --tab nope")

@@ -350,3 +350,100 @@ def _no_leaked_children() -> Any:
             return
         time.sleep(0.05)
     raise AssertionError(f"processes left behind: {alive}")
+
+
+# --- ToolActivity, ToolCallPanel, Dashboard -----------------------------------------------------------
+
+
+def test_tool_activity_logs_calls_and_approves(workspace: Any) -> None:
+    from ws_jupyter.jupyter.widgets import ToolActivity
+
+    tools = {t.name: t for t in workspace.tools()}
+    tools["workspace_read_file"].run({"path": "notes.txt"})  # before the widget: shown from history
+    activity = ToolActivity(workspace, interval=0.1)
+    assert [c["tool"] for c in activity.calls] == ["workspace_read_file"]
+    assert activity.calls[0]["status"] == "done" and "alpha" in activity.calls[0]["output"]
+    results: dict[str, Any] = {}
+
+    def agent(key: str, command: str) -> None:
+        results[key] = tools["workspace_execute_command"].run({"command": command})
+
+    first = threading.Thread(target=agent, args=("first", "echo first"))
+    second = threading.Thread(target=agent, args=("second", "echo second"))
+    first.start()
+    wait_for(lambda: (activity.refresh(), len(activity.pending))[1] == 1)
+    second.start()
+    wait_for(lambda: (activity.refresh(), len(activity.pending))[1] == 2)
+    assert len(activity.pending_box.children) == 2
+    row = activity.pending_box.children[0]
+    approve, deny = row.children[1], row.children[2]
+    assert (approve.description, deny.description) == ("Approve", "Deny")
+    approve.click()  # what the Approve button does
+    first.join(10)
+    assert str(results["first"]).strip() == "first"
+    assert activity.deny()  # the oldest still waiting: the second call
+    second.join(10)
+    assert str(results["second"]) == "Tool call refused by user."
+    activity.refresh()
+    statuses = [c["status"] for c in activity.calls]
+    assert statuses == ["done", "done", "refused"] and activity.pending == []
+    assert "refused" in activity.log_view.value and "echo first" in activity.log_view.value
+    activity.clear()
+    assert activity.calls == []
+    activity.close()
+
+
+def test_closing_tool_activity_refuses_waiting_calls(workspace: Any) -> None:
+    from ws_jupyter.jupyter.widgets import ToolActivity
+
+    activity = ToolActivity(workspace, interval=0.1)
+    tool = next(t for t in workspace.tools() if t.name == "workspace_execute_command")
+    out: list[Any] = []
+    thread = threading.Thread(target=lambda: out.append(tool.run({"command": "echo never"})))
+    thread.start()
+    wait_for(lambda: bool(activity.feed.pending()))
+    activity.close()
+    thread.join(10)
+    assert str(out[0]) == "Tool call refused by user."
+    # without the widget (and no approver function) the call is refused at once, with advice
+    assert "no approver is configured" in str(tool.run({"command": "echo x"}))
+
+
+def test_tool_call_panel(workspace: Any) -> None:
+    from ws_jupyter.jupyter.widgets import ToolCallPanel
+
+    tool = next(t for t in workspace.tools() if t.name == "workspace_execute_command")
+    panel = ToolCallPanel(workspace, tool, {"command": "echo panel"}, interval=0.1)
+    assert panel.wait_until_waiting()
+    assert not panel.approve_button.disabled
+    panel.approve_button.click()
+    assert panel.wait(10) and panel.status == "done" and panel.output.strip() == "panel"
+    assert "panel" in panel.result_view.value and panel.approve_button.layout.display == "none"
+    refused = ToolCallPanel(workspace, tool, {"command": "echo no"}, interval=0.1)
+    assert refused.wait_until_waiting()
+    refused.deny_button.click()
+    assert refused.wait(10) and refused.status == "refused"
+
+
+def test_dashboard_wires_search_to_files(ws_dir: Path) -> None:
+    from ws_jupyter import Workspace
+    from ws_jupyter.jupyter.widgets import Dashboard
+
+    _skill(ws_dir, "demo-skill", "A demo skill.", "Do it.")
+    ws = Workspace.from_directory(ws_dir)
+    ws.init()
+    try:
+        ws.rebuild_search_index(["."])
+        dash = Dashboard(ws, interval=0.1)
+        assert dash.tab_names == ["Files", "Run", "Processes", "Search", "Skills", "Agent tools"]
+        assert dash.search is not None and dash.files is not None
+        dash.search.search("learning rate")
+        dash.search.open_result(0)
+        assert dash.files.selected == "docs/guide.md" and dash.tab.selected_index == 0
+        dash.show("Skills")
+        assert (
+            dash.tab.selected_index == 4 and dash.skills is not None and dash.skills.names == ["demo-skill"]
+        )
+        dash.close()
+    finally:
+        ws.destroy()

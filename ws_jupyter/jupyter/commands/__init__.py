@@ -32,6 +32,9 @@ _MODULES = (
     "search",
     "skills",
     "skill",
+    "tools",
+    "call",
+    "ui",
 )
 
 _lock = threading.Lock()

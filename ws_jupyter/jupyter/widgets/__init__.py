@@ -1,0 +1,65 @@
+"""The workspace widgets, built from standard ipywidgets (no front-end extension to install).
+
+``FileBrowser``, ``CommandRunner``, ``ProcessMonitor`` (and ``ProcessOutput`` for one process),
+``SearchPanel``, ``SkillsBrowser``, ``ToolActivity`` (with ``ToolCallPanel`` for one call) and the
+``Dashboard`` that holds them all (``%ws ui``). Each keeps its state in Python (traitlets), so code
+and tests can drive it without a browser. Imported lazily: ipywidgets loads only when a widget is
+first used, which keeps ``%load_ext ws_jupyter`` fast.
+
+>>> from ws_jupyter.jupyter.widgets import FileBrowser   # doctest: +SKIP
+>>> FileBrowser(ws)                                       # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS = {
+    "CommandRunner": "command_runner",
+    "Dashboard": "dashboard",
+    "FileBrowser": "file_browser",
+    "ProcessMonitor": "process_monitor",
+    "ProcessOutput": "process_output",
+    "SearchPanel": "search_panel",
+    "SkillsBrowser": "skills_browser",
+    "ToolActivity": "tool_activity",
+    "ToolCallPanel": "tool_call",
+}
+
+__all__ = [
+    "CommandRunner",
+    "Dashboard",
+    "FileBrowser",
+    "ProcessMonitor",
+    "ProcessOutput",
+    "SearchPanel",
+    "SkillsBrowser",
+    "ToolActivity",
+    "ToolCallPanel",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ws_jupyter.jupyter.widgets' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__
+
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .command_runner import CommandRunner
+    from .dashboard import Dashboard
+    from .file_browser import FileBrowser
+    from .process_monitor import ProcessMonitor
+    from .process_output import ProcessOutput
+    from .search_panel import SearchPanel
+    from .skills_browser import SkillsBrowser
+    from .tool_activity import ToolActivity
+    from .tool_call import ToolCallPanel

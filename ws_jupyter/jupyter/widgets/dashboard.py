@@ -1,0 +1,94 @@
+"""``Dashboard`` (``%ws ui``): every workspace widget in tabs, wired together.
+
+Files (FileBrowser), Run (CommandRunner), Processes (ProcessMonitor), Search (SearchPanel — a
+clicked hit opens in the Files tab), Skills (SkillsBrowser) and Agent tools (ToolActivity), each
+present when the workspace has what it needs, under a one-line summary of the workspace.
+
+State for code and tests: ``tab_names``, and the parts as attributes (``files``, ``runner``,
+``processes``, ``search``, ``skills``, ``activity``; None when absent); ``show(name)`` selects a
+tab.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+import ipywidgets as w
+from traitlets import List, Unicode
+
+from ..display import MUTED
+
+__all__ = ["Dashboard"]
+
+
+class Dashboard(w.VBox):
+    """The workspace in one widget. See the module docstring."""
+
+    tab_names = List(Unicode())
+
+    def __init__(self, workspace: Any, *, interval: float = 0.2) -> None:
+        from .command_runner import CommandRunner
+        from .file_browser import FileBrowser
+        from .process_monitor import ProcessMonitor
+        from .search_panel import SearchPanel
+        from .skills_browser import SkillsBrowser
+        from .tool_activity import ToolActivity
+
+        self.workspace = workspace
+        self.files: FileBrowser | None = None
+        self.runner: CommandRunner | None = None
+        self.processes: ProcessMonitor | None = None
+        self.search: SearchPanel | None = None
+        self.skills: SkillsBrowser | None = None
+        self.activity: ToolActivity | None = None
+        tabs: list[tuple[str, w.Widget]] = []
+        if workspace.has_filesystem_config():
+            self.files = FileBrowser(workspace)
+            tabs.append(("Files", self.files))
+        if workspace.has_sandbox_config():
+            self.runner = CommandRunner(workspace, interval=interval)
+            tabs.append(("Run", self.runner))
+            if getattr(workspace.resolve_sandbox(None), "processes", None) is not None:
+                self.processes = ProcessMonitor(workspace, interval=interval)
+                tabs.append(("Processes", self.processes))
+        if getattr(workspace, "can_search", False):
+            self.search = SearchPanel(workspace, file_browser=self.files, on_open=self._opened)
+            tabs.append(("Search", self.search))
+        if workspace.skills is not None:
+            self.skills = SkillsBrowser(workspace)
+            tabs.append(("Skills", self.skills))
+        self.activity = ToolActivity(workspace, interval=interval)
+        tabs.append(("Agent tools", self.activity))
+        self.tab = w.Tab(children=[t for _, t in tabs])
+        for i, (name, _) in enumerate(tabs):
+            self.tab.set_title(i, name)
+        self.tab_names = [name for name, _ in tabs]
+        info = workspace.get_info()
+        sandbox = info.sandbox
+        isolation = getattr(sandbox, "isolation", None) if sandbox not in (None, "dynamic") else None
+        base = getattr(info.filesystem, "base_path", "") if info.filesystem not in (None, "dynamic") else ""
+        self.title = w.HTML(
+            f"<strong>{html.escape(workspace.name)}</strong> <span style='{MUTED}'>"
+            f"{html.escape(str(base or ''))}"
+            + (f" · isolation: {html.escape(str(isolation))}" if isolation else "")
+            + "</span>"
+        )
+        super().__init__([self.title, self.tab], layout=w.Layout(width="100%"))
+        self.add_class("ws-dashboard")
+
+    def _opened(self, path: str, line: int | None) -> None:
+        if self.files is not None:
+            self.show("Files")
+
+    def show(self, name: str) -> None:
+        """Selects the tab called ``name``."""
+        self.tab.selected_index = self.tab_names.index(name)
+
+    def close(self) -> None:
+        for part in (self.files, self.runner, self.processes, self.search, self.skills, self.activity):
+            if part is not None:
+                part.close()
+        self.tab.close()
+        self.title.close()
+        super().close()

@@ -1,0 +1,189 @@
+"""``ToolCallPanel``: one tool call that waits for approval, with Approve / Deny and its output.
+
+``%ws call`` shows it when the tool requires approval: the call runs on a worker thread (so the
+notebook stays free to handle the click), waits in the workspace's approval broker, and the panel
+shows the output the agent would get once it ran — or the refusal.
+
+State for code and tests: ``status`` (waiting, running, done, error, refused), ``output``,
+``call_id``; ``approve()``, ``deny()``, ``wait(timeout)``.
+"""
+
+from __future__ import annotations
+
+import html
+import itertools
+import json
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import ipywidgets as w
+from traitlets import Unicode
+
+from ..display import MONO, ToolCallView
+from .live import Throttle
+
+__all__ = ["ToolCallPanel"]
+
+_ids = itertools.count(1)
+
+
+class ToolCallPanel(w.VBox):
+    """A tool call waiting for approval, run on a worker thread. See the module docstring."""
+
+    status = Unicode("waiting")
+    output = Unicode("")
+    call_id = Unicode("")
+
+    def __init__(
+        self, workspace: Any, tool: Any, arguments: dict[str, Any], *, interval: float = 0.2
+    ) -> None:
+        from ...tools.activity import tool_activity
+        from ...tools.types import ToolCallContext
+
+        self.workspace = workspace
+        self.tool = tool
+        self.arguments = arguments
+        self.feed = tool_activity(workspace)
+        self._tag = f"ws-call-{next(_ids)}"
+        self._done = threading.Event()
+        self._result: Any = None
+        self._duration = 0.0
+        self.summary = w.HTML(
+            f"<code>{html.escape(tool.name)}</code> <span style='{MONO}'>"
+            f"{html.escape(json.dumps(arguments, ensure_ascii=False))}</span>"
+        )
+        self.state_line = w.HTML()
+        self.approve_button = w.Button(description="Approve", icon="check", button_style="success")
+        self.deny_button = w.Button(description="Deny", icon="times", button_style="danger")
+        for b in (self.approve_button, self.deny_button):
+            b.layout.width = "auto"
+        self.approve_button.add_class("ws-approve")
+        self.deny_button.add_class("ws-deny")
+        self.result_view = w.HTML(layout=w.Layout(width="100%"))
+        super().__init__(
+            [
+                self.summary,
+                w.HBox(
+                    [self.state_line, self.approve_button, self.deny_button],
+                    layout=w.Layout(align_items="center"),
+                ),
+                self.result_view,
+            ],
+            layout=w.Layout(width="100%", border="1px solid var(--jp-border-color2, #ddd)", padding="4px"),
+        )
+        self.add_class("ws-tool-call")
+        self.approve_button.on_click(lambda _: self.approve())
+        self.deny_button.on_click(lambda _: self.deny())
+        self._throttle = Throttle(self._render, interval)
+        self._unsubscribe: Callable[[], None] | None = self.feed.subscribe(self._on_event)
+        self._detach: Callable[[], None] | None = (
+            self.feed.attach_approver()
+        )  # before the call starts, so it waits for us
+        context = ToolCallContext(tool_call_id=self._tag)
+        self._thread = threading.Thread(
+            target=self._run, args=(context,), name=f"ws-{self._tag}", daemon=True
+        )
+        self._thread.start()
+        self._render()
+
+    def _run(self, context: Any) -> None:
+        started = time.perf_counter()
+        try:
+            self._result = self.tool.run(self.arguments, context)
+        finally:
+            self._duration = time.perf_counter() - started
+            self._cleanup()
+            self._done.set()
+            self._throttle.request()
+
+    def _on_event(self, event: Any) -> None:
+        if event.tool_call_id != self._tag:
+            return
+        self.call_id = event.call_id
+        if event.kind == "approval_resolved":
+            self.status = "running" if event.approved else "refused"
+        elif event.kind == "approval_requested":
+            self.status = "waiting"
+        self._throttle.request()
+
+    def _render(self) -> None:
+        from ...tools.types import ToolResult, is_error_output, output_text
+
+        if self._done.is_set() and self._result is not None:
+            result = self._result
+            text = output_text(result)
+            refused = text.startswith("Tool call refused by user.")
+            self.status = "refused" if refused else "error" if is_error_output(result) else "done"
+            self.output = text
+            media = [(m.mime_type, m.data) for m in result.media] if isinstance(result, ToolResult) else []
+            view = ToolCallView(
+                self.tool.name, self.arguments, text, self._duration, is_error_output(result), media
+            )
+            self.result_view.value = view._repr_html_()
+        colours = {"waiting": "#9a6700", "running": "#0969da", "done": "#1a7f37"}
+        label = {
+            "waiting": "⏳ waiting for approval",
+            "running": "running…",
+            "done": "✓ done",
+            "refused": "✗ refused",
+            "error": "✗ error",
+        }
+        self.state_line.value = f"<span style='color: {colours.get(self.status, '#cf222e')}'>{label.get(self.status, self.status)}</span>"
+        waiting = self.status == "waiting" and not self._done.is_set()
+        self.approve_button.disabled = self.deny_button.disabled = not waiting
+        if not waiting:
+            self.approve_button.layout.display = self.deny_button.layout.display = "none"
+
+    def approve(self) -> bool:
+        ok = bool(self.call_id) and self.feed.approve(self.call_id)
+        self._throttle.request()
+        return ok
+
+    def deny(self) -> bool:
+        ok = bool(self.call_id) and self.feed.deny(self.call_id)
+        self._throttle.request()
+        return ok
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Waits for the call to end (approved and run, or refused) and redraws."""
+        done = self._done.wait(timeout)
+        if done:
+            self._throttle.flush()
+        return done
+
+    def wait_until_waiting(self, timeout: float = 10.0) -> bool:
+        """Waits until the call sits in the approval queue (tests and scripted notebooks)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.call_id and any(p.call_id == self.call_id for p in self.feed.pending()):
+                return True
+            if self._done.is_set():
+                return False
+            time.sleep(0.01)
+        return False
+
+    def _cleanup(self) -> None:
+        detach, self._detach = self._detach, None
+        if detach is not None:
+            detach()
+        unsubscribe, self._unsubscribe = self._unsubscribe, None
+        if unsubscribe is not None:
+            unsubscribe()
+
+    def close(self) -> None:
+        """Refuses the call if it still waits, and closes the panel."""
+        if not self._done.is_set() and self.call_id:
+            self.feed.deny(self.call_id)
+        self._cleanup()
+        self._throttle.close()
+        for widget in (
+            self.summary,
+            self.state_line,
+            self.approve_button,
+            self.deny_button,
+            self.result_view,
+        ):
+            widget.close()
+        super().close()
