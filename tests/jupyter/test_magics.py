@@ -416,7 +416,8 @@ def test_skills_list_and_skill(ip: Any, ws_dir: Path) -> None:
     )
     _write_skill(ws_dir / "skills" / "bad-skill", "Bad_Name", "Invalid name.")
     ws(ip, f"init {ws_dir}")
-    table = ws(ip, "skills")  # terminal shell: the static table
+    with pytest.warns(UserWarning, match="Invalid skill"):
+        table = ws(ip, "skills")  # terminal shell: the static table
     assert isinstance(table, SkillTableView) and table.names == ["csv-tools"]
     assert any(i.kind == "invalid" for i in table.issues) and "invalid" in repr(table)
     assert ws(ip, "skills --list csv").names == ["csv-tools"]
@@ -499,10 +500,9 @@ def test_call_tools_as_an_agent(ws_ip: Any, ws_dir: Path) -> None:
         written.output.startswith("Wrote") and (ws_dir / "out" / "a.md").read_text() == "# $not {expanded}\n"
     )
     bad = ws(ws_ip, 'call workspace_read_file {"pat": "x"}')
-    assert (
-        bad.is_error and 'unknown argument "pat"' in bad.output
-    )  # the tool's own message, as the model sees it
-    with pytest.raises(UsageError, match="Unknown tool 'nope'. Available tools: workspace_read_file"):
+    # the tool's own message, as the model sees it
+    assert bad.is_error and 'unknown argument "pat"' in bad.output
+    with pytest.raises(UsageError, match=r"Unknown tool 'nope'\. Available tools: workspace_read_file"):
         ws(ws_ip, "call nope {}")
     with pytest.raises(UsageError, match="JSON object or a Python dict"):
         ws(ws_ip, "call workspace_read_file {not json")
