@@ -415,9 +415,9 @@ def test_skills_list_and_skill(ip: Any, ws_dir: Path) -> None:
         refs={"tips.md": "# Tips\nUse pandas.\n"},
     )
     _write_skill(ws_dir / "skills" / "bad-skill", "Bad_Name", "Invalid name.")
-    ws(ip, f"init {ws_dir}")
     with pytest.warns(UserWarning, match="Invalid skill"):
-        table = ws(ip, "skills")  # terminal shell: the static table
+        ws(ip, f"init {ws_dir}")  # problems are reported once, when skills are discovered
+    table = ws(ip, "skills")  # terminal shell: the static table
     assert isinstance(table, SkillTableView) and table.names == ["csv-tools"]
     assert any(i.kind == "invalid" for i in table.issues) and "invalid" in repr(table)
     assert ws(ip, "skills --list csv").names == ["csv-tools"]
