@@ -149,6 +149,6 @@ def split_glob_path(path: str) -> tuple[str, str | None]:
     segments = path.split("/")
     for i, seg in enumerate(segments):
         if has_glob(seg):
-            base = "/".join(segments[:i]) or "."
+            base = "/".join(segments[:i]) or ("/" if path.startswith("/") else ".")
             return base, "/".join(segments[i:])
     return path, None

@@ -457,7 +457,9 @@ def search(
 
     if st.type != "directory":
         try:
-            hits = search_file(fs, base, base, rx, context_lines, _limit(max_count, max_matches), deadline, max_count)
+            hits = search_file(
+                fs, base, base, rx, context_lines, _limit(max_count, max_matches), deadline, max_count
+            )
         except _Binary:
             result.binary_skipped = 1
             return result
@@ -495,7 +497,9 @@ def search(
         if matcher is not None and not matcher(relative_to(base, rel)):
             continue
         try:
-            hits = search_file(fs, rel, rel, rx, context_lines, _limit(max_count, remaining), deadline, max_count)
+            hits = search_file(
+                fs, rel, rel, rx, context_lines, _limit(max_count, remaining), deadline, max_count
+            )
         except _Binary:
             continue
         except TimeoutError:

@@ -52,6 +52,7 @@ class Param:
     maximum: float | None = None
     allow_empty: bool = True
     accept_single: bool = False  # a string_list may also be given as one string
+    also_accept: tuple[str, ...] = ()  # values outside ``enum`` the tool handles itself (fallbacks)
 
     def json_schema(self) -> dict[str, Any]:
         desc = self.description
@@ -95,7 +96,7 @@ def _coerce(p: Param, value: Any) -> Any:
         if isinstance(value, str):
             if not p.allow_empty and not value.strip():
                 raise _fail(f"{name} must not be empty")
-            if p.enum is not None and value not in p.enum:
+            if p.enum is not None and value not in p.enum and value not in p.also_accept:
                 raise _fail(f"{name} must be one of {', '.join(p.enum)} (got {_show(value)})")
             return value
         if isinstance(value, (int, float)) and not isinstance(value, bool) and p.enum is None:

@@ -53,6 +53,7 @@ def _search_params(workspace: Any) -> tuple[Param, ...]:
             "string",
             f"Search mode: {', '.join(modes)}. Default: {default}.",
             enum=tuple(modes),
+            also_accept=("hybrid", "vector", "bm25"),
         ),
         Param("min_score", "number", "Leave out results scoring below this. Default: none."),
     )
