@@ -292,11 +292,10 @@ class LocalFilesystem:
             name = prefix + entry.name
             if suffix is None or (entry.type == "file" and entry.name.endswith(suffix)):
                 out.append(replace(entry, name=name))
-            if recursive and descend_into is not None and depth < max_depth:
-                real_dir = os.path.realpath(descend_into)
-                if real_dir not in seen:
-                    seen.add(real_dir)
-                    stack.append((iter(self._scan(descend_into, root_real, r.rel)), name + "/", depth + 1))
+            # descend_into is already real: a subdirectory of a real directory, or a resolved link
+            if recursive and descend_into is not None and depth < max_depth and descend_into not in seen:
+                seen.add(descend_into)
+                stack.append((iter(self._scan(descend_into, root_real, r.rel)), name + "/", depth + 1))
         return out
 
     def _scan(self, host_dir: str, root_real: str, rel: str) -> list[tuple[FileEntry, str | None]]:

@@ -187,6 +187,8 @@ def _walk_local(
 ) -> Iterator[WalkEntry]:
     # An explicit stack of per-directory iterators: pre-order without recursion, so a very deep
     # tree cannot exhaust the interpreter's stack.
+    root_real = os.path.realpath(host_dir)
+
     def scan(
         host: str, rel: str, level: int, inherited: IgnoreRules
     ) -> tuple[Iterator[tuple[WalkEntry, str | None]], IgnoreRules]:
@@ -200,6 +202,7 @@ def _walk_local(
             follow_symlinks,
             on_error,
             inherited,
+            root_real,
         )
         return iter(entries), child_rules
 
@@ -217,10 +220,11 @@ def _walk_local(
         yield entry
         if descend is None or (max_depth is not None and level >= max_depth):
             continue
-        real = os.path.realpath(descend)
-        if real in seen:
+        # ``descend`` is already a real path: a plain subdirectory of a real directory, or a
+        # symlink target resolved by the scan (no realpath here: it costs O(depth) per call)
+        if descend in seen:
             continue
-        seen.add(real)
+        seen.add(descend)
         child, child_rules = scan(descend, entry.path, level + 1, dir_rules)
         stack.append((child, child_rules, level + 1))
 
@@ -235,6 +239,7 @@ def _scan_local(
     follow_symlinks: bool,
     on_error: Callable[[str, Exception], None] | None,
     rules: IgnoreRules,
+    root_real: str,
 ) -> tuple[_Scanned, IgnoreRules]:
     """One directory: its visible entries in tree order, and the rules its children inherit."""
     try:
@@ -275,7 +280,9 @@ def _scan_local(
                     kind = "directory" if is_dir else "file"
                     size = None if is_dir else tst.st_size
                     mtime = tst.st_mtime
-                    if is_dir and follow_symlinks:
+                    # a link to a directory inside the walked tree is walked where it really is
+                    inside_tree = real == root_real or real.startswith(root_real + "/")
+                    if is_dir and follow_symlinks and not inside_tree:
                         descend = real
             elif stat_mod.S_ISDIR(st.st_mode):
                 kind, size, mtime, descend = "directory", None, st.st_mtime, e.path
