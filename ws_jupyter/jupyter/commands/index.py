@@ -40,7 +40,7 @@ class _ProgressBar:
         self.bar = w.IntProgress(value=0, min=0, max=1, description="scanning", bar_style="info")
         self.label = w.Label("")
         self.box = w.HBox([self.bar, self.label])
-        display(self.box)
+        self.handle = display(self.box, display_id=True)
 
     def __call__(self, update: Any) -> None:
         if self.bar is None:
@@ -57,6 +57,8 @@ class _ProgressBar:
 
     def close(self) -> None:
         if self.bar is not None:
+            # replace the bar's output with nothing, so a saved notebook keeps no dead widget
+            self.handle.update({"text/plain": ""}, raw=True)
             self.box.close()
             self.bar.close()
             self.label.close()

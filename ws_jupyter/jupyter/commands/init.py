@@ -14,6 +14,7 @@ Examples:
 
 from __future__ import annotations
 
+import glob
 import os
 from typing import Any
 
@@ -39,7 +40,7 @@ def configure(parser: WsArgumentParser) -> None:
         "--skills",
         nargs="+",
         metavar="PATH",
-        help="where SKILL.md folders live (default: DIR/skills if present)",
+        help="where SKILL.md folders live, relative to DIR (created if missing; default: DIR/skills if present)",
     )
     parser.add_argument(
         "--isolation",
@@ -64,13 +65,13 @@ def run(inv: Invocation) -> InfoView:
     if os.path.exists(root) and not os.path.isdir(root):
         raise inv.usage_error(f"{args.dir or magics.default_dir!r} exists and is not a directory")
     os.makedirs(root, exist_ok=True)
-    skills: Any = (
-        tuple(args.skills)
-        if args.skills
-        else ("skills",)
-        if os.path.isdir(os.path.join(root, "skills"))
-        else ()
-    )
+    if args.skills:
+        skills: Any = tuple(args.skills)
+        for path in skills:  # a folder named explicitly is where skills will be written: create it
+            if not glob.has_magic(path) and not os.path.isabs(path):
+                os.makedirs(os.path.join(root, path), exist_ok=True)
+    else:
+        skills = ("skills",) if os.path.isdir(os.path.join(root, "skills")) else ()
     bm25 = magics.bm25 if args.bm25 is None else args.bm25
     vector = magics.vector if args.vector is None else args.vector
     timeout = args.timeout if args.timeout is not None else magics.timeout

@@ -1,0 +1,208 @@
+"""Every notebook in notebooks/ runs top to bottom with nbclient on the ws-jupyter kernel.
+
+Each runs in a copy inside a temp dir (its workspaces are created there), and the outputs are
+checked cell by cell: what a reader of the notebook would see.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
+WIDGET = "application/vnd.jupyter.widget-view+json"
+
+
+def execute(name: str, tmp_path: Path) -> Any:
+    shutil.copy(NOTEBOOKS / name, tmp_path / name)
+    nb = nbformat.read(tmp_path / name, as_version=4)
+    assert nb.metadata.kernelspec.name == "ws-jupyter"
+    client = NotebookClient(
+        nb, kernel_name="ws-jupyter", timeout=180, resources={"metadata": {"path": str(tmp_path)}}
+    )
+    client.execute()
+    return nb
+
+
+def cell(nb: Any, source_start: str) -> Any:
+    found = [c for c in nb.cells if c.cell_type == "code" and c.source.startswith(source_start)]
+    assert found, f"no cell starting with {source_start!r}"
+    return found[0]
+
+
+def text(c: Any) -> str:
+    parts = []
+    for out in c.outputs:
+        if out.output_type == "stream":
+            parts.append(out.text)
+        elif out.output_type in ("execute_result", "display_data"):
+            parts.append(out.data.get("text/plain", ""))
+        elif out.output_type == "error":
+            parts.append(f"ERROR {out.ename}: {out.evalue}")
+    return "".join(parts)
+
+
+def has_widget(c: Any, class_name: str) -> bool:
+    return any(
+        out.output_type in ("execute_result", "display_data")
+        and WIDGET in out.data
+        and out.data["text/plain"].startswith(class_name)
+        for out in c.outputs
+    )
+
+
+def html(c: Any) -> str:
+    return "".join(
+        out.data.get("text/html", "")
+        for out in c.outputs
+        if out.output_type in ("execute_result", "display_data")
+    )
+
+
+def no_errors(nb: Any) -> None:
+    for c in nb.cells:
+        if c.cell_type == "code":
+            assert not [o for o in c.outputs if o.output_type == "error"], c.source
+
+
+def test_notebooks_are_all_tested() -> None:
+    tested = {"quickstart.ipynb", "agent_prototyping.ipynb", "skills.ipynb", "teaching_demo.ipynb"}
+    assert {p.name for p in NOTEBOOKS.glob("*.ipynb")} == tested
+
+
+def test_notebooks_are_saved_without_outputs() -> None:
+    for path in NOTEBOOKS.glob("*.ipynb"):
+        nb = nbformat.read(path, as_version=4)
+        nbformat.validate(nb)
+        assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code"), path.name
+
+
+@pytest.mark.slow
+def test_quickstart(kernel_prefix: Path, tmp_path: Path) -> None:
+    nb = execute("quickstart.ipynb", tmp_path)
+    no_errors(nb)
+    assert "Workspace quickstart → ws" in text(cell(nb, "%ws init workspace"))
+    listing = text(cell(nb, "%ws ls"))
+    assert (
+        "summary.py" in listing and "cities.csv" in listing and "3 directories, 3 files" in listing
+    )  # skills/ was created by init
+    assert "<details open" in html(cell(nb, "%ws ls"))
+    assert "6  # TODO: handle missing populations" in text(cell(nb, "%ws cat analysis/summary.py"))
+    assert text(cell(nb, "%ws grep TODO")).startswith("1 match across 1 file")
+    assert "5 cities; the largest is Osaka (19,059,856 people)" in text(
+        cell(nb, "%ws run python3 analysis/summary.py")
+    )
+    assert "lines: 6" in text(cell(nb, "%%ws run")) and "Osaka,Japan,19059856" in text(cell(nb, "%%ws run"))
+    assert text(cell(nb, "top = 3")).count("\n") >= 4  # header + 3 rows + status line
+    assert has_widget(cell(nb, "ticker = %ws bg"), "ProcessOutput")
+    assert "running" in text(cell(nb, "import time")) and "python3 -u ticker.py" in text(
+        cell(nb, "import time")
+    )
+    assert "tick" in text(cell(nb, "%ws logs"))
+    assert "4 files indexed" in text(cell(nb, "%ws index"))
+    search = cell(nb, "%ws search which city")
+    assert "README.md" in text(search) and "<mark" in html(search)
+    assert "csv-summary" in text(cell(nb, "ws.skills.refresh()"))
+    skill = cell(nb, "%ws skill csv-summary")
+    assert any(
+        "text/markdown" in o.data and "Summarising a CSV file" in o.data["text/markdown"]
+        for o in skill.outputs
+    )
+    assert "workspace_execute_command" in text(cell(nb, "%ws tools"))
+    assert "2→Lagos,Nigeria,15388000" in text(cell(nb, "%ws call workspace_read_file"))
+    assert has_widget(cell(nb, "%ws call workspace_execute_command"), "ToolCallPanel")  # waits for a click
+    assert has_widget(cell(nb, "%ws ui"), "Dashboard")
+
+
+@pytest.mark.slow
+def test_agent_prototyping(kernel_prefix: Path, tmp_path: Path) -> None:
+    nb = execute("agent_prototyping.ipynb", tmp_path)
+    no_errors(nb)
+    assert "'workspace_execute_command'" in text(cell(nb, "from ws_jupyter.tools import to_anthropic"))
+    assert '"type": "function"' in text(cell(nb, "%ws tools --format openai"))
+    assert text(cell(nb, 'by_name = {t.name: t for t in tools}\nprint(by_name["workspace_grep"]')).startswith(
+        "1 match across 1 file"
+    )
+    assert 'Error: Invalid arguments: "offset" must be an integer' in text(
+        cell(nb, 'print(by_name["workspace_read_file"].run({"path": "src/stats.py", "offset"')
+    )
+    hooks = text(cell(nb, "call_log = []"))
+    assert hooks.startswith("Deleting files is not allowed in this workspace.\nstats.py\n")
+    assert "-> workspace_execute_command {'command': 'rm -rf src'" in hooks
+    assert text(cell(nb, "def approve_safe_commands")).strip() == "Tool call refused by user."
+    assert has_widget(cell(nb, "from ws_jupyter.jupyter.widgets import ToolActivity"), "ToolActivity")
+    approved = text(cell(nb, "import time\n\ndeadline"))
+    assert "ZeroDivisionError" in approved  # the approved command ran (the tests fail before the fix)
+    transcript = text(cell(nb, "ws.set_tools_config"))
+    for expected in (
+        "-> workspace_grep",
+        "-> workspace_read_file",
+        "-> workspace_edit_file",
+        "-> workspace_execute_command",
+        "Replaced 1 occurrence in src/stats.py",
+        "ok: mean() of an empty list",
+        "assistant: Done: the tests pass.",
+    ):
+        assert expected in transcript
+    assert 'raise ValueError("mean() of an empty list")' in text(cell(nb, "%ws cat src/stats.py"))
+    assert (tmp_path / "agent-workspace" / "src" / "stats.py").read_text().count("ValueError") == 1
+
+
+@pytest.mark.slow
+def test_skills(kernel_prefix: Path, tmp_path: Path) -> None:
+    nb = execute("skills.ipynb", tmp_path)
+    no_errors(nb)
+    listing = text(cell(nb, "changes = ws.skills.refresh()"))
+    assert "chart-review" in listing and "sql-style" in listing
+    assert "Broken_Skill" in listing and "'description' is required" in listing  # reported, skipped
+    assert any(
+        has_widget(c, "SkillsBrowser")
+        for c in nb.cells
+        if c.cell_type == "code" and c.source.strip() == "%ws skills"
+    )
+    assert "Every axis has a label **with units**" in text(cell(nb, "%ws skill chart-review"))
+    assert "Okabe-Ito" in text(cell(nb, "%ws skill chart-review --file"))
+    assert "palettes.md" in text(cell(nb, "for hit in ws.skills.search"))
+    assert "'local'" in text(cell(nb, 'skill = ws.skills.get("sql-style")'))
+    assert "Invalid skill at skills/Broken_Skill/SKILL.md" in text(cell(nb, "[issue.message"))
+    assert "# Reviewing a chart" in text(cell(nb, '%ws call skill {"name": "chart-review"}'))
+    assert "[sql-style]" in text(cell(nb, "%ws call skill_search"))
+    assert "missing x label" in text(cell(nb, "%ws call skill_read"))
+    assert 'Skill "no-such-skill" not found. Available skills: chart-review' in text(
+        cell(nb, '%ws call skill {"name": "no-such-skill"}')
+    )
+
+
+@pytest.mark.slow
+def test_teaching_demo(kernel_prefix: Path, tmp_path: Path) -> None:
+    from ws_jupyter.sandbox.local import LocalSandbox
+
+    nb = execute("teaching_demo.ipynb", tmp_path)
+    no_errors(nb)
+    isolation = text(cell(nb, "isolation = ws.sandbox")).split(":")[1].strip()
+    detection = LocalSandbox.detect_isolation()
+    assert isolation == (detection.backend if detection.available else "none")  # --isolation auto
+    assert "search             bm25, vector, hybrid" in text(
+        cell(nb, "%reload_ext ws_jupyter\n%ws init classroom")
+    )
+    if isolation == "bwrap":
+        assert "the file reached the disk outside the workspace: False" in text(
+            cell(nb, "from pathlib import Path")
+        )
+        assert "no network: OSError" in text(cell(nb, "%%ws run python3\nimport socket"))
+    assert not (tmp_path / "outside-the-workspace.txt").exists()
+    assert "the secret is not visible to commands" in text(cell(nb, "import os"))
+    steps = cell(nb, "%%ws run python3\nimport time")
+    assert (
+        "step 5/5" in text(steps) and len([o for o in steps.outputs if o.output_type == "stream"]) >= 3
+    )  # streamed
+    assert has_widget(cell(nb, "counter = %ws bg"), "ProcessOutput")
+    assert text(cell(nb, "%ws search how do leaves")).startswith(" 1. notes/photosynthesis.md")
+    assert text(cell(nb, "%ws search why does the sea")).startswith(" 1. notes/tides.md")
+    assert has_widget(cell(nb, "%ws ui"), "Dashboard")
+    assert text(cell(nb, "%ws kill")).startswith("Killed PID")
