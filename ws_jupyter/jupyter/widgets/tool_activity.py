@@ -20,6 +20,7 @@ from __future__ import annotations
 import html
 import json
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import ipywidgets as w
@@ -83,7 +84,7 @@ class ToolActivity(w.VBox):
         for event in self.feed.recent(MAX_ROWS):
             self._apply(event)
         self._unsubscribe = self.feed.subscribe(self._on_event)
-        self._detach = self.feed.attach_approver() if approvals else None
+        self._detach: Callable[[], None] | None = self.feed.attach_approver() if approvals else None
         for pending in self.feed.pending():
             self._apply_pending(pending)
         self._render()
@@ -254,12 +255,14 @@ class ToolActivity(w.VBox):
     def close(self) -> None:
         """Stops following the feed; calls still waiting for approval are refused."""
         self._closed = True
-        if getattr(self, "_unsubscribe", None) is not None:
-            self._unsubscribe()
-        if getattr(self, "_detach", None) is not None:
-            self._detach()
-            self._detach = None
-        self._throttle.close()
+        unsubscribe = getattr(self, "_unsubscribe", None)  # absent if __init__ failed half-way
+        if unsubscribe is not None:
+            unsubscribe()
+        detach, self._detach = getattr(self, "_detach", None), None
+        if detach is not None:
+            detach()
+        if hasattr(self, "_throttle"):
+            self._throttle.close()
         for row in self._pending_rows.values():
             for child in row.children:
                 child.close()
