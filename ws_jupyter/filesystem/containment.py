@@ -75,6 +75,35 @@ def normalize_input_path(path: object) -> str:
     return path
 
 
+def _resolve_below(real_root: str, parts: list[str], follow: bool) -> tuple[str, bool]:
+    """Real path of ``real_root/parts...``; second value True when no symlink was met.
+
+    Only the components below the (already real) root are examined — one ``lstat`` each, and
+    none past the first missing component. The first symlink hands the rest to
+    ``os.path.realpath``, which also resolves dangling and chained links.
+    """
+    cur = real_root
+    last = len(parts) - 1
+    for i, part in enumerate(parts):
+        nxt = cur + part if cur.endswith("/") else cur + "/" + part
+        if i == last and not follow:
+            return nxt, True
+        try:
+            st = os.lstat(nxt)
+        except (FileNotFoundError, NotADirectoryError):
+            return posixpath.join(nxt, *parts[i + 1 :]), True
+        except OSError:
+            return os.path.realpath(posixpath.join(cur, *parts[i:])), False
+        if stat.S_ISLNK(st.st_mode):
+            rest = parts[i:] if follow else parts[i:last]
+            resolved = os.path.realpath(posixpath.join(cur, *rest))
+            if not follow:
+                resolved = posixpath.join(resolved, parts[last])
+            return resolved, False
+        cur = nxt
+    return cur, True
+
+
 def _is_link_at(name: str, dir_fd: int) -> bool:
     try:
         return stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
@@ -93,7 +122,7 @@ class Containment:
         self.base = self._absolute(os.path.expanduser(os.fspath(base_path)), os.getcwd())
         self.contained = contained
         self._allowed: tuple[str, ...] = ()
-        self._real_roots: tuple[str, ...] | None = None
+        self._real_roots: dict[str, str] | None = None
         self.set_allowed_paths(allowed_paths)
 
     # --- configuration -----------------------------------------------------------------------
@@ -121,11 +150,15 @@ class Containment:
 
     @property
     def real_roots(self) -> tuple[str, ...]:
-        roots = self._real_roots
-        if roots is None:
-            roots = tuple(dict.fromkeys(os.path.realpath(r) for r in self.lexical_roots))
-            self._real_roots = roots
-        return roots
+        return tuple(dict.fromkeys(self._real_map().values()))
+
+    def _real_map(self) -> dict[str, str]:
+        """Lexical root -> its real path (cached; roots rarely change)."""
+        mapping = self._real_roots
+        if mapping is None:
+            mapping = {r: os.path.realpath(r) for r in self.lexical_roots}
+            self._real_roots = mapping
+        return mapping
 
     # --- resolution --------------------------------------------------------------------------
 
@@ -143,20 +176,28 @@ class Containment:
             host = os.path.realpath(lexical) if follow else lexical
             return ResolvedPath(host=host, rel=rel, root="/", parts=tuple(p for p in host.split("/") if p))
 
-        if not any(_inside(lexical, r) for r in self.lexical_roots):
+        lexical_root = None
+        for r in self.lexical_roots:
+            if _inside(lexical, r) and (lexical_root is None or len(r) > len(lexical_root)):
+                lexical_root = r
+        if lexical_root is None:
             raise PathEscapeError(raw, self._escape_message(raw, expanded))
-        if follow or lexical in self.lexical_roots:
-            real = os.path.realpath(lexical)
-        else:
-            parent, name = posixpath.split(lexical)
-            real = posixpath.join(os.path.realpath(parent), name)
+        real_root = self._real_map()[lexical_root]
+        below = lexical[len(lexical_root) :].strip("/")
+        parts = below.split("/") if below else []
+        real, direct = _resolve_below(real_root, parts, follow)
+        if direct:
+            # no symlink on the way: the real path is the real root plus the same components
+            return ResolvedPath(host=real, rel=rel, root=real_root, parts=tuple(parts))
         root = self._real_root_of(real)
         if root is None:
             raise PathEscapeError(
                 raw, f'Permission denied: "{raw}" resolves outside the workspace through a symlink'
             )
-        below = real[len(root) :].strip("/")
-        return ResolvedPath(host=real, rel=rel, root=root, parts=tuple(below.split("/")) if below else ())
+        below_real = real[len(root) :].strip("/")
+        return ResolvedPath(
+            host=real, rel=rel, root=root, parts=tuple(below_real.split("/")) if below_real else ()
+        )
 
     def is_contained(self, path: object) -> bool:
         """True when ``path`` resolves inside (never raises for escapes or malformed paths)."""
