@@ -144,7 +144,9 @@ class WorkspaceError(Exception):
 
 
 def _rebuild(cls: type[WorkspaceError], message: str, state: dict[str, Any]) -> WorkspaceError:
-    err = cls.__new__(cls, message)
+    # Errors that are also OSErrors need OSError's allocator (its instance layout differs).
+    new = OSError.__new__ if issubclass(cls, OSError) else BaseException.__new__
+    err = new(cls, message)
     Exception.__init__(err, message)
     err.__dict__.update(state)
     return err
