@@ -160,3 +160,28 @@ def test_save_load_roundtrip_and_corruption(tmp_path, scifact_tokens):
     path.write_bytes(b"garbage" * 10)
     with pytest.raises(IndexCorruptedError):
         BM25Index.load(path)
+
+
+@pytest.mark.parametrize("prune_min", [0, 10**9])
+def test_pruned_and_dense_top_k_equal_exhaustive_scoring(scifact_tokens, monkeypatch, prune_min):
+    # Large indexes use MaxScore-style pruning, mid-size ones a dense pass: both must return
+    # exactly the documents and scores of exhaustive scoring (ties broken by insertion order).
+    import ws_jupyter.search.bm25 as bm25_mod
+
+    monkeypatch.setattr(bm25_mod, "_PRUNE_MIN_SLOTS", prune_min)
+    docs, queries = scifact_tokens
+    idx = BM25Index()
+    for i, toks in enumerate(docs):
+        idx.add(f"d{i}", toks)
+    for i in range(0, 400, 7):
+        idx.remove(f"d{i}")  # tombstones must never be returned
+    ids = idx.ids()
+    vocab = [set(idx.term_frequencies(d)) for d in ids]
+    for q in queries + [q + q[:2] for q in queries[:10]]:
+        full = idx.get_scores(q)
+        matched = [i for i, terms in enumerate(vocab) if terms.intersection(q)]
+        for k in (1, 10, 50):
+            expected = sorted(matched, key=lambda i: (-full[i], i))[:k]
+            got = idx.top_k(q, k)
+            assert [d for d, _ in got] == [ids[i] for i in expected]
+            np.testing.assert_allclose([s for _, s in got], [full[i] for i in expected], rtol=1e-12)

@@ -70,8 +70,9 @@ def test_quality_floors_on_scifact_slice(scifact_slice):
         scores[mode] = sum(_ndcg10(ranked[q], qrels[q]) for q in queries) / len(queries)
     engine.close()
     print(scores)
-    assert scores["bm25"] >= 0.70, scores
-    assert scores["vector"] >= 0.68, scores
-    assert scores["hybrid"] >= 0.74, scores
+    # measured here: bm25 0.898, vector 0.884, hybrid (linear) 0.918, rrf 0.908
+    assert scores["bm25"] >= 0.85, scores
+    assert scores["vector"] >= 0.83, scores
+    assert scores["hybrid"] >= 0.88, scores
     assert scores["hybrid"] >= max(scores["bm25"], scores["vector"]) - 0.01, scores
-    assert scores["rrf"] >= 0.70, scores
+    assert scores["rrf"] >= 0.85, scores

@@ -44,6 +44,9 @@ __all__ = ["BM25Index"]
 _FORMAT = "ws-jupyter-bm25/1"
 # Above this fraction of touched postings per slot, dense accumulation beats sorting candidates.
 _DENSE_FRACTION = 1 / 16
+_WEIGHT_CACHE_TERMS = 4096
+_SEED_DOCS = 256
+_PRUNE_MIN_SLOTS = 200_000  # below this, one dense pass over the postings is cheaper than pruning
 
 
 class BM25Index:
@@ -78,6 +81,10 @@ class BM25Index:
         self._dead_slots = 0
         self._avg_idf_cache: tuple[int, float] | None = None
         self._version = 0
+        # per-term (slots, contributions) for the current corpus version: repeated and popular
+        # query terms cost one concatenation instead of a recomputation
+        self._weights: dict[int, tuple[np.ndarray, np.ndarray, float, float]] = {}
+        self._weights_version = -1
 
     # ------------------------------------------------------------------ basic protocol
     def __len__(self) -> int:
@@ -259,26 +266,46 @@ class BM25Index:
             return self.epsilon * self._average_idf()
         return raw
 
-    def _contributions(self, term_ids: Iterable[int]) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    def _term_weights(self, tid: int) -> tuple[np.ndarray, np.ndarray, float, float] | None:
+        """(slots, contributions, idf, best contribution) of one term for the current corpus;
+        None when no live document has it."""
+        df = self._df[tid]
+        if df <= 0:
+            return None
+        if self._weights_version != self._version:
+            self._weights.clear()
+            self._weights_version = self._version
+        hit = self._weights.get(tid)
+        if hit is not None:
+            return hit
         k1, b = self.k1, self.b
         avgdl = self._total_len / self._n
+        idf = self._idf_of(df)
+        docs = np.frombuffer(self._post_docs[tid], dtype=np.int32).copy()
+        tf = np.frombuffer(self._post_tf[tid], dtype=np.int32).astype(np.float64)
         dl_all = np.frombuffer(self._dl, dtype=np.int32)
+        dl = dl_all[docs]
+        del dl_all
+        # Same expression, same evaluation order as rank_bm25.BM25Okapi.get_scores.
+        contrib = idf * (tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl)))
+        entry = (docs, contrib, idf, float(contrib.max()))
+        if len(self._weights) >= _WEIGHT_CACHE_TERMS:
+            self._weights.pop(next(iter(self._weights)))
+        self._weights[tid] = entry
+        return entry
+
+    def _contributions(self, term_ids: Iterable[int]) -> tuple[list[np.ndarray], list[np.ndarray], bool]:
         docs_parts: list[np.ndarray] = []
         score_parts: list[np.ndarray] = []
+        positive = True
         for tid in term_ids:
-            df = self._df[tid]
-            if df <= 0:
+            w = self._term_weights(tid)
+            if w is None:
                 continue
-            idf = self._idf_of(df)
-            docs = np.frombuffer(self._post_docs[tid], dtype=np.int32).copy()
-            tf = np.frombuffer(self._post_tf[tid], dtype=np.int32).astype(np.float64)
-            dl = dl_all[docs]
-            # Same expression, same evaluation order as rank_bm25.BM25Okapi.get_scores.
-            contrib = idf * (tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl)))
-            docs_parts.append(docs)
-            score_parts.append(contrib)
-        del dl_all
-        return docs_parts, score_parts
+            docs_parts.append(w[0])
+            score_parts.append(w[1])
+            positive = positive and w[2] > 0
+        return docs_parts, score_parts, positive
 
     def get_scores(self, tokens: Sequence[str]) -> np.ndarray:
         """Scores of every live document (in :meth:`ids` order) — rank-bm25's ``get_scores``."""
@@ -286,7 +313,7 @@ class BM25Index:
             if not self._n:
                 return np.zeros(0)
             tids = [self._vocab[t] for t in tokens if t in self._vocab]
-            docs_parts, score_parts = self._contributions(tids)
+            docs_parts, score_parts, _ = self._contributions(tids)
             nslots = len(self._ids)
             dense: np.ndarray = np.zeros(nslots)
             if docs_parts:
@@ -321,17 +348,28 @@ class BM25Index:
                     continue
                 seen.add(tid)
                 tids.append(tid)
-            docs_parts, score_parts = self._contributions(tids)
+            docs_parts, score_parts, positive = self._contributions(tids)
             if not docs_parts:
                 return []
+            total = sum(len(d) for d in docs_parts)
+            nslots = len(self._ids)
+            if accept is None and positive and len(docs_parts) > 1 and total > 64 * k:
+                if nslots >= _PRUNE_MIN_SLOTS:
+                    pruned = self._top_k_pruned(tids, k)
+                    if pruned is not None:
+                        return pruned
+                if total > nslots * _DENSE_FRACTION and nslots > k:
+                    return self._top_k_dense(docs_parts, score_parts, k)
             docs = np.concatenate(docs_parts) if len(docs_parts) > 1 else docs_parts[0]
             contrib = np.concatenate(score_parts) if len(score_parts) > 1 else score_parts[0]
             nslots = len(self._ids)
             if len(docs) > nslots * _DENSE_FRACTION:
                 sums = np.bincount(docs, weights=contrib, minlength=nslots)
-                present = np.bincount(docs, minlength=nslots) > 0
-                cand = np.flatnonzero(present)
+                # every contribution is > 0 when every IDF is: then "matched" is "score != 0"
+                cand = np.flatnonzero(sums if positive else np.bincount(docs, minlength=nslots))
                 scores = sums[cand]
+            elif len(docs_parts) == 1:
+                cand, scores = docs, contrib  # one term: postings are already unique
             else:
                 cand, inverse = np.unique(docs, return_inverse=True)
                 scores = np.bincount(inverse, weights=contrib)
@@ -340,12 +378,123 @@ class BM25Index:
                 cand, scores = cand[alive], scores[alive]
             return self._select(cand, scores, k, accept)
 
+    def _top_k_pruned(self, tids: list[int], k: int) -> list[tuple[str, float]] | None:
+        """Exact top-k with MaxScore-style pruning (every contribution must be >= 0).
+
+        1. A lower bound ``theta`` of the final k-th best score: exact scores of a few seed
+           documents taken from the rarest terms' postings.
+        2. The longest tail of low-impact terms whose best possible contributions together stay
+           below ``theta`` is *non-essential*: a document matching only those terms cannot
+           reach the top k. Only the essential (rarer) terms' postings are scanned.
+        3. Surviving candidates are completed by binary search in the non-essential postings.
+        Returns None when nothing can be pruned (the caller then scores every posting).
+        """
+        mult: dict[int, int] = {}
+        for t in tids:
+            mult[t] = mult.get(t, 0) + 1
+        terms: list[tuple[float, int, np.ndarray, np.ndarray]] = []
+        for t, m in mult.items():
+            w = self._term_weights(t)
+            if w is not None:
+                terms.append((w[3] * m, m, w[0], w[1] * m if m > 1 else w[1]))
+        terms.sort(key=lambda x: -x[0])
+        alive = np.frombuffer(self._alive, dtype=np.uint8) if self._dead_slots else None
+        # 1. seed documents from the highest-impact postings
+        seed_docs: list[np.ndarray] = []
+        seed_w: list[np.ndarray] = []
+        size = 0
+        for _ub, _m, docs, contrib in terms:
+            seed_docs.append(docs)
+            seed_w.append(contrib)
+            size += len(docs)
+            if size >= _SEED_DOCS:
+                break
+        seed, inverse = np.unique(np.concatenate(seed_docs), return_inverse=True)
+        if alive is not None or len(seed) > _SEED_DOCS:
+            partial = np.bincount(inverse, weights=np.concatenate(seed_w))
+            if alive is not None:
+                ok = alive[seed].astype(bool)
+                seed, partial = seed[ok], partial[ok]
+            if len(seed) > _SEED_DOCS:  # the most promising seeds give the tightest bound
+                best = np.argpartition(partial, len(partial) - _SEED_DOCS)[len(partial) - _SEED_DOCS:]
+                seed = np.sort(seed[best])
+        if len(seed) < k:
+            return None
+        seed_scores = self._probe(seed, terms)
+        theta = np.partition(seed_scores, len(seed_scores) - k)[len(seed_scores) - k]
+        # 2. non-essential tail
+        cut, tail = len(terms), 0.0
+        while cut > 1 and tail + terms[cut - 1][0] < theta:
+            tail += terms[cut - 1][0]
+            cut -= 1
+        if cut == len(terms):
+            return None
+        essential = terms[:cut]
+        nslots = len(self._ids)
+        if len(essential) == 1:
+            cand, part = essential[0][2], essential[0][3]
+        elif sum(len(e[2]) for e in essential) > nslots * _DENSE_FRACTION:
+            dense = np.bincount(np.concatenate([e[2] for e in essential]),
+                                weights=np.concatenate([e[3] for e in essential]), minlength=nslots)
+            # unmatched documents have 0 + tail < theta, so this also keeps only matched ones
+            cand = np.flatnonzero(dense >= theta - tail).astype(np.int32)
+            part = dense[cand]
+        else:
+            cand, inverse = np.unique(np.concatenate([e[2] for e in essential]), return_inverse=True)
+            part = np.bincount(inverse, weights=np.concatenate([e[3] for e in essential]))
+        viable = part + tail >= theta
+        cand, part = cand[viable], part[viable]
+        if alive is not None:
+            ok = alive[cand].astype(bool)
+            cand, part = cand[ok], part[ok]
+        if len(cand) > 4 * _SEED_DOCS:
+            # tighten the bound with the best survivors' exact scores, then filter again
+            top = np.sort(np.argpartition(part, len(part) - _SEED_DOCS)[len(part) - _SEED_DOCS:])
+            exact = part[top] + self._probe(cand[top], terms[cut:])
+            theta = max(theta, np.partition(exact, len(exact) - k)[len(exact) - k])
+            viable = part + tail >= theta
+            cand, part = cand[viable], part[viable]
+        # 3. complete the survivors' scores
+        scores = part + self._probe(cand, terms[cut:])
+        return self._select(cand, scores, k, None)
+
+    def _top_k_dense(self, docs_parts: list[np.ndarray], score_parts: list[np.ndarray], k: int) -> list[tuple[str, float]]:
+        """Accumulate into a dense score vector and partition it (positive contributions only)."""
+        nslots = len(self._ids)
+        sums = np.bincount(np.concatenate(docs_parts), weights=np.concatenate(score_parts), minlength=nslots)
+        if self._dead_slots:
+            sums[~np.frombuffer(self._alive, dtype=np.uint8).astype(bool)] = 0.0
+        kth = sums[np.argpartition(sums, nslots - k)[nslots - k:]].min()
+        # ties with the k-th score are kept (stable order); unmatched documents score 0
+        cand = np.flatnonzero(sums >= kth) if kth > 0 else np.flatnonzero(sums)
+        return self._select(cand, sums[cand], k, None)
+
+    @staticmethod
+    def _probe(slots: np.ndarray, terms: list[tuple[float, int, np.ndarray, np.ndarray]]) -> np.ndarray:
+        """Sum of the given terms' contributions for ``slots`` (binary search in the postings)."""
+        out = np.zeros(len(slots))
+        slots = slots.astype(np.int32, copy=False)  # same dtype as the postings: no conversion
+        for _ub, _m, docs, contrib in terms:
+            pos = np.searchsorted(docs, slots)
+            pos[pos >= len(docs)] = 0
+            hit = docs[pos] == slots
+            out[hit] += contrib[pos[hit]]
+        return out
+
     def _select(
         self, cand: np.ndarray, scores: np.ndarray, k: int, accept: Callable[[str], bool] | None
     ) -> list[tuple[str, float]]:
         ids = self._ids
         out: list[tuple[str, float]] = []
-        want = k if accept is None else max(k * 2, 32)
+        if accept is None:
+            if len(cand) > k:
+                # everything scoring at least the k-th best (ties included, so order is stable)
+                threshold = np.partition(scores, len(scores) - k)[len(scores) - k]
+                take = scores >= threshold
+                cand, scores = cand[take], scores[take]
+            order = np.lexsort((cand, -scores))[:k]  # score desc, then insertion order
+            return [(ids[int(cand[i])], float(scores[i])) for i in order]  # type: ignore[misc]
+        want = max(k * 2, 32)
         remaining_c, remaining_s = cand, scores
         while len(remaining_c):
             if len(remaining_c) > want:

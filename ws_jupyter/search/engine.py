@@ -350,9 +350,8 @@ class SearchEngine:
         if self._bm25 is not None:
             self._bm25.add(rec.id, self._analyzer(content))
         if self.vector_store is not None:
-            if old is not None and old.hash == rec.hash:
-                # same text, new metadata: keep the vector, refresh the stored metadata
-                self._pending.pop(rec.id, None)
+            # (re-)embedded at the next flush; a metadata-only change re-upserts too, so the
+            # vector store's copy of the metadata (used by filters) stays right
             self._pending[rec.id] = None
         return True
 
