@@ -122,6 +122,10 @@ def is_media_mime(mime: str | None) -> bool:
     return (mime or "").lower() in _MEDIA
 
 
+#: Every byte except the control characters that count against text (all but \t \n \f \r ESC).
+_NOT_CONTROL = bytes(b for b in range(256) if not (b < 32 and b not in (9, 10, 12, 13, 27)))
+
+
 def looks_like_text(sample: bytes) -> bool:
     """Decide from leading bytes whether content is text.
 
@@ -143,5 +147,5 @@ def looks_like_text(sample: bytes) -> bool:
         # Accept a character cut by the sample boundary; anything else is not UTF-8 text.
         if exc.start < len(sample) - 3 or exc.reason != "unexpected end of data":
             return False
-    controls = sum(1 for b in sample if b < 32 and b not in (9, 10, 12, 13, 27))
+    controls = len(sample.translate(None, _NOT_CONTROL))  # C speed: grep sniffs thousands of files
     return controls <= len(sample) // 100

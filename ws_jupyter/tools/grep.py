@@ -25,6 +25,8 @@ lines are shown (``(truncated at 1000)``); ``max_count`` caps matching lines per
 
 from __future__ import annotations
 
+import base64
+import json
 import os
 import posixpath
 import re
@@ -43,8 +45,9 @@ from ..filesystem.walk import IgnoreRules, _ancestor_rules, relative_to, walk
 from .base import ToolCall, ToolSpec, rel_path
 from .globs import compile_globs, split_glob_path
 from .names import WORKSPACE_TOOLS
+from .output import take_lines
 from .schema import Param
-from .tokens import fits, line_token_counts
+from .tokens import count_tokens, fits
 from .types import ToolErrorText
 
 __all__ = ["MAX_MATCHES", "SPEC", "GrepResult", "find_ripgrep", "grep", "search"]
@@ -365,6 +368,100 @@ def _python_candidates(
             yield entry.path
 
 
+def _rg_base_flags(case_sensitive: bool) -> list[str]:
+    return ["--no-config", "--crlf", "-s" if case_sensitive else "-i"]
+
+
+def _sniff_ok(host: str) -> bool:
+    """The fallback's text test (first 8 KiB) on a file ripgrep found (the link itself is not followed)."""
+    try:
+        fd = os.open(host, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return False
+    try:
+        head = os.read(fd, SNIFF_BYTES)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return b"\0" not in head and looks_like_text(head)
+
+
+def _ripgrep_extract(
+    rg: str,
+    fs: Any,
+    selected: list[tuple[str, int, str]],
+    pattern: str,
+    case_sensitive: bool,
+    context: int,
+    max_count: int | None,
+) -> list[FileMatches] | None:
+    """Matching lines (and context) of the selected files, by ripgrep's JSON output.
+
+    The files are passed to ripgrep by path, so each one with results is checked again afterwards
+    (its real path must still be the one the walk found, inside the workspace): a directory swapped
+    for a symlink meanwhile cannot make it show a file from outside.
+    """
+    by_host: dict[str, tuple[str, int]] = {host: (rel, take) for rel, take, host in selected}
+    found: dict[str, FileMatches] = {rel: FileMatches(rel) for rel, _, _ in selected}
+    hosts = list(by_host)
+    # the last file may be needed only in part: ask for exactly what is needed
+    groups: list[tuple[list[str], int | None]] = []
+    if hosts:
+        _, last_take = by_host[hosts[-1]]
+        head = hosts[:-1]
+        for i in range(0, len(head), 400):
+            groups.append((head[i : i + 400], max_count))
+        groups.append(([hosts[-1]], last_take if max_count is None else min(max_count, last_take)))
+    for files, limit in groups:
+        if not files:
+            continue
+        cmd = [rg, "--json", *_rg_base_flags(case_sensitive)]
+        if context:
+            cmd += ["-C", str(context)]
+        if limit is not None:
+            cmd += ["-m", str(limit)]
+        cmd += ["-e", pattern, "--", *files]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, timeout=_TIME_BUDGET)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        if proc.returncode not in (0, 1):
+            return None
+        for raw in proc.stdout.splitlines():
+            if not raw.startswith(b'{"type":"match"') and not raw.startswith(b'{"type":"context"'):
+                continue
+            msg = json.loads(raw)
+            data = msg["data"]
+            host = data["path"].get("text")
+            if host not in by_host:
+                continue
+            rel, take = by_host[host]
+            lines = data["lines"]
+            if "text" in lines:
+                line_bytes = lines["text"].encode("utf-8", "surrogatepass")
+            else:
+                line_bytes = base64.b64decode(lines["bytes"])
+            text = line_bytes.rstrip(b"\n").decode("utf-8", "replace")
+            if text.endswith("\r"):
+                text = text[:-1]
+            n = int(data["line_number"])
+            fm = found[rel]
+            fm.lines[n] = text
+            if msg["type"] == "match" and len(fm.matches) < take:
+                subs = data.get("submatches") or []
+                start = int(subs[0]["start"]) if subs else 0
+                col = len(line_bytes[:start].decode("utf-8", "replace")) + 1
+                fm.matches.append((n, col, text))
+    out = []
+    for rel, _, host in selected:
+        fm = found[rel]
+        if fm.matches and (os.path.realpath(host) != host or not fs.containment.is_contained(host)):
+            continue
+        out.append(fm)
+    return out
+
+
 def _ripgrep_candidates(
     rg: str,
     fs: Any,
@@ -375,27 +472,26 @@ def _ripgrep_candidates(
     max_count: int | None,
     glob: str | None,
     result: GrepResult,
-) -> list[tuple[str, int]] | None:
-    """``(path, matching lines)`` of files ripgrep found, in tree order; None if rg cannot do it."""
+) -> list[tuple[str, int, str]] | None:
+    """``(path, matching lines, host path)`` of files ripgrep found, in tree order; None if rg
+    cannot do this search."""
     host_base = fs.host_path(base)
     cmd = [
         rg,
         "--count",
         "--with-filename",
         "--null",
-        "--no-config",
+        *_rg_base_flags(case_sensitive),
         "--no-ignore-parent",
         "--no-ignore-global",
         "--no-ignore-dot",
         "--no-ignore-exclude",
         "--no-require-git",
-        "--crlf",
         "-g",
         "!.git",
     ]
     if include_hidden:
         cmd.append("--hidden")
-    cmd.append("-s" if case_sensitive else "-i")
     if max_count is not None:
         cmd += ["-m", str(max_count)]
     if glob is not None and _SIMPLE_EXT_GLOB.match(glob):
@@ -412,7 +508,7 @@ def _ripgrep_candidates(
         return None  # a pattern ripgrep's syntax rejects: let the fallback search
     result.read_errors += sum(1 for line in stderr.splitlines() if "os error" in line.lower())
     prefix = host_base.rstrip("/") + "/"
-    found: list[tuple[str, int]] = []
+    found: list[tuple[str, int, str]] = []
     for line in proc.stdout.split(b"\n"):
         if not line:
             continue
@@ -425,9 +521,54 @@ def _ripgrep_candidates(
         if not host.startswith(prefix):
             continue
         sub = host[len(prefix) :]
-        found.append((sub if base == "." else f"{base}/{sub}", n))
+        found.append((sub if base == "." else f"{base}/{sub}", n, host))
     found.sort(key=lambda item: _sort_key(item[0]))
     return found
+
+
+def _search_with_ripgrep(
+    rg: str,
+    fs: Any,
+    base: str,
+    pattern: str,
+    matcher: Callable[[str], bool] | None,
+    context: int,
+    max_count: int | None,
+    case_sensitive: bool,
+    include_hidden: bool,
+    glob: str | None,
+    max_matches: int,
+    result: GrepResult,
+) -> bool:
+    """ripgrep counts per file; the files the output needs are checked against the walker's rules
+    and sniffed; ripgrep then extracts their lines. False when ripgrep cannot do this search."""
+    found = _ripgrep_candidates(
+        rg, fs, base, pattern, case_sensitive, include_hidden, max_count, glob, result
+    )
+    if found is None:
+        return False
+    visible = _Visibility(fs, base, include_hidden)
+    selected: list[tuple[str, int, str]] = []
+    remaining = max_matches
+    for rel, count, host in found:
+        if count <= 0 or not visible(rel):
+            continue
+        if matcher is not None and not matcher(relative_to(base, rel)):
+            continue
+        if not _sniff_ok(host):
+            continue
+        take = min(count, remaining)
+        selected.append((rel, take, host))
+        remaining -= take
+        if remaining <= 0:
+            break
+    files = _ripgrep_extract(rg, fs, selected, pattern, case_sensitive, context, max_count)
+    if files is None:
+        return False
+    result.engine = "ripgrep"
+    result.files = [f for f in files if f.matches]
+    result.truncated = result.match_count >= max_matches
+    return True
 
 
 def search(
@@ -474,26 +615,31 @@ def search(
         result.truncated = result.match_count >= max_matches
         return result
 
-    errors: list[str] = []
-    candidates: Iterator[str] | None = None
     rg = find_ripgrep() if engine in ("auto", "ripgrep") else None
     if (
         rg is not None
         and callable(getattr(fs, "host_path", None))
         and getattr(fs, "containment", None) is not None
-    ):
-        found = _ripgrep_candidates(
-            rg, fs, base, pattern, case_sensitive, include_hidden, max_count, glob, result
+        and _search_with_ripgrep(
+            rg,
+            fs,
+            base,
+            pattern,
+            matcher,
+            context_lines,
+            max_count,
+            case_sensitive,
+            include_hidden,
+            glob,
+            max_matches,
+            result,
         )
-        if found is not None:
-            result.engine = "ripgrep"
-            visible = _Visibility(fs, base, include_hidden)
-            candidates = (p for p, _ in found if visible(p))
-    if candidates is None:
-        candidates = _python_candidates(fs, base, include_hidden, lambda p, e: errors.append(p))
+    ):
+        return result
 
+    errors: list[str] = []
     remaining = max_matches
-    for rel in candidates:
+    for rel in _python_candidates(fs, base, include_hidden, lambda p, e: errors.append(p)):
         if matcher is not None and not matcher(relative_to(base, rel)):
             continue
         try:
@@ -596,20 +742,10 @@ def grep(call: ToolCall) -> str:
     budget = call.max_tokens
     if budget is None or fits(body, budget):
         return f"{summary}\n---\n{body}"
-    lines = body.split("\n")
-    counts = line_token_counts(lines)
-    room = max(1, budget - 60)
-    used = shown = 0
-    for n in counts:
-        if used + n + 1 > room:
-            break
-        used += n + 1
-        shown += 1
-    total = sum(counts) + len(counts)
-    kept = "\n".join(lines[: max(1, shown)])
+    kept, used = take_lines(body.split("\n"), max(1, budget - 60))
     return (
-        f"{summary}\n---\n{kept}\n[output truncated: showing first ~{used} of ~{total} tokens; "
-        "narrow path or pattern, or set max_count]"
+        f"{summary}\n---\n{chr(10).join(kept)}\n[output truncated: showing first ~{used} of ~{count_tokens(body)} "
+        "tokens; narrow path or pattern, or set max_count]"
     )
 
 

@@ -16,8 +16,9 @@ from ..filesystem.walk import WalkEntry, relative_to, walk
 from .base import ToolCall, ToolSpec
 from .globs import compile_globs
 from .names import WORKSPACE_TOOLS
+from .output import take_lines
 from .schema import Param
-from .tokens import fits, line_token_counts
+from .tokens import count_tokens, fits
 
 __all__ = ["SPEC", "list_files"]
 
@@ -174,20 +175,10 @@ def _fit(lines: list[str], summary: str, budget: int | None) -> str:
     text = "\n".join(lines)
     if budget is None or fits(text, budget):
         return f"{text}\n\n{summary}"
-    counts = line_token_counts(lines)
-    room = max(1, budget - 40)
-    used = 0
-    shown = 0
-    for n in counts:
-        if used + n + 1 > room:
-            break
-        used += n + 1
-        shown += 1
-    total = sum(counts) + len(counts)
-    kept = "\n".join(lines[: max(1, shown)])
+    kept, used = take_lines(lines, max(1, budget - 40))
     return (
-        f"{kept}\n[output truncated: showing first ~{used} of ~{total} tokens; list a subdirectory, lower "
-        f"max_depth or filter with pattern to see the rest]\n\n{summary}"
+        f"{chr(10).join(kept)}\n[output truncated: showing first ~{used} of ~{count_tokens(text)} tokens; list a "
+        f"subdirectory, lower max_depth or filter with pattern to see the rest]\n\n{summary}"
     )
 
 

@@ -13,13 +13,14 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from .tokens import count_tokens, fits, line_token_counts
+from .tokens import count_tokens, fits
 
 __all__ = [
     "apply_tail",
     "cut_line",
     "number_line",
     "strip_ansi",
+    "take_lines",
     "truncate_head",
     "truncate_head_tail",
 ]
@@ -95,37 +96,28 @@ def cut_line(line: str, max_tokens: int, *, from_end: bool = False) -> str:
     return line[-keep:] if from_end else line[:keep]
 
 
-def _head_lines(lines: Sequence[str], counts: Sequence[int], budget: int) -> tuple[list[str], int]:
-    """Leading lines within ``budget`` tokens (a first line too long is cut); tokens used."""
+def take_lines(lines: Sequence[str], budget: int, *, from_end: bool = False) -> tuple[list[str], int]:
+    """Leading (or trailing) lines within ``budget`` tokens, counting only as far as needed.
+
+    A first line that alone exceeds the budget is cut (marked with ``…``). Returns the lines kept
+    (in their original order) and the tokens they use (a newline counts as one).
+    """
     kept: list[str] = []
     used = 0
-    for line, n in zip(lines, counts):
+    order = reversed(lines) if from_end else iter(lines)
+    for line in order:
+        n = count_tokens(line) if line else 0
         if used + n + 1 > budget:
             if not kept:
-                piece = cut_line(line, budget - 1)
+                piece = cut_line(line, budget - 1, from_end=from_end)
                 if piece:
-                    kept.append(piece + " …")
-                    used += count_tokens(piece) + 1
-            break
-        kept.append(line)
-        used += n + 1  # +1 for the newline
-    return kept, used
-
-
-def _tail_lines(lines: Sequence[str], counts: Sequence[int], budget: int) -> tuple[list[str], int]:
-    kept: list[str] = []
-    used = 0
-    for line, n in zip(reversed(lines), reversed(counts)):
-        if used + n + 1 > budget:
-            if not kept:
-                piece = cut_line(line, budget - 1, from_end=True)
-                if piece:
-                    kept.append("… " + piece)
+                    kept.append(("… " + piece) if from_end else (piece + " …"))
                     used += count_tokens(piece) + 1
             break
         kept.append(line)
         used += n + 1
-    kept.reverse()
+    if from_end:
+        kept.reverse()
     return kept, used
 
 
@@ -137,10 +129,8 @@ def truncate_head(text: str, max_tokens: int | None) -> str:
     if max_tokens is None or fits(text, max_tokens):
         return text
     lines, _ = _split_keep_final(text)
-    counts = line_token_counts(lines)
-    total = sum(counts) + len(lines)
-    kept, used = _head_lines(lines, counts, max(1, max_tokens - 15))
-    return "\n".join(kept) + f"\n[output truncated: showing first ~{used} of ~{total} tokens]"
+    kept, used = take_lines(lines, max(1, max_tokens - 15))
+    return "\n".join(kept) + f"\n[output truncated: showing first ~{used} of ~{count_tokens(text)} tokens]"
 
 
 def truncate_head_tail(text: str, max_tokens: int | None, head_ratio: float = 0.1) -> str:
@@ -153,18 +143,11 @@ def truncate_head_tail(text: str, max_tokens: int | None, head_ratio: float = 0.
     if max_tokens is None or fits(text, max_tokens):
         return text
     lines, ends = _split_keep_final(text)
-    counts = line_token_counts(lines)
-    total = sum(counts) + len(lines)
     budget = max(2, max_tokens - 25)
-    head_budget = max(1, int(budget * head_ratio))
-    head, head_used = _head_lines(lines, counts, head_budget)
-    n_head = len(head)
-    rest_lines = lines[n_head:]
-    rest_counts = counts[n_head:]
-    tail, tail_used = _tail_lines(rest_lines, rest_counts, budget - head_used)
-    marker = f"[...output truncated — showing first ~{head_used} + last ~{tail_used} of ~{total} tokens...]"
-    parts = [*head, marker, *tail]
-    return "\n".join(parts) + ("\n" if ends and tail else "")
+    head, head_used = take_lines(lines, max(1, int(budget * head_ratio)))
+    tail, tail_used = take_lines(lines[len(head) :], budget - head_used, from_end=True)
+    marker = f"[...output truncated — showing first ~{head_used} + last ~{tail_used} of ~{count_tokens(text)} tokens...]"
+    return "\n".join([*head, marker, *tail]) + ("\n" if ends and tail else "")
 
 
 def number_line(n: int, text: str) -> str:

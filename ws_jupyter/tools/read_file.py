@@ -19,7 +19,7 @@ from .config import DEFAULT_MAX_MEDIA_BYTES, DEFAULT_MEDIA_TYPES
 from .names import WORKSPACE_TOOLS
 from .output import cut_line, number_line, truncate_head
 from .schema import Param
-from .tokens import line_token_counts
+from .tokens import count_tokens
 from .types import MediaPart, ToolResult
 
 __all__ = ["SPEC", "read_file"]
@@ -204,12 +204,11 @@ def _fit(rendered: list[str], budget: int | None, numbered: bool, offset: int) -
     if not budget or not rendered:
         return len(rendered), ""
     room = max(1, budget - 40)  # header and marker
-    counts = line_token_counts(rendered)
     used = 0
-    for i, n in enumerate(counts):
+    for i, line in enumerate(rendered):
+        n = count_tokens(line)
         if used + n + 1 > room:
             if i == 0:
-                line = rendered[0]
                 piece = cut_line(line, room - 20)
                 note = f" … [line {offset} has {len(line) - (7 if numbered else 0):,} characters; the rest is not shown]"
                 return 1, piece + note
