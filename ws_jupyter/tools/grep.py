@@ -47,7 +47,7 @@ from .globs import compile_globs, split_glob_path
 from .names import WORKSPACE_TOOLS
 from .output import take_lines
 from .schema import Param
-from .tokens import count_tokens, fits
+from .tokens import over_budget
 from .types import ToolErrorText
 
 __all__ = ["MAX_MATCHES", "SPEC", "GrepResult", "find_ripgrep", "grep", "search"]
@@ -740,11 +740,12 @@ def grep(call: ToolCall) -> str:
     if not body:
         return summary
     budget = call.max_tokens
-    if budget is None or fits(body, budget):
+    total = None if budget is None else over_budget(body, budget)
+    if budget is None or total is None:
         return f"{summary}\n---\n{body}"
     kept, used = take_lines(body.split("\n"), max(1, budget - 60))
     return (
-        f"{summary}\n---\n{chr(10).join(kept)}\n[output truncated: showing first ~{used} of ~{count_tokens(body)} "
+        f"{summary}\n---\n{chr(10).join(kept)}\n[output truncated: showing first ~{used} of ~{total} "
         "tokens; narrow path or pattern, or set max_count]"
     )
 

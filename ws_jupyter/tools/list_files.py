@@ -18,7 +18,7 @@ from .globs import compile_globs
 from .names import WORKSPACE_TOOLS
 from .output import take_lines
 from .schema import Param
-from .tokens import count_tokens, fits
+from .tokens import over_budget
 
 __all__ = ["SPEC", "list_files"]
 
@@ -173,11 +173,12 @@ def _prune_empty_dirs(entries: list[WalkEntry]) -> list[WalkEntry]:
 
 def _fit(lines: list[str], summary: str, budget: int | None) -> str:
     text = "\n".join(lines)
-    if budget is None or fits(text, budget):
+    total = None if budget is None else over_budget(text, budget)
+    if budget is None or total is None:
         return f"{text}\n\n{summary}"
     kept, used = take_lines(lines, max(1, budget - 40))
     return (
-        f"{chr(10).join(kept)}\n[output truncated: showing first ~{used} of ~{count_tokens(text)} tokens; list a "
+        f"{chr(10).join(kept)}\n[output truncated: showing first ~{used} of ~{total} tokens; list a "
         f"subdirectory, lower max_depth or filter with pattern to see the rest]\n\n{summary}"
     )
 

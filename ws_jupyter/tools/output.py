@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from .tokens import count_tokens, fits
+from .tokens import count_tokens, fits, over_budget
 
 __all__ = [
     "apply_tail",
@@ -126,11 +126,12 @@ def truncate_head(text: str, max_tokens: int | None) -> str:
 
     ``[output truncated: showing first ~N of ~M tokens]``
     """
-    if max_tokens is None or fits(text, max_tokens):
+    total = None if max_tokens is None else over_budget(text, max_tokens)
+    if max_tokens is None or total is None:
         return text
     lines, _ = _split_keep_final(text)
     kept, used = take_lines(lines, max(1, max_tokens - 15))
-    return "\n".join(kept) + f"\n[output truncated: showing first ~{used} of ~{count_tokens(text)} tokens]"
+    return "\n".join(kept) + f"\n[output truncated: showing first ~{used} of ~{total} tokens]"
 
 
 def truncate_head_tail(text: str, max_tokens: int | None, head_ratio: float = 0.1) -> str:
@@ -140,7 +141,8 @@ def truncate_head_tail(text: str, max_tokens: int | None, head_ratio: float = 0.
     keeps the first lines and 90% the last, around
     ``[...output truncated — showing first ~H + last ~T of ~N tokens...]``.
     """
-    if max_tokens is None or fits(text, max_tokens):
+    total = None if max_tokens is None else over_budget(text, max_tokens)
+    if max_tokens is None or total is None:
         return text
     lines, ends = _split_keep_final(text)
     budget = max(2, max_tokens - 25)

@@ -35,7 +35,7 @@ import threading
 import warnings
 from collections.abc import Callable, Sequence
 
-__all__ = ["count_tokens", "fits", "line_token_counts", "tokenizer_name", "use_tokenizer"]
+__all__ = ["count_tokens", "fits", "line_token_counts", "over_budget", "tokenizer_name", "use_tokenizer"]
 
 _lock = threading.Lock()
 _counter: Callable[[str], int] | None = None
@@ -168,9 +168,15 @@ def count_tokens(text: str) -> int:
 
 def fits(text: str, budget: int) -> bool:
     """Whether ``text`` is within ``budget`` tokens; cheap when clearly so (a token is >= 1 byte)."""
+    return over_budget(text, budget) is None
+
+
+def over_budget(text: str, budget: int) -> int | None:
+    """The token count of ``text`` when it exceeds ``budget``, else None (cheap when clearly within)."""
     if len(text) <= budget // 4 or len(text.encode("utf-8", "surrogatepass")) <= budget:
-        return True
-    return count_tokens(text) <= budget
+        return None
+    n = count_tokens(text)
+    return n if n > budget else None
 
 
 def line_token_counts(lines: Sequence[str]) -> list[int]:

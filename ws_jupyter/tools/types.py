@@ -8,7 +8,7 @@ read by ``workspace_read_file``).
 >>> ws = Workspace(filesystem=LocalFilesystem("./demo"))            # doctest: +SKIP
 >>> read = next(t for t in ws.tools() if t.name == "workspace_read_file")   # doctest: +SKIP
 >>> read.run({"path": "notes.md"})                                   # doctest: +SKIP
-'notes.md (12 bytes)\\n     1→hello world\\n'
+'notes.md (12 bytes)\\n     1→hello world'
 """
 
 from __future__ import annotations
