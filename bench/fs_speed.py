@@ -148,7 +148,9 @@ def bench_io(root: Path, runs: int) -> dict[str, dict[str, float]]:
         "readdir": {
             "ours": lambda: [fs.readdir(d) for d in dirs],
             # what readdir returns: names, types and file sizes
-            "pathlib": lambda: [[(c.name, c.is_dir(), c.stat().st_size) for c in (base / d).iterdir()] for d in dirs],
+            "pathlib": lambda: [
+                [(c.name, c.is_dir(), c.stat().st_size) for c in (base / d).iterdir()] for d in dirs
+            ],
         },
     }
     out: dict[str, dict[str, float]] = {}
@@ -174,7 +176,9 @@ def bench_grep(tree: Path, runs: int) -> dict[str, dict[str, float]]:
         for label, pattern in GREP_PATTERNS.items():
 
             def ripgrep(pattern: str = pattern) -> None:
-                subprocess.run([rg, "-n", "--no-config", "-e", pattern, str(tree)], stdout=subprocess.PIPE, check=False)
+                subprocess.run(
+                    [rg, "-n", "--no-config", "-e", pattern, str(tree)], stdout=subprocess.PIPE, check=False
+                )
 
             def ours(pattern: str = pattern) -> None:
                 grep_tool.run({"pattern": pattern})
@@ -228,7 +232,9 @@ def bench_list_files(tree: Path, runs: int) -> dict[str, float]:
     ws = Workspace(filesystem=LocalFilesystem(tree), bm25=False)
     listing = tool(ws, "workspace_list_files")
     unlimited_ws = Workspace(
-        filesystem=LocalFilesystem(tree), bm25=False, tools={T.FILESYSTEM.LIST_FILES: {"max_output_tokens": 0}}
+        filesystem=LocalFilesystem(tree),
+        bm25=False,
+        tools={T.FILESYSTEM.LIST_FILES: {"max_output_tokens": 0}},
     )
     unlimited = tool(unlimited_ws, "workspace_list_files")
     try:
@@ -273,7 +279,10 @@ def main() -> int:
                 if "atomic_pathlib" in m:
                     extra = f", atomic pathlib {m['atomic_pathlib'] * 1e6:.1f} µs ({m['ours'] / m['atomic_pathlib']:.2f}x)"
                 rows.append(
-                    (f"{kind} (per op)", f"ours {m['ours'] * 1e6:.1f} µs, pathlib {m['pathlib'] * 1e6:.1f} µs ({ratio:.2f}x){extra}")
+                    (
+                        f"{kind} (per op)",
+                        f"ours {m['ours'] * 1e6:.1f} µs, pathlib {m['pathlib'] * 1e6:.1f} µs ({ratio:.2f}x){extra}",
+                    )
                 )
                 finals.append(f"fs_{kind}_vs_pathlib: {ratio:.2f}x (reported: cost of containment)")
             finals.append(
