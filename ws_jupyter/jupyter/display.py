@@ -431,16 +431,16 @@ class TreeView(RichView):
             if e.type == "directory":
                 parts.append(
                     f'<details open style="{indent}"><summary style="cursor: pointer">'
-                    f"📁 <strong>{esc(e.name)}/</strong></summary><div>"
+                    f"<strong>{esc(e.name)}/</strong></summary><div>"
                 )
                 depth = e.depth
             else:
                 size = (
                     f' <span style="{MUTED}">{esc(format_bytes(e.size))}</span>' if e.size is not None else ""
                 )
-                link = "🔗 " if e.is_symlink else ""
+                link = f'<span style="{MUTED}" title="symbolic link">↪ </span>' if e.is_symlink else ""
                 parts.append(
-                    f'<div style="{indent}">📄 {link}{path_link(self.base_path, e.path, e.name)}{size}</div>'
+                    f'<div style="{indent}; padding-left: 1em">{link}{path_link(self.base_path, e.path, e.name)}{size}</div>'
                 )
         while depth > 0:
             parts.append("</div></details>")
@@ -531,9 +531,10 @@ class FileView(RichView):
             if n is not None and n == self.highlight:
                 style = MARK
             rows.append(
-                f'<tr><td style="{MUTED}; text-align: right; padding: 0 10px 0 0; user-select: none; '
-                f'vertical-align: top">{number}</td><td style="white-space: pre-wrap; word-break: break-all; '
-                f'{style}">{esc(line) or "&#8203;"}</td></tr>'
+                f'<tr style="background: none"><td style="{MUTED}; text-align: right; padding: 0 10px 0 0; '
+                f'user-select: none; vertical-align: top; border: none; line-height: 1.4">{number}</td>'
+                f'<td style="white-space: pre-wrap; word-break: break-all; padding: 0; border: none; '
+                f'text-align: left; line-height: 1.4; {style}">{esc(line) or "&#8203;"}</td></tr>'
             )
         return (
             f'<div style="max-height: 32em; overflow: auto; border: 1px solid {BORDER}; padding: 4px 6px">'

@@ -125,12 +125,12 @@ class FileBrowser(w.VBox):
                 indent = "\u2003" * depth
                 if e.type == "directory":
                     mark = "▾" if e.path in self.expanded else "▸"
-                    options.append((f"{indent}{mark} 📁 {e.name}/", e.path))
+                    options.append((f"{indent}{mark} {e.name}/", e.path))
                     if e.path in self.expanded:
                         add(e.path, depth + 1)
                 else:
                     size = f"  ({format_bytes(e.size)})" if e.size is not None else ""
-                    options.append((f"{indent}\u2003 📄 {e.name}{size}", e.path))
+                    options.append((f"{indent}\u2003 {e.name}{size}", e.path))
             if len(children) > limit:
                 more = len(children) - limit
                 options.append(
@@ -270,7 +270,7 @@ class FileBrowser(w.VBox):
             return
         dirs = sum(1 for e in children if e.type == "directory")
         self.preview.value = (
-            f"<div><strong>📁 {html.escape(folder)}/</strong></div>"
+            f"<div><strong>{html.escape(folder)}/</strong></div>"
             f"<div style='{MUTED}'>{dirs} folders, {len(children) - dirs} files"
             + (" (hidden and ignored included)" if self.show_hidden else "")
             + "</div>"
@@ -288,8 +288,8 @@ class FileBrowser(w.VBox):
         except Exception as exc:
             body = f"<div style='{MUTED}'>{html.escape(str(exc))}</div>"
         self.preview.value = (
-            f"<div style='margin-bottom: 4px'><strong>📄 {html.escape(stat.path)}</strong> "
-            f"<span style='{MUTED}'>{format_bytes(stat.size)} · modified {when}</span></div>{body}"
+            f"<div style='line-height: 1.4'><div style='margin-bottom: 4px'><strong>{html.escape(stat.path)}</strong> "
+            f"<span style='{MUTED}'>{format_bytes(stat.size)} · modified {when}</span></div>{body}</div>"
         )
 
     def close(self) -> None:

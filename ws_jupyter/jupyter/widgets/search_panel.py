@@ -80,7 +80,7 @@ class SearchPanel(w.VBox):
         )
         self.index_button.layout.width = "auto"
         self.status_line = w.HTML()
-        self.results_box = w.VBox(layout=w.Layout(width="100%"))
+        self.results_box = w.VBox(layout=w.Layout(width="100%", align_items="flex-start"))
         self.preview = w.HTML(layout=w.Layout(width="100%"))
         self._result_widgets: list[w.Widget] = []
         super().__init__(
@@ -164,7 +164,7 @@ class SearchPanel(w.VBox):
             button.add_class("ws-search-hit")
             button.on_click(lambda _, r=row: self.open_result(r))
             snippet = w.HTML(
-                f"<div style='white-space: pre-wrap; {MONO}; margin: 0 0 6px 1.5em'>"
+                f"<div style='white-space: pre-wrap; {MONO}; margin: 0 0 6px 1.5em; line-height: 1.4'>"
                 f"{highlight_terms(row['snippet'], self.query)} "
                 f"<span style='{MUTED}; font-size: 0.9em'>score {row['score']:.4f}</span></div>"
             )
@@ -185,7 +185,10 @@ class SearchPanel(w.VBox):
         try:
             fs = self.workspace.resolve_filesystem(None)
             view = load_file_view(fs, hit["path"], max_lines=200, around=line, base_path=self._base)
-            self.preview.value = f"<div><strong>{html.escape(hit['path'])}</strong></div>{view.html_body()}"
+            self.preview.value = (
+                f"<div style='line-height: 1.4'><div><strong>{html.escape(hit['path'])}</strong></div>"
+                f"{view.html_body()}</div>"
+            )
         except Exception as exc:
             self.preview.value = f"<span style='color:#cf222e'>{html.escape(str(exc))}</span>"
 

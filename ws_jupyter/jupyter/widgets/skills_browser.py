@@ -125,9 +125,9 @@ class SkillsBrowser(w.VBox):
         if skill.allowed_tools:
             facts.append("tools: " + ", ".join(html.escape(t) for t in skill.allowed_tools))
         self.header.value = (
-            f"<div style='font-size: 1.15em'><strong>{html.escape(skill.name)}</strong></div>"
+            f"<div style='line-height: 1.4'><div style='font-size: 1.15em'><strong>{html.escape(skill.name)}</strong></div>"
             f"<div><em>{html.escape(skill.description)}</em></div>"
-            f"<div style='{MUTED}'>{' · '.join(facts)}</div>"
+            f"<div style='{MUTED}'>{' · '.join(facts)}</div></div>"
         )
         # A display_data output built here (not through the shell's formatters, which a terminal or
         # test shell may have turned off), so the Markdown renders wherever the widget is shown.
@@ -160,7 +160,7 @@ class SkillsBrowser(w.VBox):
                 mime_type=mime,
                 size=f.size,
             )
-        self.file_view.value = f"<div><strong>{html.escape(f.path)}</strong></div>{view.html_body()}"
+        self.file_view.value = f"<div style='line-height: 1.4'><div><strong>{html.escape(f.path)}</strong></div>{view.html_body()}</div>"
 
     def _on_pick(self, change: dict[str, Any]) -> None:
         if change["new"] and change["new"] != self.selected:

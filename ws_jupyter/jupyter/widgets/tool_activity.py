@@ -183,7 +183,7 @@ class ToolActivity(w.VBox):
             f"<th style='text-align: left; border-bottom: 1px solid {BORDER}; padding-right: 8px'>{h}</th>"
             for h in ("time", "tool", "input", "status", "duration", "output")
         )
-        self.log_view.value = f"<table style='border-collapse: collapse; width: 100%'><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        self.log_view.value = f"<table style='border-collapse: collapse; width: 100%; line-height: 1.4'><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 
     def _draw_pending(self, waiting: list[dict[str, Any]]) -> None:
         wanted = [c["call_id"] for c in waiting]

@@ -1,0 +1,240 @@
+"""A disposable JupyterLab and a headless Chromium driven by Playwright, for the browser tests.
+
+``JupyterLab`` starts ``jupyter lab`` on a free port with a random token and private config, data,
+runtime and IPython directories (the "news" announcements turned off, the extension manager
+read-only, no update checks), serving a root directory; ``stop()`` ends it and its kernels.
+Playwright drives Debian's ``/usr/bin/chromium`` (never a downloaded browser) with the flags from
+JUPYTER.md. ``LabPage`` wraps a page with the few JupyterLab gestures the tests need: open a
+notebook, wait until the kernel is idle, run all cells, find a cell's output, take screenshots.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+__all__ = ["CHROMIUM", "CHROMIUM_FLAGS", "JupyterLab", "LabPage", "browser_unavailable"]
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def browser_unavailable() -> str | None:
+    """Why the browser tests cannot run here (None when they can)."""
+    if not os.path.exists(CHROMIUM):
+        return f"{CHROMIUM} is missing: run scripts/setup.sh as root (apt-get install chromium)"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "playwright is not installed: run scripts/setup.sh (pip install -e '.[dev]')"
+    if shutil.which("jupyter-lab", path=str(Path(sys.executable).parent)) is None:
+        return "jupyterlab is not installed: run scripts/setup.sh"
+    return None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class JupyterLab:
+    """One JupyterLab server with isolated directories. Use as a context manager."""
+
+    def __init__(self, root_dir: Path, state_dir: Path, *, jupyter_path: str | None = None) -> None:
+        self.root_dir = root_dir
+        self.state_dir = state_dir
+        self.port = _free_port()
+        self.token = secrets.token_hex(16)
+        self.jupyter_path = jupyter_path
+        self.process: subprocess.Popen[bytes] | None = None
+        self.log_path = state_dir / "jupyterlab.log"
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def _env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER", "IPYTHON"))}
+        for name in ("config", "data", "runtime", "ipython"):
+            (self.state_dir / name).mkdir(parents=True, exist_ok=True)
+        labconfig = self.state_dir / "config" / "labconfig"
+        labconfig.mkdir(exist_ok=True)
+        (labconfig / "page_config.json").write_text(
+            json.dumps({"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}})
+        )
+        env.update(
+            JUPYTER_CONFIG_DIR=str(self.state_dir / "config"),
+            JUPYTER_DATA_DIR=str(self.state_dir / "data"),
+            JUPYTER_RUNTIME_DIR=str(self.state_dir / "runtime"),
+            IPYTHONDIR=str(self.state_dir / "ipython"),
+            JUPYTER_PLATFORM_DIRS="1",
+        )
+        if self.jupyter_path:
+            env["JUPYTER_PATH"] = self.jupyter_path
+        # Render every cell (no windowing), so the tests can see all outputs of a long notebook.
+        settings = self.state_dir / "settings" / "@jupyterlab" / "notebook-extension"
+        settings.mkdir(parents=True, exist_ok=True)
+        (settings / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": "none"}))
+        return env
+
+    def start(self, timeout: float = 90.0) -> JupyterLab:
+        cmd = [
+            sys.executable, "-m", "jupyterlab",
+            "--no-browser", "--ip=127.0.0.1", f"--port={self.port}",
+            f"--ServerApp.token={self.token}",
+            f"--ServerApp.root_dir={self.root_dir}",
+            "--ServerApp.allow_root=True",
+            "--ServerApp.port_retries=0",
+            "--LabApp.extension_manager=readonly",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+            f"--LabApp.user_settings_dir={self.state_dir / 'settings'}",
+            f"--LabApp.workspaces_dir={self.state_dir / 'workspaces'}",
+        ]  # fmt: skip
+        log = self.log_path.open("wb")
+        self.process = subprocess.Popen(
+            cmd,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=self._env(),
+            cwd=self.root_dir,
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(
+                    f"jupyter lab exited early; see {self.log_path}:\n{self.log_path.read_text()[-2000:]}"
+                )
+            try:
+                with urllib.request.urlopen(f"{self.url}/api/status?token={self.token}", timeout=2) as r:
+                    if r.status == 200:
+                        return self
+            except OSError:
+                time.sleep(0.25)
+        self.stop()
+        raise TimeoutError(f"jupyter lab did not answer within {timeout}s; see {self.log_path}")
+
+    def api(self, path: str) -> Any:
+        with urllib.request.urlopen(f"{self.url}{path}?token={self.token}", timeout=10) as r:
+            return json.loads(r.read())
+
+    def stop(self) -> None:
+        proc, self.process = self.process, None
+        if proc is None or proc.poll() is not None:
+            return
+        os.killpg(proc.pid, signal.SIGTERM)  # the server shuts its kernels down on SIGTERM
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+
+    def __enter__(self) -> JupyterLab:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+class LabPage:
+    """A JupyterLab browser tab with the gestures the tests use."""
+
+    def __init__(self, page: Any, lab: JupyterLab, artifacts: Path) -> None:
+        self.page = page
+        self.lab = lab
+        self.artifacts = artifacts
+        artifacts.mkdir(parents=True, exist_ok=True)
+
+    def open_notebook(self, name: str, timeout: float = 90_000) -> None:
+        # ?reset: do not restore the layout an earlier page left (other notebooks in hidden tabs)
+        self.page.goto(f"{self.lab.url}/lab/tree/{name}?reset&token={self.lab.token}")
+        self.page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=timeout)
+        self.wait_kernel_idle(timeout)
+
+    def kernel_status(self) -> str:
+        return str(
+            self.page.evaluate(
+                "() => Array.from(document.querySelectorAll('.jp-StatusBar-TextItem'))"
+                ".map(e => e.textContent).find(t => t.includes(' | ')) || ''"
+            )
+        )
+
+    def wait_kernel_idle(self, timeout: float = 90_000) -> None:
+        """Keys sent before the status bar says Idle are dropped: always wait for it."""
+        self.page.wait_for_function(
+            "() => Array.from(document.querySelectorAll('.jp-StatusBar-TextItem'))"
+            ".some(e => / \\| Idle$/.test(e.textContent.trim()))",
+            timeout=timeout,
+        )
+
+    def menu(self, top: str, item: str) -> None:
+        self.page.locator(".lm-MenuBar-itemLabel", has_text=top).first.click()
+        self.page.locator(".lm-Menu-itemLabel", has_text=item).first.click()
+
+    _PROMPTS = (
+        "() => Array.from(document.querySelectorAll('.jp-NotebookPanel .jp-CodeCell .jp-InputPrompt'))"
+        ".filter(e => e.offsetParent !== null).map(e => e.textContent.trim())"
+    )
+
+    def prompts(self) -> list[str]:
+        """The execution prompts (``[ ]:``, ``[*]:``, ``[3]:``) of the visible notebook's code cells."""
+        return list(self.page.evaluate(self._PROMPTS))
+
+    def run_all(self, timeout: float = 180_000) -> None:
+        """Run → Run All Cells, then wait until every cell has run and the kernel idles."""
+        for _attempt in range(3):
+            self.page.locator(".jp-NotebookPanel .jp-Notebook").first.click()
+            self.menu("Run", "Run All Cells")
+            try:
+                self.page.wait_for_function(
+                    f"() => ({self._PROMPTS})().some(t => t !== '[ ]:')", timeout=10_000
+                )
+                break
+            except Exception:  # the menu did not take the click: open it again
+                self.page.keyboard.press("Escape")
+        self.page.wait_for_function(
+            f"() => {{ const p = ({self._PROMPTS})(); return p.length > 0 && p.every(t => /^\\[\\d+\\]:$/.test(t)); }}",
+            timeout=timeout,
+        )
+        self.wait_kernel_idle(timeout)
+
+    def cell(self, source_start: str) -> Any:
+        """The code cell whose source starts with ``source_start``."""
+        cells = self.page.locator(".jp-CodeCell")
+        for i in range(cells.count()):
+            c = cells.nth(i)
+            text = c.locator(".jp-InputArea-editor").inner_text()
+            if text.strip().startswith(source_start):
+                return c
+        raise AssertionError(f"no cell starting with {source_start!r}")
+
+    def screenshot(self, name: str, locator: Any = None) -> Path:
+        path = self.artifacts / f"{name}.png"
+        if locator is None:
+            self.page.screenshot(path=str(path))
+        else:
+            locator.scroll_into_view_if_needed()
+            locator.screenshot(path=str(path))
+        return path

@@ -1,0 +1,178 @@
+"""JupyterLab in a real (headless) Chromium: the quickstart notebook runs and its widgets respond.
+
+Marked ``browser`` (still part of the test command). One JupyterLab and one browser serve the
+module; the quickstart runs once ("Run All Cells", like a user), then each test interacts with what
+it rendered: the file tree expands on a click and previews a file, a background process's output
+grows live and Kill stops it, a search shows results, Approve lets a waiting tool call run.
+Screenshots go to test-artifacts/browser/.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .lab import CHROMIUM, CHROMIUM_FLAGS, JupyterLab, LabPage, browser_unavailable
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+REPO = Path(__file__).resolve().parents[2]
+ARTIFACTS = REPO / "test-artifacts" / "browser"
+
+_why_not = browser_unavailable()
+if _why_not:
+    pytestmark.append(pytest.mark.skip(reason=_why_not))
+
+
+@pytest.fixture(scope="module")
+def lab(kernel_prefix: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[JupyterLab]:
+    root = tmp_path_factory.mktemp("lab-root")
+    shutil.copy(REPO / "notebooks" / "quickstart.ipynb", root / "quickstart.ipynb")
+    (root / "hello.ipynb").write_text(
+        '{"cells": [{"cell_type": "code", "execution_count": null, "id": "c1", "metadata": {}, "outputs": [],'
+        ' "source": ["print(6 * 7)"]}], "metadata": {"kernelspec": {"name": "ws-jupyter", "display_name":'
+        ' "Python 3 (ws-jupyter)", "language": "python"}}, "nbformat": 4, "nbformat_minor": 5}'
+    )
+    server = JupyterLab(
+        root, tmp_path_factory.mktemp("lab-state"), jupyter_path=str(kernel_prefix / "share" / "jupyter")
+    )
+    with server:
+        yield server
+    shutil.copy(server.log_path, ARTIFACTS / "jupyterlab.log") if ARTIFACTS.exists() else None
+
+
+@pytest.fixture(scope="module")
+def browser(lab: JupyterLab) -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_FLAGS)
+        yield chromium
+        chromium.close()
+
+
+def new_page(browser: Any, lab: JupyterLab) -> LabPage:
+    context = browser.new_context(viewport={"width": 1360, "height": 1000})
+    page = context.new_page()
+    page.set_default_timeout(60_000)
+    return LabPage(page, lab, ARTIFACTS)
+
+
+def test_harness_runs_a_trivial_notebook(browser: Any, lab: JupyterLab) -> None:
+    lp = new_page(browser, lab)
+    lp.open_notebook("hello.ipynb")
+    assert "Python 3 (ws-jupyter) | Idle" in lp.kernel_status()
+    lp.run_all()
+    output = lp.page.locator(".jp-OutputArea-output").first
+    assert output.inner_text().strip() == "42"
+    lp.screenshot("hello")
+    lp.page.context.close()
+
+
+@pytest.fixture(scope="module")
+def quickstart(browser: Any, lab: JupyterLab) -> Iterator[LabPage]:
+    """The quickstart, opened and run top to bottom the way a user does (Run All Cells)."""
+    lp = new_page(browser, lab)
+    lp.open_notebook("quickstart.ipynb")
+    try:
+        lp.run_all()
+        lp.page.wait_for_selector(".ws-dashboard")
+    except Exception:
+        lp.screenshot("quickstart-failed")
+        raise
+    yield lp
+    lp.page.context.close()
+
+
+def _ticks(text: str) -> int:
+    found = re.findall(r"tick (\d+)", text)
+    return int(found[-1]) if found else 0
+
+
+def test_quickstart_outputs_render(quickstart: LabPage) -> None:
+    page = quickstart.page
+    assert (
+        page.locator(
+            ".jp-OutputArea-output .ws-error, .jp-RenderedText[data-mime-type='application/vnd.jupyter.stderr'] :text('Traceback')"
+        ).count()
+        == 0
+    )
+    tree = quickstart.cell("%ws ls").locator(".ws-tree")
+    assert "summary.py" in tree.inner_text() and tree.locator("details").count() >= 2
+    search = quickstart.cell("%ws search which city").locator(".ws-search")
+    assert "README.md" in search.inner_text() and search.locator("mark").count() >= 1
+    for selector in (".ws-process-output", ".ws-tool-call", ".ws-dashboard"):
+        assert page.locator(selector).count() >= 1, selector
+    quickstart.screenshot("quickstart-search", search)
+
+
+def test_background_output_grows_live_and_kill_stops_it(quickstart: LabPage) -> None:
+    widget = quickstart.cell("ticker = %ws bg").locator(".ws-process-output").first
+    output = widget.locator("pre")
+    first = _ticks(output.inner_text())
+    deadline = time.monotonic() + 15
+    while _ticks(output.inner_text()) < first + 3:  # a tick every 0.5 s, drawn as it comes
+        assert time.monotonic() < deadline, "the output did not grow"
+        time.sleep(0.2)
+    assert "running" in widget.inner_text()
+    quickstart.screenshot("jupyter-background-process", widget)
+    widget.locator("button", has_text="Kill").click()
+    quickstart.page.wait_for_function(
+        "(el) => /killed/.test(el.innerText)", arg=widget.element_handle(), timeout=15_000
+    )
+    stopped = _ticks(output.inner_text())
+    time.sleep(1.5)
+    assert _ticks(output.inner_text()) == stopped  # nothing more after the kill
+    assert widget.locator("button", has_text="Kill").is_disabled()
+
+
+def test_tree_expands_on_click_and_shows_a_preview(quickstart: LabPage) -> None:
+    dashboard = quickstart.page.locator(".ws-dashboard")
+    dashboard.locator(".lm-TabBar-tab", has_text="Files").click()
+    select = dashboard.locator(".ws-file-tree select")
+    labels = select.evaluate("s => Array.from(s.options).map(o => o.textContent)")
+    assert not any("summary.py" in label for label in labels)
+    folder = next(i for i, label in enumerate(labels) if "analysis/" in label)
+    select.select_option(index=folder)  # a click on the folder
+    quickstart.page.wait_for_function(
+        "(s) => Array.from(s.options).some(o => o.textContent.includes('summary.py'))",
+        arg=select.element_handle(),
+    )
+    labels = select.evaluate("s => Array.from(s.options).map(o => o.textContent)")
+    select.select_option(index=next(i for i, label in enumerate(labels) if "summary.py" in label))
+    preview = dashboard.locator(".ws-file-preview")
+    preview.locator(":text('TODO: handle missing populations')").wait_for()
+    assert "analysis/summary.py" in preview.inner_text()
+    quickstart.screenshot("jupyter-file-browser", dashboard)
+
+
+def test_search_panel_shows_results(quickstart: LabPage) -> None:
+    dashboard = quickstart.page.locator(".ws-dashboard")
+    dashboard.locator(".lm-TabBar-tab", has_text="Search").click()
+    box = dashboard.locator(".ws-search-panel input[type='text']").first
+    box.fill("largest city population")
+    box.press("Enter")
+    hits = dashboard.locator(".ws-search-hit")
+    hits.first.wait_for()
+    assert hits.count() >= 1
+    assert dashboard.locator(".ws-search-panel mark").count() >= 1
+    quickstart.screenshot("search-panel", dashboard)
+    hits.first.click()  # opens the hit in the Files tab
+    dashboard.locator(".ws-file-preview mark, .ws-file-preview").first.wait_for()
+    assert dashboard.locator(".lm-TabBar-tab.lm-mod-current", has_text="Files").count() == 1
+
+
+def test_approve_lets_the_pending_tool_call_run(quickstart: LabPage) -> None:
+    panel = quickstart.cell("%ws call workspace_execute_command").locator(".ws-tool-call")
+    assert "waiting for approval" in panel.inner_text()
+    quickstart.screenshot("tool-call-waiting", panel)
+    panel.locator(".ws-approve").click()
+    panel.locator(":text('done')").wait_for(timeout=30_000)
+    assert "5 cities; the largest is Osaka" in panel.inner_text()
+    quickstart.screenshot("tool-call-approved", panel)
