@@ -344,3 +344,18 @@ def test_kernel_widget_updates_from_threads_reach_the_frontend(
     assert len(bursts) >= 3  # it did update live, several times
     gaps = [b - a for a, b in itertools.pairwise(bursts)]
     assert min(gaps) > 0.08
+
+
+@pytest.mark.slow
+def test_demo_script_headless(tmp_path: Path) -> None:
+    """`scripts/demo.sh --headless` (the README's demo without a browser) writes an executed HTML copy."""
+    result = subprocess.run(
+        [str(REPO / "scripts" / "demo.sh"), "--headless", "--out", str(tmp_path)],
+        capture_output=True, text=True, timeout=600,
+        env={**_jupyter_env(), "WS_JUPYTER_SKIP_SETUP": "1"},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert f"wrote {tmp_path}/quickstart.html" in result.stdout
+    page = (tmp_path / "quickstart.html").read_text()
+    assert "5 cities; the largest is Osaka" in page  # executed, outputs included
+    assert "Workspace quickstart" in page and (tmp_path / "workspace" / "analysis" / "summary.py").exists()
