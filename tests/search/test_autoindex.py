@@ -170,6 +170,31 @@ def test_watch_keeps_the_index_current(tree):
     assert not watcher.running  # destroy stops watchers
 
 
+def test_targeted_update_of_changed_files(tree):
+    from ws_jupyter.search.indexer import AutoIndexer
+
+    emb = HashEmbedder()
+    with Workspace(id="t8", filesystem=LocalFilesystem(tree), embedder=emb, auto_index_paths=["docs"]) as ws:
+        engine = ws._search_engine
+        indexer = AutoIndexer(ws.filesystem, engine)
+        before = emb.texts
+        _write(tree, "docs/api/reference.md", "the okapi engine\n")
+        _write(tree, "docs/api/scratch.tmp", "ignored by docs/api/.gitignore\n")
+        _write(tree, "docs/api/generated/more.md", "ignored directory\n")
+        _write(tree, "docs/.hidden2.md", "hidden\n")
+        _write(tree, "src/outside.md", "not under docs\n")
+        (tree / "docs/guide.md").unlink()
+        report = indexer.update(["docs/api/reference.md", "docs/api/scratch.tmp", "docs/api/generated/more.md",
+                                 "docs/.hidden2.md", "src/outside.md", "docs/guide.md"], ["docs"])
+        assert report.indexed == ["docs/api/reference.md"] and report.removed == ["docs/guide.md"]
+        assert emb.texts == before + 1
+        assert set(engine.sources()) == {"docs/api/reference.md", "docs/Makefile"}
+        # a changed .gitignore re-runs the full pass
+        _write(tree, "docs/api/.gitignore", "generated/\n*.tmp\nreference.md\n")
+        report = indexer.update(["docs/api/.gitignore"], ["docs"])
+        assert report.removed == ["docs/api/reference.md"] and report.unchanged == 1
+
+
 def _wait(cond, timeout: float = 15.0) -> None:
     deadline = time.monotonic() + timeout
     while not cond():

@@ -464,7 +464,7 @@ class BM25Index:
         sums = np.bincount(np.concatenate(docs_parts), weights=np.concatenate(score_parts), minlength=nslots)
         if self._dead_slots:
             sums[~np.frombuffer(self._alive, dtype=np.uint8).astype(bool)] = 0.0
-        kth = sums[np.argpartition(sums, nslots - k)[nslots - k:]].min()
+        kth = np.partition(sums, nslots - k)[nslots - k]
         # ties with the k-th score are kept (stable order); unmatched documents score 0
         cand = np.flatnonzero(sums >= kth) if kth > 0 else np.flatnonzero(sums)
         return self._select(cand, sums[cand], k, None)

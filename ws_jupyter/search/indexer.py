@@ -158,7 +158,7 @@ def _scope(entry: str) -> _Scope:
 class AutoIndexer:
     """Incremental indexing of workspace files into a :class:`SearchEngine` (see module docs)."""
 
-    _run_locks: dict[int, threading.Lock] = {}
+    _run_locks: dict[int, threading.RLock] = {}
     _run_locks_guard = threading.Lock()
 
     def __init__(self, fs: Any, engine: SearchEngine, *, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES) -> None:
@@ -166,7 +166,8 @@ class AutoIndexer:
         self.engine = engine
         self.max_file_bytes = max_file_bytes
         with self._run_locks_guard:
-            self._run_lock = self._run_locks.setdefault(id(engine), threading.Lock())
+            self._run_lock = self._run_locks.setdefault(id(engine), threading.RLock())
+        self._visible_dirs: dict[str, set[str]] = {}
 
     # ------------------------------------------------------------------ scanning
     def _candidates(self, scopes: Sequence[_Scope], report: IndexReport) -> dict[str, tuple[int, int]]:
@@ -240,6 +241,81 @@ class AutoIndexer:
             if progress is not None:
                 progress(IndexProgress(total, total, None, "done"))
         return report
+
+    def update(self, changed: Iterable[str], paths: Iterable[str],
+               progress: Callable[[IndexProgress], None] | None = None, *,
+               prune_outside: bool = False) -> IndexReport:
+        """Re-checks only ``changed`` files (workspace-relative) against ``paths``' scopes.
+
+        Cost is proportional to the changed files and their directories, not to the tree: each
+        changed file's directory (and its ancestors, for ignore rules) is listed through the
+        walker, so ``.gitignore`` and hidden-file rules apply exactly as in :meth:`rebuild`.
+        A changed ``.gitignore`` or a directory-level change falls back to a full pass.
+        """
+        path_list = list(paths)
+        scopes = [_scope(p) for p in path_list]
+        rels = sorted({_normalize(c) for c in changed})
+        for rel in rels:
+            if rel == "." or posixpath.basename(rel) == ".gitignore" or self._is_dir(rel):
+                return self.rebuild(path_list, progress=progress, prune_outside=prune_outside)
+        t0 = time.perf_counter()
+        self._visible_dirs.clear()
+        report = IndexReport()
+        listings: dict[str, dict[str, tuple[int, int]] | None] = {}
+        with self._run_lock:
+            store = self.engine.store
+            with self.engine.batch():
+                for n, rel in enumerate(rels, 1):
+                    parent = posixpath.dirname(rel) or "."
+                    files = self._visible_files(parent, listings)
+                    rec = store.file(rel)
+                    if files is not None and rel in files and any(s.contains(rel) for s in scopes):
+                        self._one(rel, *files[rel], rec, report)
+                    elif rec is not None or self.engine.has_source(rel):
+                        self.engine.remove_source(rel)
+                        store.delete_file(rel)
+                        report.removed.append(rel)
+                    if progress is not None:
+                        progress(IndexProgress(n, len(rels), rel, "index"))
+            self.engine.flush()
+        report.seconds = time.perf_counter() - t0
+        if progress is not None:
+            progress(IndexProgress(len(rels), len(rels), None, "done"))
+        return report
+
+    def _is_dir(self, rel: str) -> bool:
+        try:
+            return bool(self.fs.stat(rel).type == "directory")
+        except (FileNotFoundError, FilesystemError):
+            return False
+
+    def _visible_files(self, rel_dir: str, cache: dict[str, dict[str, tuple[int, int]] | None]
+                       ) -> dict[str, tuple[int, int]] | None:
+        """Files the walker shows directly in ``rel_dir`` (None when the directory itself is
+        missing, hidden or ignored), as path -> (size, mtime_ns)."""
+        if rel_dir in cache:
+            return cache[rel_dir]
+        result: dict[str, tuple[int, int]] | None = None
+        parent_ok = True
+        if rel_dir != ".":
+            up = posixpath.dirname(rel_dir) or "."
+            self._visible_files(up, cache)
+            parent_ok = rel_dir in self._visible_dirs.get(up, set())
+        if parent_ok:
+            files: dict[str, tuple[int, int]] = {}
+            dirs: set[str] = set()
+            try:
+                for e in walk(self.fs, rel_dir, max_depth=1):
+                    if e.is_dir:
+                        dirs.add(e.path)
+                    elif not (e.is_symlink and e.type != "file"):
+                        files[e.path] = (e.size or 0, _ns(e.mtime or 0.0))
+                result = files
+                self._visible_dirs[rel_dir] = dirs
+            except (FileNotFoundError, FilesystemError):
+                result = None
+        cache[rel_dir] = result
+        return result
 
     def _one(self, path: str, size: int, mtime_ns: int, rec: FileRecord | None, report: IndexReport) -> None:
         engine, store = self.engine, self.engine.store
@@ -335,13 +411,14 @@ class Watcher:
 
         try:
             self._ready.set()
-            for _changes in watchfiles.watch(self.root, watch_filter=interesting, stop_event=self._stop,
-                                             debounce=int(self.debounce * 1000), step=50,
-                                             yield_on_timeout=False, raise_interrupt=False):
+            for changes in watchfiles.watch(self.root, watch_filter=interesting, stop_event=self._stop,
+                                            debounce=int(self.debounce * 1000), step=50,
+                                            yield_on_timeout=False, raise_interrupt=False):
                 if self._stop.is_set():
                     break
                 try:
-                    report = self.indexer.rebuild(self.paths, prune_outside=self.prune_outside)
+                    rels = [p[len(self.root):].lstrip("/") for _c, p in changes if p.startswith(self.root)]
+                    report = self.indexer.update(rels, self.paths, prune_outside=self.prune_outside)
                     self.last_report = report
                     self.updates += 1
                     if self.on_update is not None:
