@@ -27,8 +27,9 @@ def ip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     from IPython.testing.globalipapp import get_ipython
 
     shell = get_ipython()
-    # A kernel's shell renders HTML; the terminal testing shell turns that formatter off.
-    monkeypatch.setattr(shell.display_formatter.formatters["text/html"], "enabled", True)
+    # A kernel's shell renders HTML and Markdown; the terminal testing shell turns them off.
+    for mime in ("text/html", "text/markdown"):
+        monkeypatch.setattr(shell.display_formatter.formatters[mime], "enabled", True)
     monkeypatch.chdir(os.path.realpath(tmp_path))
     shell.run_line_magic("load_ext", "ws_jupyter")
     yield shell

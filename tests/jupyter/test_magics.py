@@ -541,3 +541,32 @@ def test_ui_dashboard(ws_ip: Any) -> None:
     assert dashboard.tab.selected_index == 3
     with pytest.raises(UsageError, match="no tab 'nope'"):
         ws(ws_ip, "ui --tab nope")
+
+
+# --- displays of the core result types --------------------------------------------------------------
+
+
+def test_core_results_display_richly_after_load(ws_ip: Any, ws_dir: Path) -> None:
+    _write_skill(ws_dir / "skills" / "tidy", "tidy", "Tidy data.")
+    workspace = ws_ip.user_ns["ws"]
+    workspace.rebuild_search_index(["."])
+    hit = workspace.search("learning rate", top_k=1)[0]
+    data, _ = ws_ip.display_formatter.format(hit)
+    assert "docs/guide.md" in data["text/html"] and "score" in data["text/html"]
+    result = workspace.sandbox.execute_command("echo out; exit 2")
+    data, _ = ws_ip.display_formatter.format(result)
+    assert "exit 2" in data["text/html"] and "out" in data["text/html"]
+    data, _ = ws_ip.display_formatter.format(workspace.get_info())
+    assert "<table" in data["text/html"] and "isolation" in data["text/html"]
+    handle = workspace.sandbox.processes.spawn("sleep 5")
+    data, _ = ws_ip.display_formatter.format(handle)
+    assert data["text/plain"].startswith(f"<ProcessHandle pid={handle.pid} running")
+    handle.kill()
+    ws_ip.run_line_magic("ws", f"init {ws_dir}")
+    skill = ws_ip.user_ns["ws"].skills.get("tidy")
+    data, _ = ws_ip.display_formatter.format(skill)
+    assert data["text/markdown"].startswith("### tidy")
+    ws_ip.run_line_magic("unload_ext", "ws_jupyter")
+    data, _ = ws_ip.display_formatter.format(hit)
+    assert "text/html" not in data  # unloading removes the formatters
+    ws_ip.run_line_magic("load_ext", "ws_jupyter")

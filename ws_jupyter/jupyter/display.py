@@ -973,6 +973,15 @@ _HTML_FORMATTERS: list[tuple[str, str, Callable[[Any], str]]] = [
     ("ws_jupyter.search.results", "SearchResult", _search_result_html),
     ("ws_jupyter.workspace", "WorkspaceInfo", _workspace_info_html),
 ]
+
+
+def _skill_markdown(skill: Any) -> str:
+    return SkillView(skill)._repr_markdown_()
+
+
+_MARKDOWN_FORMATTERS: list[tuple[str, str, Callable[[Any], str]]] = [
+    ("ws_jupyter.skills.model", "Skill", _skill_markdown),
+]
 _TEXT_FORMATTERS: list[tuple[str, str, Callable[[Any, Any, bool], None]]] = [
     ("ws_jupyter.sandbox.process", "ProcessHandle", _process_handle_text),
 ]
@@ -983,13 +992,20 @@ def register_formatters(shell: Any) -> None:
     formatters = shell.display_formatter.formatters
     for module, name, fn in _HTML_FORMATTERS:
         formatters["text/html"].for_type_by_name(module, name, fn)
+    for module, name, mfn in _MARKDOWN_FORMATTERS:
+        formatters["text/markdown"].for_type_by_name(module, name, mfn)
     for module, name, tfn in _TEXT_FORMATTERS:
         formatters["text/plain"].for_type_by_name(module, name, tfn)
 
 
 def unregister_formatters(shell: Any) -> None:
     formatters = shell.display_formatter.formatters
-    for mime, table in (("text/html", _HTML_FORMATTERS), ("text/plain", _TEXT_FORMATTERS)):
+    tables: list[tuple[str, list[Any]]] = [
+        ("text/html", _HTML_FORMATTERS),
+        ("text/markdown", _MARKDOWN_FORMATTERS),
+        ("text/plain", _TEXT_FORMATTERS),
+    ]
+    for mime, table in tables:
         fmt = formatters[mime]
         for module, name, _ in table:
             fmt.deferred_printers.pop((module, name), None)

@@ -220,11 +220,23 @@ class FileBrowser(w.VBox):
             parent = posixpath.dirname(parent)
         self.expanded = expanded
         self._types[stat.path] = "file"
+        self._reveal(stat.path)
         self.selected = stat.path
         self.selected_line = line or 0
         self.open_button.disabled = True
         self._draw()
         self._show_file(stat, line)
+
+    def _reveal(self, path: str) -> None:
+        """Pages a big folder far enough for ``path`` to be listed."""
+        parent = posixpath.dirname(path) or "."
+        try:
+            names = [e.path for e in self._read(parent)]
+        except Exception:
+            return
+        if path in names:
+            index = names.index(path)
+            self._shown[parent] = max(self._shown.get(parent, PAGE), (index // PAGE + 1) * PAGE)
 
     def refresh(self) -> None:
         """Re-reads every open folder (and the root) and the previewed file."""
