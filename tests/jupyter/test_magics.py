@@ -570,3 +570,12 @@ def test_core_results_display_richly_after_load(ws_ip: Any, ws_dir: Path) -> Non
     data, _ = ws_ip.display_formatter.format(hit)
     assert "text/html" not in data  # unloading removes the formatters
     ws_ip.run_line_magic("load_ext", "ws_jupyter")
+
+
+def test_commands_use_the_kernels_python(ip: Any, ws_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # a kernel started outside the virtualenv
+    ws(ip, f"init {ws_dir}")
+    found = ws(ip, "run -q python3 -c 'import sys; print(sys.prefix)'")
+    assert found.stdout.strip() == sys.prefix
