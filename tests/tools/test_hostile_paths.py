@@ -42,6 +42,7 @@ CALLS = {
 LINK_NAMES = {"link_file", "link_dir", "dangling", "dangling_abs", "sub/up"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("call", sorted(CALLS))
 def test_tools_never_reach_outside(tmp_path, call):
     root = Path(os.path.realpath(tmp_path))

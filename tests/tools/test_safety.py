@@ -373,6 +373,14 @@ def test_activity_feed_records_calls(make_ws):
     assert recent[-1].duration_ms is not None and recent[-1].output == "Created directory x"
 
 
+def test_rejected_calls_appear_in_the_activity_feed(make_ws):
+    ws = make_ws()
+    box(ws).run("workspace_mkdir")
+    last = tool_activity(ws).recent(2)
+    assert [e.kind for e in last] == ["started", "finished"]
+    assert last[1].is_error and last[1].output == 'Error: Invalid arguments: "path" is required'
+
+
 def test_arun_runs_in_a_thread(make_ws, workdir):
     import asyncio
 

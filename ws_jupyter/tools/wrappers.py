@@ -223,7 +223,9 @@ class ToolRunner:
             ctx = self._context(context)
             args = validate_args(self.params, parse_arguments(raw_args))
         except (ToolArgumentError, json.JSONDecodeError, WorkspaceError) as exc:
-            return error_output(exc)
+            failed = error_output(exc)
+            self._publish_rejected(raw_args, failed, started)
+            return failed
         call_id = self.activity.new_call_id()
         self.activity.publish(
             ToolActivityEvent(
@@ -260,6 +262,25 @@ class ToolRunner:
             )
         )
         return output
+
+    def _publish_rejected(self, raw_args: Any, output: ToolErrorText, started: float) -> None:
+        """Calls with bad arguments appear in the activity feed too (started and finished at once)."""
+        shown = dict(raw_args) if isinstance(raw_args, Mapping) else {"arguments": str(raw_args)[:500]}
+        call_id = self.activity.new_call_id()
+        name, spec_name = self.resolved.name, self.spec.name
+        self.activity.publish(ToolActivityEvent("started", call_id, name, spec_name, shown))
+        self.activity.publish(
+            ToolActivityEvent(
+                "finished",
+                call_id,
+                name,
+                spec_name,
+                shown,
+                output=str(output),
+                is_error=True,
+                duration_ms=(time.perf_counter() - started) * 1000,
+            )
+        )
 
     def _execute(self, args: dict[str, Any], ctx: ToolCallContext) -> ToolOutput:
         call = ToolCall(args, ctx, self.workspace, self.resolved, self.tracker)
