@@ -17,7 +17,7 @@ import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..errors import IndexCorruptedError
 
@@ -60,9 +60,9 @@ class DocRecord:
     hash: str
 
 
-@dataclass(frozen=True)
-class FileRecord:
-    """What the auto-indexer knew about a file when it last indexed it."""
+class FileRecord(NamedTuple):
+    """What the auto-indexer knew about a file when it last indexed it (a tuple: manifests of
+    tens of thousands of files load in milliseconds)."""
 
     path: str
     size: int
@@ -205,7 +205,8 @@ class DocStore:
 
     def files(self) -> dict[str, FileRecord]:
         with self._lock:
-            return {r[0]: FileRecord(*r) for r in self._db.execute("SELECT path, size, mtime_ns, hash FROM files")}
+            make = FileRecord._make
+            return {r[0]: make(r) for r in self._db.execute("SELECT path, size, mtime_ns, hash FROM files")}
 
     def put_file(self, rec: FileRecord) -> None:
         with self._lock:
