@@ -1,26 +1,30 @@
 """``workspace_grep``: regex search over the workspace's text files.
 
-Which files are searched is decided once, the same way whatever does the work: the workspace
-walker's rules (``.gitignore`` at every level and ``.git/info/exclude``, ``.git`` skipped, hidden
-entries only with ``include_hidden``, symlinks not followed), content-sniffed text detection (a
-``Makefile`` or a ``.sas`` log is searched; a file whose first 8 KiB are not text, or with a NUL
-byte in its first 64 KiB, is not; the lines after a NUL byte are not searched), and an optional
+Which files are searched is decided the same way whatever does the work: the workspace walker's
+rules (``.gitignore`` at every level and ``.git/info/exclude``, ``.git`` skipped, hidden entries
+only with ``include_hidden``, symlinks not followed), content-sniffed text detection (a
+``Makefile`` or a ``.sas`` log is searched; a file whose first 8 KiB are not text is not), ripgrep's
+binary rule (a file in which a NUL byte is met while searching is skipped whole), and an optional
 glob in ``path`` (``src/**/*.py``, ``*.md``).
 
-Two engines, one output:
+Two engines, one output (a test runs both on generated trees and compares):
 
 * **ripgrep** (the ``rg`` binary — ``pip install ripgrep`` ships it; looked up next to the Python
-  executable, then on ``PATH``) walks and counts matching lines per file in native code. The
-  counted files are then checked against the rules above (ancestor ``.gitignore`` files, hidden
-  path parts, sniffing) and the matching lines of the files needed for the output are extracted
-  by the same code as the fallback;
+  executable, then on ``PATH``): one run walks the tree and counts matching lines per file; the
+  files the output needs (in tree order, up to the 1000-line cap) are checked against the rules
+  above (ancestor ``.gitignore`` files, hidden path parts, sniffing); a second run extracts their
+  lines as JSON. Those files are passed by path, so each one with results is checked again
+  afterwards: its real path must still be the walked one, inside the workspace.
 * the **pure-Python fallback** walks with :func:`ws_jupyter.filesystem.walk.walk` and searches each
-  file line by line, stopping as soon as the output is full.
+  file line by line (through the filesystem, so it works on any provider), stopping as soon as the
+  output is full. It is used when ripgrep is missing, for non-local filesystems, for patterns
+  ripgrep's syntax rejects (look-around, back-references), and when
+  ``WS_JUPYTER_GREP_ENGINE=python``. A search stops after 60 s (said in the summary); a pattern
+  that backtracks catastrophically on one line can still take long in this engine.
 
-Patterns are Python regular expressions (validated first: an invalid one gives
-``Error: Invalid regex pattern: ...``). ripgrep's Rust syntax agrees on everything common; a
-pattern it rejects (look-around, back-references) is searched by the fallback. At most 1000 matching
-lines are shown (``(truncated at 1000)``); ``max_count`` caps matching lines per file.
+Patterns are Python regular expressions, validated first (an invalid one gives
+``Error: Invalid regex pattern: ...``); ripgrep's Rust syntax agrees on everything common. At most
+1000 matching lines are shown (``(truncated at 1000)``); ``max_count`` caps matching lines per file.
 """
 
 from __future__ import annotations
