@@ -85,12 +85,13 @@ def test_fits_is_exact_at_the_boundary():
 
 
 def test_uses_an_offline_o200k_tokenizer_when_installed():
-    # bpe-openai is installed by the dev extras (scripts/setup.sh)
+    pytest.importorskip("bpe_openai", reason="bpe-openai comes with the dev extras (scripts/setup.sh)")
     assert tokenizer_name().startswith("o200k_base")
     assert count_tokens("hello world") == 2
 
 
 def test_approximation_is_close_to_o200k_on_varied_text(tmp_path):
+    pytest.importorskip("bpe_openai", reason="needs the exact o200k counter to compare with")
     samples = {
         "python": Path(tokens.__file__).read_text(),
         "prose": "The quick brown fox jumps over the lazy dog. " * 40,
@@ -104,6 +105,7 @@ def test_approximation_is_close_to_o200k_on_varied_text(tmp_path):
 
 
 def test_forcing_the_approximation_and_back():
+    pytest.importorskip("bpe_openai", reason="needs the exact o200k counter to switch back to")
     try:
         assert use_tokenizer("approx") == "approximation"
         assert count_tokens("hello world") == approximate_tokens("hello world")
