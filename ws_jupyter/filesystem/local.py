@@ -262,13 +262,8 @@ class LocalFilesystem:
         if max_depth < 1:
             raise InvalidArgumentError("max_depth must be >= 1")
         r = self._resolve(path)
-        try:
+        with _translating(r.rel, missing=DirectoryNotFound):
             st = os.stat(r.host)
-        except FileNotFoundError:
-            raise DirectoryNotFound(r.rel) from None
-        except OSError as exc:
-            with _translating(r.rel):
-                raise exc
         if not stat_mod.S_ISDIR(st.st_mode):
             raise NotADirectory(r.rel)
         suffix = None
@@ -558,14 +553,12 @@ class LocalFilesystem:
         if not r.parts or r.host in self._paths.real_roots:
             raise InvalidArgumentError(f"Cannot remove a workspace root: {r.rel}")
         try:
-            st = os.lstat(r.host)
-        except FileNotFoundError:
+            with _translating(r.rel, missing=DirectoryNotFound):
+                st = os.lstat(r.host)
+        except DirectoryNotFound:
             if force:
                 return
-            raise DirectoryNotFound(r.rel) from None
-        except OSError as exc:
-            with _translating(r.rel):
-                raise exc
+            raise
         if not stat_mod.S_ISDIR(st.st_mode):
             raise NotADirectory(r.rel)
         with _translating(r.rel), self._paths.parent_dir_fd(r) as dfd:
@@ -728,8 +721,9 @@ _ERRNO_CLASSES: dict[int, Callable[[str], FilesystemError]] = {
 
 
 @contextlib.contextmanager
-def _translating(rel: str) -> Iterator[None]:
-    """Turn host ``OSError``s into workspace errors that name the workspace-relative path."""
+def _translating(rel: str, missing: Callable[[str], FilesystemError] | None = None) -> Iterator[None]:
+    """Turn host ``OSError``s into workspace errors that name the workspace-relative path
+    (``missing`` overrides the class used for ENOENT, e.g. ``DirectoryNotFound``)."""
     try:
         yield
     except WorkspaceError:
@@ -739,7 +733,11 @@ def _translating(rel: str) -> Iterator[None]:
             f"Directory tree too deep to process: {rel}", code="ETOODEEP", path=rel
         ) from None
     except OSError as exc:
-        factory = _ERRNO_CLASSES.get(exc.errno or -1)
+        factory = (
+            missing
+            if missing is not None and exc.errno == errno.ENOENT
+            else _ERRNO_CLASSES.get(exc.errno or -1)
+        )
         if factory is not None:
             raise factory(rel) from None
         code = errno.errorcode.get(exc.errno or -1, "EIO")
