@@ -95,13 +95,15 @@ def walk(
     follow_symlinks: bool = False,
     skip_dir: Callable[[WalkEntry], bool] | None = None,
     on_error: Callable[[str, Exception], None] | None = None,
+    stat: bool = True,
 ) -> Iterator[WalkEntry]:
     """Yield the entries below ``path`` in tree order (see the module docstring).
 
     ``skip_dir(entry)`` returning True drops a directory and everything below it.
     ``on_error(path, exc)`` hears about unreadable directories (they are skipped either way).
     A ``path`` that is itself ignored is still walked (explicitly asked for), without the
-    ancestor rules that ignore it.
+    ancestor rules that ignore it. ``stat=False`` leaves ``size``/``mtime`` of plain entries unset
+    on local filesystems (one system call less per entry, for listings that only show names).
     """
     if max_depth is not None and max_depth < 1:
         raise InvalidArgumentError("max_depth must be >= 1")
@@ -128,6 +130,7 @@ def walk(
             on_error,
             rules,
             {os.path.realpath(host)},
+            stat,
         )
     else:
         yield from _walk_generic(
@@ -184,6 +187,7 @@ def _walk_local(
     on_error: Callable[[str, Exception], None] | None,
     rules: IgnoreRules,
     seen: set[str],
+    stat: bool = True,
 ) -> Iterator[WalkEntry]:
     # An explicit stack of per-directory iterators: pre-order without recursion, so a very deep
     # tree cannot exhaust the interpreter's stack.
@@ -203,6 +207,7 @@ def _walk_local(
             on_error,
             inherited,
             root_real,
+            stat,
         )
         return iter(entries), child_rules
 
@@ -240,6 +245,7 @@ def _scan_local(
     on_error: Callable[[str, Exception], None] | None,
     rules: IgnoreRules,
     root_real: str,
+    stat: bool = True,
 ) -> tuple[_Scanned, IgnoreRules]:
     """One directory: its visible entries in tree order, and the rules its children inherit."""
     try:
@@ -265,29 +271,36 @@ def _scan_local(
             continue
         rel = _join(rel_dir, name)
         try:
-            st = e.stat(follow_symlinks=False)
-            is_link = stat_mod.S_ISLNK(st.st_mode)
             target = None
             descend: str | None = None
-            if is_link:
-                target = os.readlink(e.path)
-                real = os.path.realpath(e.path)
-                if containment.contained and not containment.is_contained(real):
-                    kind, size, mtime = "file", None, None
-                else:
-                    tst = os.stat(real)
-                    is_dir = stat_mod.S_ISDIR(tst.st_mode)
-                    kind = "directory" if is_dir else "file"
-                    size = None if is_dir else tst.st_size
-                    mtime = tst.st_mtime
-                    # a link to a directory inside the walked tree is walked where it really is
-                    inside_tree = real == root_real or real.startswith(root_real + "/")
-                    if is_dir and follow_symlinks and not inside_tree:
-                        descend = real
-            elif stat_mod.S_ISDIR(st.st_mode):
-                kind, size, mtime, descend = "directory", None, st.st_mtime, e.path
+            if not stat and not e.is_symlink():
+                # names only: the entry type comes with the directory listing (no stat call)
+                is_link, size, mtime = False, None, None
+                is_dir_entry = e.is_dir(follow_symlinks=False)
+                kind = "directory" if is_dir_entry else "file"
+                descend = e.path if is_dir_entry else None
             else:
-                kind, size, mtime = "file", st.st_size, st.st_mtime
+                st = e.stat(follow_symlinks=False)
+                is_link = stat_mod.S_ISLNK(st.st_mode)
+                if is_link:
+                    target = os.readlink(e.path)
+                    real = os.path.realpath(e.path)
+                    if containment.contained and not containment.is_contained(real):
+                        kind, size, mtime = "file", None, None
+                    else:
+                        tst = os.stat(real)
+                        is_dir = stat_mod.S_ISDIR(tst.st_mode)
+                        kind = "directory" if is_dir else "file"
+                        size = None if is_dir else tst.st_size
+                        mtime = tst.st_mtime
+                        # a link to a directory inside the walked tree is walked where it really is
+                        inside_tree = real == root_real or real.startswith(root_real + "/")
+                        if is_dir and follow_symlinks and not inside_tree:
+                            descend = real
+                elif stat_mod.S_ISDIR(st.st_mode):
+                    kind, size, mtime, descend = "directory", None, st.st_mtime, e.path
+                else:
+                    kind, size, mtime = "file", st.st_size, st.st_mtime
         except OSError:
             continue  # vanished, or a dangling link target: nothing to report
         if rules and rules.is_ignored(rel, kind == "directory"):

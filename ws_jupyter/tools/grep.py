@@ -367,7 +367,9 @@ class _Visibility:
 def _python_candidates(
     fs: Any, base: str, include_hidden: bool, on_error: Callable[[str, Exception], None]
 ) -> Iterator[str]:
-    for entry in walk(fs, base, include_hidden=include_hidden, respect_gitignore=True, on_error=on_error):
+    for entry in walk(
+        fs, base, include_hidden=include_hidden, respect_gitignore=True, on_error=on_error, stat=False
+    ):
         if not entry.is_dir and not entry.is_symlink:
             yield entry.path
 

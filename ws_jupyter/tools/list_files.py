@@ -116,6 +116,7 @@ def list_files(call: ToolCall) -> str:
         include_hidden=show_hidden,
         respect_gitignore=args["respect_gitignore"],
         skip_dir=skip_dir if exclude is not None else None,
+        stat=False,
     ):
         rel = relative_to(base, entry.path)
         if entry.is_dir:

@@ -1,0 +1,27 @@
+"""The walker's ``stat=False`` mode used by list_files and grep: same entries, no sizes."""
+
+from __future__ import annotations
+
+import os
+
+from ws_jupyter import LocalFilesystem
+from ws_jupyter.filesystem.walk import walk
+
+
+def test_names_only_walk_matches_the_full_walk(workdir):
+    for rel in ["a/b/c.txt", "a/d.py", "e.md", "Z/y.txt", ".hidden/h", "ign/x.log"]:
+        p = workdir / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text("x")
+    (workdir / ".gitignore").write_text("ign/\n")
+    os.symlink("a", workdir / "link-a")
+    os.symlink("e.md", workdir / "link-e")
+    fs = LocalFilesystem(workdir)
+    full = list(walk(fs, ".", max_depth=3))
+    names = list(walk(fs, ".", max_depth=3, stat=False))
+    assert [(e.path, e.type, e.depth, e.is_symlink, e.symlink_target) for e in names] == [
+        (e.path, e.type, e.depth, e.is_symlink, e.symlink_target) for e in full
+    ]
+    plain = [e for e in names if not e.is_symlink]
+    assert plain and all(e.size is None and e.mtime is None for e in plain)
+    assert next(e for e in full if e.path == "e.md").size == 1
