@@ -175,7 +175,7 @@ def _stem(word: str) -> str:
         return cached
     if not _ANALYZER:
         try:
-            from ..search.config import BM25Config
+            from .. import BM25Config
             from ..search.tokenizer import Analyzer
 
             _ANALYZER.append(Analyzer(BM25Config(stopwords=frozenset(), min_token_length=1)))

@@ -64,8 +64,7 @@ def find_tool(inv: Invocation, tools: list[Any], name: str) -> Any:
 
 
 def run(inv: Invocation) -> Any:
-    from ...tools.config import ToolsConfig
-    from ...tools.types import ToolResult, is_error_output, output_text
+    from ... import ToolResult, ToolsConfig
 
     name, _, rest = inv.args.command.strip().partition(" ")
     if not name:
@@ -91,14 +90,9 @@ def run(inv: Invocation) -> Any:
     started = time.perf_counter()
     output = tool.run(arguments, approved=True if inv.args.approve else None)
     media = [(m.mime_type, m.data) for m in output.media] if isinstance(output, ToolResult) else []
-    return ToolCallView(
-        tool.name,
-        arguments,
-        output_text(output),
-        time.perf_counter() - started,
-        is_error_output(output),
-        media,
-    )
+    text = output.text if isinstance(output, ToolResult) else str(output)
+    is_error = bool(getattr(output, "is_error", False))  # ToolErrorText and ToolResult carry it
+    return ToolCallView(tool.name, arguments, text, time.perf_counter() - started, is_error, media)
 
 
 COMMAND = Subcommand(

@@ -75,8 +75,7 @@ def kernel_python_first(isolation: str) -> dict[str, str] | None:
 
 
 def run(inv: Invocation) -> InfoView:
-    from ... import LocalFilesystem, Workspace
-    from ...sandbox.local import LocalSandbox
+    from ... import LocalFilesystem, LocalSandbox, Workspace
 
     magics, args = inv.magics, inv.args
     root = os.path.abspath(os.path.expanduser(args.dir or magics.default_dir))

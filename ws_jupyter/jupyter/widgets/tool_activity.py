@@ -54,7 +54,7 @@ class ToolActivity(w.VBox):
     pending = List(Unicode())
 
     def __init__(self, workspace: Any, *, interval: float = 0.2, approvals: bool = True) -> None:
-        from ...tools.activity import tool_activity
+        from ... import tool_activity
 
         self.workspace = workspace
         self.feed = tool_activity(workspace)

@@ -39,8 +39,7 @@ class ToolCallPanel(w.VBox):
     def __init__(
         self, workspace: Any, tool: Any, arguments: dict[str, Any], *, interval: float = 0.2
     ) -> None:
-        from ...tools.activity import tool_activity
-        from ...tools.types import ToolCallContext
+        from ... import ToolCallContext, tool_activity
 
         self.workspace = workspace
         self.tool = tool
@@ -109,18 +108,17 @@ class ToolCallPanel(w.VBox):
         self._throttle.request()
 
     def _render(self) -> None:
-        from ...tools.types import ToolResult, is_error_output, output_text
+        from ... import ToolResult
 
         if self._done.is_set() and self._result is not None:
             result = self._result
-            text = output_text(result)
+            text = result.text if isinstance(result, ToolResult) else str(result)
             refused = text.startswith("Tool call refused by user.")
-            self.status = "refused" if refused else "error" if is_error_output(result) else "done"
+            is_error = bool(getattr(result, "is_error", False))  # ToolErrorText and ToolResult carry it
+            self.status = "refused" if refused else "error" if is_error else "done"
             self.output = text
             media = [(m.mime_type, m.data) for m in result.media] if isinstance(result, ToolResult) else []
-            view = ToolCallView(
-                self.tool.name, self.arguments, text, self._duration, is_error_output(result), media
-            )
+            view = ToolCallView(self.tool.name, self.arguments, text, self._duration, is_error, media)
             self.result_view.value = view._repr_html_()
         colours = {"waiting": "#9a6700", "running": "#0969da", "done": "#1a7f37"}
         label = {
