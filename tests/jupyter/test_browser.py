@@ -176,3 +176,12 @@ def test_approve_lets_the_pending_tool_call_run(quickstart: LabPage) -> None:
     panel.locator(":text('done')").wait_for(timeout=30_000)
     assert "5 cities; the largest is Osaka" in panel.inner_text()
     quickstart.screenshot("tool-call-approved", panel)
+
+
+def test_paths_in_outputs_open_the_file_in_jupyterlab(quickstart: LabPage) -> None:
+    """Runs last: it leaves an editor tab in front of the notebook."""
+    link = quickstart.cell("%ws ls").locator(".ws-tree a", has_text="summary.py")
+    link.click()
+    tab = quickstart.page.locator("#jp-main-dock-panel .lm-TabBar-tab", has_text="summary.py")
+    tab.wait_for(timeout=30_000)
+    assert "TODO: handle missing populations" in quickstart.page.locator(".jp-FileEditor").first.inner_text()

@@ -579,3 +579,13 @@ def test_commands_use_the_kernels_python(ip: Any, ws_dir: Path, monkeypatch: pyt
     ws(ip, f"init {ws_dir}")
     found = ws(ip, "run -q python3 -c 'import sys; print(sys.prefix)'")
     assert found.stdout.strip() == sys.prefix
+
+
+def test_run_stops_showing_huge_output(ws_ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    ws_ip.run_line_magic("config", "WsMagics.max_stream_chars = 1000")
+    summary = ws(ws_ip, "run seq 1 100000")
+    out = capsys.readouterr()
+    assert len(out.out) == 1000 and "not shown" in out.err
+    assert summary.exit_code == 0 and summary.stdout.endswith(
+        "100000\n"
+    )  # the result keeps the newest output

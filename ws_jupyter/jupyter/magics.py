@@ -66,6 +66,10 @@ class WsMagics(Magics):
     max_lines = Int(2000, help="Most lines `%ws cat` / `%ws logs` show before cutting the middle out.").tag(
         config=True
     )
+    max_stream_chars = Int(
+        2_000_000,
+        help="Most characters of output `%ws run` shows in a cell (0: no limit); the rest is kept in the result.",
+    ).tag(config=True)
     update_interval = Float(
         0.2, help="Seconds between refreshes of live widgets (at least 0.1: at most 10 updates a second)."
     ).tag(config=True)

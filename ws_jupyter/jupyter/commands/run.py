@@ -61,9 +61,12 @@ class _Streamer:
     put the text in *this* cell, whatever other cells or threads are doing.
     """
 
-    def __init__(self, quiet: bool) -> None:
+    def __init__(self, quiet: bool, max_chars: int = 0) -> None:
         self.queue: queue.SimpleQueue[tuple[str, str]] = queue.SimpleQueue()
         self.quiet = quiet
+        self.max_chars = max_chars  # 0: no limit
+        self.written = 0
+        self.cut = False
 
     def on_stdout(self, text: str) -> None:
         self.queue.put(("stdout", text))
@@ -81,10 +84,21 @@ class _Streamer:
                 items.append(self.queue.get_nowait())
             except queue.Empty:
                 break
-        if self.quiet:
+        if self.quiet or self.cut:
             return
         for kind, text in items:
+            if self.max_chars and self.written + len(text) > self.max_chars:
+                # A browser tab chokes on megabytes of output: stop showing it, keep running.
+                text = text[: max(0, self.max_chars - self.written)]
+                self.cut = True
             (sys.stdout if kind == "stdout" else sys.stderr).write(text)
+            self.written += len(text)
+            if self.cut:
+                sys.stderr.write(
+                    f"\n[output beyond {self.max_chars:,} characters not shown; the command keeps running "
+                    "and the result keeps its newest output: r = _; r.stdout]\n"
+                )
+                break
         sys.stdout.flush()
         sys.stderr.flush()
 
@@ -98,9 +112,13 @@ def run_streaming(
     timeout: float | None = None,
     stdin_text: str | None = None,
     quiet: bool = False,
+    max_chars: int = 0,
 ) -> RunSummary:
-    """Runs ``command`` to completion, streaming its output to this cell; interrupt kills it."""
-    streamer = _Streamer(quiet)
+    """Runs ``command`` to completion, streaming its output to this cell; interrupt kills it.
+
+    ``max_chars`` (0: no limit) stops showing output after that many characters.
+    """
+    streamer = _Streamer(quiet, max_chars)
     limit = timeout if timeout is not None else getattr(sandbox, "timeout", None)
     manager = getattr(sandbox, "processes", None)
     started = time.perf_counter()
@@ -222,6 +240,7 @@ def run(inv: Invocation) -> RunSummary:
         timeout=args.timeout,
         stdin_text=stdin_text,
         quiet=args.quiet,
+        max_chars=inv.magics.max_stream_chars,
     )
     if args.check and not summary.success:
         raise inv.usage_error(f"command failed: {summary.status()}")
