@@ -589,3 +589,12 @@ def test_run_stops_showing_huge_output(ws_ip: Any, capsys: pytest.CaptureFixture
     assert summary.exit_code == 0 and summary.stdout.endswith(
         "100000\n"
     )  # the result keeps the newest output
+
+
+def test_use_on_the_own_workspace_keeps_ownership(ip: Any, ws_dir: Path) -> None:
+    ws(ip, f"init {ws_dir}")
+    own = ip.user_ns["ws"]
+    ws(ip, "use ws")
+    ip.run_line_magic("unload_ext", "ws_jupyter")
+    assert own.status == "destroyed"
+    ip.run_line_magic("load_ext", "ws_jupyter")

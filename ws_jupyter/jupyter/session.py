@@ -42,6 +42,8 @@ class WsSession:
         """Makes ``workspace`` the session workspace, destroying a previous one the session owned."""
         with self._lock:
             previous, previous_owned = self._workspace, self._owned
+            if previous is workspace:
+                owned = owned or previous_owned  # `%ws use ws` on the session's own workspace
             self._workspace, self._owned = workspace, owned
         if previous is not None and previous is not workspace and previous_owned:
             previous.destroy()
