@@ -35,6 +35,7 @@ import os
 import posixpath
 import re
 import shutil
+import stat as stat_mod
 import subprocess
 import sys
 import threading
@@ -302,9 +303,10 @@ def search_file(
 class _Visibility:
     """Whether a file below ``base`` is one the walker would yield (hidden, .git, .gitignore)."""
 
-    def __init__(self, fs: Any, base: str, include_hidden: bool) -> None:
+    def __init__(self, fs: Any, base: str, include_hidden: bool, host_base: str) -> None:
         self.fs = fs
         self.base = base
+        self.host_base = host_base
         self.include_hidden = include_hidden
         rules = _ancestor_rules(fs, base)
         if rules and base != "." and rules.is_ignored(base, True):
@@ -322,13 +324,13 @@ class _Visibility:
             parent_rules = self._base_rules
         else:
             parent_rules = self._rules_in(posixpath.dirname(rel_dir) or ".")
-        text = None
+        # read where the walk found the directory, as the walker reads .gitignore files
+        below = relative_to(self.base, rel_dir)
+        host_dir = self.host_base if below == "." else os.path.join(self.host_base, below)
         try:
-            data = self.fs.read_file(
-                posixpath.join(rel_dir, ".gitignore") if rel_dir != "." else ".gitignore", encoding="binary"
-            )
-            text = bytes(data).decode("utf-8", "replace")
-        except (WorkspaceError, OSError):
+            with open(os.path.join(host_dir, ".gitignore"), "rb") as fh:
+                text: str | None = fh.read().decode("utf-8", "replace")
+        except OSError:
             text = None
         rules = parent_rules.with_file(rel_dir, text) if text else parent_rules
         self._dir_rules[rel_dir] = rules
@@ -460,12 +462,28 @@ def _ripgrep_extract(
                 col = len(line_bytes[:start].decode("utf-8", "replace")) + 1
                 fm.matches.append((n, col, text))
     out = []
+    real_dirs: dict[str, bool] = {}
     for rel, _, host in selected:
         fm = found[rel]
-        if fm.matches and (os.path.realpath(host) != host or not fs.containment.is_contained(host)):
+        if fm.matches and not _still_inside(host, real_dirs):
             continue
         out.append(fm)
     return out
+
+
+def _still_inside(host: str, real_dirs: dict[str, bool]) -> bool:
+    """The walked path has no symlink in it now: a regular file in directories that are their
+    own real path (each directory checked once)."""
+    try:
+        if not stat_mod.S_ISREG(os.lstat(host).st_mode):
+            return False
+    except OSError:
+        return False
+    parent = os.path.dirname(host)
+    ok = real_dirs.get(parent)
+    if ok is None:
+        ok = real_dirs[parent] = os.path.realpath(parent) == parent
+    return ok
 
 
 def _ripgrep_candidates(
@@ -553,7 +571,7 @@ def _search_with_ripgrep(
     )
     if found is None:
         return False
-    visible = _Visibility(fs, base, include_hidden)
+    visible = _Visibility(fs, base, include_hidden, fs.host_path(base))
     selected: list[tuple[str, int, str]] = []
     remaining = max_matches
     for rel, count, host in found:
