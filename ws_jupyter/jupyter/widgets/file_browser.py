@@ -118,7 +118,7 @@ class FileBrowser(w.VBox):
             try:
                 children = self._read(folder)
             except Exception as exc:
-                options.append(("    " * depth + f"⚠ {exc}", f"{_MORE}error:{folder}"))
+                options.append(("    " * depth + f"! {exc}", f"{_MORE}error:{folder}"))
                 return
             limit = self._shown.get(folder, PAGE)
             for e in children[:limit]:

@@ -198,7 +198,7 @@ class ToolActivity(w.VBox):
             if c["call_id"] in self._pending_rows:
                 continue
             label = w.HTML(
-                f"<span style='color:#9a6700'>⏳ waiting:</span> <code>{html.escape(c['tool'])}</code> "
+                f"<span style='color:#9a6700'>● waiting:</span> <code>{html.escape(c['tool'])}</code> "
                 f"<span style='{MONO}'>{html.escape(_short(c['input'], 120))}</span>"
             )
             approve = w.Button(

@@ -122,7 +122,7 @@ class ToolCallPanel(w.VBox):
             self.result_view.value = view._repr_html_()
         colours = {"waiting": "#9a6700", "running": "#0969da", "done": "#1a7f37"}
         label = {
-            "waiting": "⏳ waiting for approval",
+            "waiting": "● waiting for approval",
             "running": "running…",
             "done": "✓ done",
             "refused": "✗ refused",
