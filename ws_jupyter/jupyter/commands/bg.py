@@ -21,6 +21,8 @@ from ._common import require_processes
 from ._process_args import add_launch_options, env_from_args
 from .base import Invocation, Subcommand
 
+__all__ = ["COMMAND", "show_process"]
+
 
 def configure(parser: WsArgumentParser) -> None:
     add_launch_options(parser)

@@ -27,6 +27,8 @@ from ..display import ToolCallView
 from ..parsing import WsArgumentParser
 from .base import Invocation, Subcommand
 
+__all__ = ["COMMAND", "find_tool", "parse_arguments"]
+
 
 def configure(parser: WsArgumentParser) -> None:
     parser.add_argument(

@@ -17,6 +17,8 @@ from ..parsing import WsArgumentParser
 from ._common import line_range, require_filesystem
 from .base import Invocation, Subcommand
 
+__all__ = ["COMMAND"]
+
 
 def configure(parser: WsArgumentParser) -> None:
     parser.add_argument("path", metavar="PATH", help="file to show")

@@ -20,6 +20,8 @@ from ..parsing import WsArgumentParser
 from ._common import non_negative_int, positive_int, require_filesystem
 from .base import Invocation, Subcommand
 
+__all__ = ["COMMAND"]
+
 MAX_LINE_CHARS = 500
 
 

@@ -19,6 +19,8 @@ from ..display import IndexView
 from ..parsing import WsArgumentParser
 from .base import Invocation, Subcommand
 
+__all__ = ["COMMAND"]
+
 
 def configure(parser: WsArgumentParser) -> None:
     parser.add_argument(

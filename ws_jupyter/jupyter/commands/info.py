@@ -13,6 +13,8 @@ from ..parsing import WsArgumentParser
 from ._common import load_skills
 from .base import Invocation, Subcommand
 
+__all__ = ["COMMAND"]
+
 
 def configure(parser: WsArgumentParser) -> None:
     parser.add_argument("--files", action="store_true", help="count the files (walks the whole tree)")

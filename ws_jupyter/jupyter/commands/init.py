@@ -25,6 +25,8 @@ from ..parsing import WsArgumentParser
 from ._common import load_skills, positive_float
 from .base import Invocation, Subcommand
 
+__all__ = ["COMMAND", "kernel_python_first"]
+
 
 def configure(parser: WsArgumentParser) -> None:
     parser.add_argument(

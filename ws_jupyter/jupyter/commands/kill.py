@@ -14,6 +14,8 @@ from ._common import require_processes
 from ._pid import find_handle
 from .base import Invocation, Subcommand
 
+__all__ = ["COMMAND"]
+
 
 def configure(parser: WsArgumentParser) -> None:
     parser.add_argument("pids", nargs="*", type=int, metavar="PID", help="process ids (see `%%ws ps`)")

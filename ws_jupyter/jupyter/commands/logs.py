@@ -19,6 +19,8 @@ from ._common import positive_int, require_processes
 from ._pid import find_handle
 from .base import Invocation, Subcommand
 
+__all__ = ["COMMAND"]
+
 
 def configure(parser: WsArgumentParser) -> None:
     parser.add_argument("pid", type=int, metavar="PID", help="process id (see `%%ws ps`)")

@@ -15,6 +15,8 @@ from ..parsing import WsArgumentParser
 from ._common import positive_int, require_filesystem
 from .base import Invocation, Subcommand
 
+__all__ = ["COMMAND"]
+
 
 def configure(parser: WsArgumentParser) -> None:
     parser.add_argument(

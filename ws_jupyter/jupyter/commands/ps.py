@@ -15,6 +15,8 @@ from ..parsing import WsArgumentParser
 from ._common import require_processes
 from .base import Invocation, Subcommand
 
+__all__ = ["COMMAND"]
+
 
 def configure(parser: WsArgumentParser) -> None:
     parser.add_argument("--running", "-r", action="store_true", help="only running processes")

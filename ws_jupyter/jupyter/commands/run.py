@@ -40,6 +40,8 @@ from ._common import require_sandbox
 from ._process_args import add_launch_options, env_from_args
 from .base import Invocation, Subcommand
 
+__all__ = ["COMMAND", "run_streaming"]
+
 _POLL = 0.1
 
 

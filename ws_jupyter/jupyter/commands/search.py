@@ -15,6 +15,8 @@ from ..parsing import WsArgumentParser
 from ._common import positive_int
 from .base import Invocation, Subcommand
 
+__all__ = ["COMMAND", "default_mode"]
+
 
 def configure(parser: WsArgumentParser) -> None:
     parser.add_argument("query", nargs="+", metavar="QUERY", help="what to look for")

@@ -20,6 +20,8 @@ from ._common import require_processes
 from ._pid import find_handle
 from .base import Invocation, Subcommand
 
+__all__ = ["COMMAND"]
+
 
 def configure(parser: WsArgumentParser) -> None:
     parser.add_argument("--no-newline", "-n", action="store_true", help="do not add a newline")

@@ -17,6 +17,8 @@ from ._common import line_range
 from .base import Invocation, Subcommand
 from .skills import require_skills
 
+__all__ = ["COMMAND"]
+
 
 def configure(parser: WsArgumentParser) -> None:
     parser.add_argument("name", metavar="NAME", help="skill name (or its folder path)")

@@ -20,6 +20,8 @@ from ..display import SkillTableView
 from ..parsing import WsArgumentParser
 from .base import Invocation, Subcommand
 
+__all__ = ["COMMAND", "require_skills"]
+
 
 def configure(parser: WsArgumentParser) -> None:
     parser.add_argument("query", nargs="*", metavar="QUERY", help="filter the skills")

@@ -18,6 +18,8 @@ from ..display import JSONView, ToolTableView
 from ..parsing import WsArgumentParser
 from .base import Invocation, Subcommand
 
+__all__ = ["COMMAND"]
+
 
 def configure(parser: WsArgumentParser) -> None:
     parser.add_argument(

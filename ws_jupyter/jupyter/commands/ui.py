@@ -12,6 +12,8 @@ from typing import Any
 from ..parsing import WsArgumentParser
 from .base import Invocation, Subcommand
 
+__all__ = ["COMMAND"]
+
 
 def configure(parser: WsArgumentParser) -> None:
     parser.add_argument(

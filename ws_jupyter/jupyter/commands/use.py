@@ -14,6 +14,8 @@ from ..display import InfoView, info_rows
 from ..parsing import WsArgumentParser
 from .base import Invocation, Subcommand
 
+__all__ = ["COMMAND"]
+
 
 def configure(parser: WsArgumentParser) -> None:
     parser.add_argument("var", metavar="VAR", help="a notebook variable holding a Workspace")

@@ -18,6 +18,8 @@ from ..parsing import WsArgumentParser
 from ._common import require_filesystem
 from .base import Invocation, Subcommand
 
+__all__ = ["COMMAND"]
+
 
 def configure(parser: WsArgumentParser) -> None:
     parser.add_argument("path", metavar="PATH", help="file to write")
