@@ -178,10 +178,26 @@ def test_approve_lets_the_pending_tool_call_run(quickstart: LabPage) -> None:
     quickstart.screenshot("tool-call-approved", panel)
 
 
+def test_dashboard_process_and_agent_tabs_render(quickstart: LabPage) -> None:
+    dashboard = quickstart.page.locator(".ws-dashboard")
+    dashboard.locator(".lm-TabBar-tab", has_text="Processes").click()
+    monitor = dashboard.locator(".ws-process-monitor")
+    monitor.locator(":text('python3 -u ticker.py')").first.wait_for()
+    assert "killed" in monitor.inner_text()  # killed by the earlier test, seen by the live table
+    quickstart.screenshot("dashboard-processes", dashboard)
+    dashboard.locator(".lm-TabBar-tab", has_text="Agent tools").click()
+    activity = dashboard.locator(".ws-tool-activity")
+    activity.locator(":text('workspace_read_file')").first.wait_for()
+    assert "workspace_execute_command" in activity.inner_text()  # the call approved earlier
+    quickstart.screenshot("dashboard-agent-tools", dashboard)
+
+
 def test_paths_in_outputs_open_the_file_in_jupyterlab(quickstart: LabPage) -> None:
     """Runs last: it leaves an editor tab in front of the notebook."""
     link = quickstart.cell("%ws ls").locator(".ws-tree a", has_text="summary.py")
     link.click()
     tab = quickstart.page.locator("#jp-main-dock-panel .lm-TabBar-tab", has_text="summary.py")
     tab.wait_for(timeout=30_000)
-    assert "TODO: handle missing populations" in quickstart.page.locator(".jp-FileEditor").first.inner_text()
+    editor = quickstart.page.locator(".jp-FileEditor").first
+    editor.locator(".cm-line", has_text="TODO: handle missing populations").wait_for(timeout=30_000)
+    assert "largest = max(rows" in editor.inner_text()

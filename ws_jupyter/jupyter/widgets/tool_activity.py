@@ -42,6 +42,8 @@ _STATUS_COLOURS = {
 
 
 def _short(value: Any, width: int = 90) -> str:
+    if isinstance(value, dict):  # arguments: the defaults the schema filled in (None) are noise
+        value = {k: v for k, v in value.items() if v is not None}
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=repr)
     text = " ".join(text.split())
     return text if len(text) <= width else text[: width - 1] + "…"
