@@ -26,7 +26,7 @@ from typing import Any
 
 from ..errors import FilesystemError, InvalidArgumentError, NotADirectory
 
-__all__ = ["IgnoreRules", "WalkEntry", "relative_to", "walk"]
+__all__ = ["IgnoreRules", "WalkEntry", "ancestor_rules", "relative_to", "walk"]
 
 
 @dataclass(frozen=True)
@@ -111,7 +111,7 @@ def walk(
     if start.type != "directory":
         raise NotADirectory(start.path)
     start_rel = start.path
-    rules = _ancestor_rules(fs, start_rel) if respect_gitignore else IgnoreRules()
+    rules = ancestor_rules(fs, start_rel) if respect_gitignore else IgnoreRules()
     if rules and start_rel != "." and rules.is_ignored(start_rel, True):
         rules = IgnoreRules()
     containment = getattr(fs, "containment", None)
@@ -146,7 +146,7 @@ def _sort_key(entry: WalkEntry) -> tuple[int, str, str]:
     return (0 if entry.is_dir else 1, entry.name.lower(), entry.name)
 
 
-def _ancestor_rules(fs: Any, start_rel: str) -> IgnoreRules:
+def ancestor_rules(fs: Any, start_rel: str) -> IgnoreRules:
     """Rules from the workspace root down to ``start_rel`` (inclusive), and .git/info/exclude."""
     rules = IgnoreRules()
     exclude = _read_text(fs, ".git/info/exclude")

@@ -46,7 +46,7 @@ from typing import Any
 
 from ..errors import DirectoryNotFound, FileNotFound, WorkspaceError
 from ..filesystem.mime import SNIFF_BYTES, looks_like_text
-from ..filesystem.walk import IgnoreRules, _ancestor_rules, relative_to, walk
+from ..filesystem.walk import IgnoreRules, ancestor_rules, relative_to, walk
 from .base import ToolCall, ToolSpec, rel_path
 from .globs import compile_globs, split_glob_path
 from .names import WORKSPACE_TOOLS
@@ -308,7 +308,7 @@ class _Visibility:
         self.base = base
         self.host_base = host_base
         self.include_hidden = include_hidden
-        rules = _ancestor_rules(fs, base)
+        rules = ancestor_rules(fs, base)
         if rules and base != "." and rules.is_ignored(base, True):
             rules = IgnoreRules()
         self._dir_rules: dict[str, IgnoreRules] = {}
