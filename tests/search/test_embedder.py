@@ -106,7 +106,9 @@ def test_same_vectors_as_chromas_stock_function(tmp_path, default_embedder, monk
     # embedder is a faster runner of the very model Chroma would use.
     from chromadb.utils.embedding_functions import ONNXMiniLM_L6_V2
 
-    model, _tok, _ = emb_mod.resolve_model()
+    # Chroma's cached model.onnx is a plain-operator export: give its function the plain graph
+    # of the same weights (the default embedder itself runs the fused-attention graph).
+    model, _tok, _ = emb_mod.resolve_model(fused=False)
     pkg = packaged_model_dir()
     onnx_dir = tmp_path / "all-MiniLM-L6-v2" / "onnx"
     onnx_dir.mkdir(parents=True)
@@ -129,6 +131,30 @@ def test_same_vectors_as_chromas_stock_function(tmp_path, default_embedder, monk
     v = e2.embed(["A man is eating food."])
     assert e2.origin == "chroma-cache"
     np.testing.assert_allclose(v[0], ours[0], atol=2e-5)
+
+
+def test_falls_back_to_the_plain_graph(tmp_path, monkeypatch):
+    # An onnxruntime build without the fused Attention operator must still work.
+    import onnxruntime as ort
+
+    if packaged_model_dir() is None:
+        pytest.skip("packaged weights not installed")
+    monkeypatch.setenv("HOME", str(tmp_path))  # no Chroma cache
+    real = ort.InferenceSession
+    refused = []
+
+    def session(path, *a, **kw):
+        if str(path).endswith("/model.onnx"):
+            refused.append(path)
+            raise RuntimeError("Could not find an implementation for Attention(1) node")
+        return real(path, *a, **kw)
+
+    monkeypatch.setattr(ort, "InferenceSession", session)
+    e = DefaultEmbedder()
+    v = e.embed(["A man is eating food."])
+    assert refused and str(e._model_path).endswith("model-plain.onnx")
+    ref = _numpy_reference(["A man is eating food."])
+    assert float((v * ref).sum()) >= 0.999
 
 
 def test_graph_is_built_once_into_the_cache_dir(tmp_path, monkeypatch):

@@ -55,7 +55,7 @@ MODEL_NAME = "all-MiniLM-L6-v2"
 MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model (and Chroma's truncation)
 _CHROMA_FILES = ("config.json", "model.onnx", "special_tokens_map.json", "tokenizer_config.json",
                  "tokenizer.json", "vocab.txt")
-_GRAPH_VERSION = "1"
+_GRAPH_VERSION = "2"
 
 
 @runtime_checkable
@@ -121,9 +121,15 @@ def load_safetensors(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
     return out
 
 
-def build_onnx_model(model_dir: str | os.PathLike[str], out_path: str | os.PathLike[str]) -> Path:
+def build_onnx_model(model_dir: str | os.PathLike[str], out_path: str | os.PathLike[str],
+                     fused_attention: bool = True) -> Path:
     """Builds the BERT encoder graph (``input_ids``, ``attention_mask``, ``token_type_ids`` ->
-    ``last_hidden_state``) from the packaged weights, in the same layout as Chroma's model.onnx."""
+    ``last_hidden_state``) from the packaged weights, with the inputs and output of Chroma's
+    model.onnx.
+
+    ``fused_attention`` computes each self-attention block with onnxruntime's ``Attention``
+    operator (one fused QKV projection and kernel) instead of the plain ONNX ops: same math,
+    faster on long texts; the plain form is what other ONNX runtimes can run."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
@@ -180,6 +186,8 @@ def build_onnx_model(model_dir: str | os.PathLike[str], out_path: str | os.PathL
     const("neg_big", np.array(-10000.0, dtype=np.float32))
     add_mask = node("Mul", [node("Sub", ["one_f", mask4], "inv_mask"), "neg_big"], "add_mask")
 
+    if fused_attention:
+        node("Cast", ["attention_mask"], "mask_i32", to=TensorProto.INT32)
     const("split_heads_shape", np.array([0, 0, heads, head_dim], dtype=np.int64))
     const("merge_heads_shape", np.array([0, 0, hidden], dtype=np.int64))
     const("scale", np.array(1.0 / np.sqrt(head_dim), dtype=np.float32))
@@ -194,14 +202,25 @@ def build_onnx_model(model_dir: str | os.PathLike[str], out_path: str | os.PathL
             r = node("Reshape", [t, "split_heads_shape"], f"l{i}_{name}_r")
             return node("Transpose", [r], f"l{i}_{name}_t", perm=[0, 2, 1, 3])
 
-        q, k, v = heads_of("query", x), heads_of("key", x), heads_of("value", x)
-        kt = node("Transpose", [k], f"l{i}_kT", perm=[0, 1, 3, 2])
-        scores = node("Mul", [node("MatMul", [q, kt], f"l{i}_qk"), "scale"], f"l{i}_scores")
-        scores = node("Add", [scores, add_mask], f"l{i}_masked")
-        probs = node("Softmax", [scores], f"l{i}_probs", axis=-1)
-        ctx = node("MatMul", [probs, v], f"l{i}_ctx")
-        ctx = node("Transpose", [ctx], f"l{i}_ctx_t", perm=[0, 2, 1, 3])
-        ctx = node("Reshape", [ctx, "merge_heads_shape"], f"l{i}_ctx_m")
+        if fused_attention:
+            sp = f"{p}.attention.self"
+            qkv_w = np.concatenate([w[f"{sp}.{n}.weight"].T for n in ("query", "key", "value")], axis=1)
+            qkv_b = np.concatenate([w[f"{sp}.{n}.bias"] for n in ("query", "key", "value")])
+            const(f"l{i}_qkv_w", qkv_w.astype(np.float32))
+            const(f"l{i}_qkv_b", qkv_b.astype(np.float32))
+            nodes.append(helper.make_node("Attention", [x, f"l{i}_qkv_w", f"l{i}_qkv_b", "mask_i32"],
+                                          [f"l{i}_ctx_m"], name=f"l{i}_attention", domain="com.microsoft",
+                                          num_heads=heads))
+            ctx = f"l{i}_ctx_m"
+        else:
+            q, k, v = heads_of("query", x), heads_of("key", x), heads_of("value", x)
+            kt = node("Transpose", [k], f"l{i}_kT", perm=[0, 1, 3, 2])
+            scores = node("Mul", [node("MatMul", [q, kt], f"l{i}_qk"), "scale"], f"l{i}_scores")
+            scores = node("Add", [scores, add_mask], f"l{i}_masked")
+            probs = node("Softmax", [scores], f"l{i}_probs", axis=-1)
+            ctx = node("MatMul", [probs, v], f"l{i}_ctx")
+            ctx = node("Transpose", [ctx], f"l{i}_ctx_t", perm=[0, 2, 1, 3])
+            ctx = node("Reshape", [ctx, "merge_heads_shape"], f"l{i}_ctx_m")
         attn = linear(ctx, f"{p}.attention.output.dense", f"l{i}_attn_out")
         x = layer_norm(node("Add", [attn, x], f"l{i}_res1"), f"{p}.attention.output.LayerNorm", f"l{i}_ln1")
         h = linear(x, f"{p}.intermediate.dense", f"l{i}_ff1")
@@ -217,10 +236,13 @@ def build_onnx_model(model_dir: str | os.PathLike[str], out_path: str | os.PathL
                 for n in ("input_ids", "attention_mask", "token_type_ids")]
     out_info = helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, ["batch", "sequence", hidden])
     graph = helper.make_graph(nodes, "all_minilm_l6_v2", ids_info, [out_info], initializer=inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
-                              producer_name="ws-jupyter")
+    opsets = [helper.make_opsetid("", 17)]
+    if fused_attention:
+        opsets.append(helper.make_opsetid("com.microsoft", 1))
+    model = helper.make_model(graph, opset_imports=opsets, producer_name="ws-jupyter")
     model.ir_version = 8
-    onnx.checker.check_model(model)
+    if not fused_attention:
+        onnx.checker.check_model(model)  # the checker does not know onnxruntime's own operators
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
     tmp = out_path.with_name(out_path.name + f".tmp{os.getpid()}")
@@ -229,15 +251,16 @@ def build_onnx_model(model_dir: str | os.PathLike[str], out_path: str | os.PathL
     return out_path
 
 
-def _built_model_path(src: Path) -> Path:
+def _built_model_path(src: Path, fused: bool = True) -> Path:
     st = (src / "model.safetensors").stat()
     key = hashlib.sha256(f"{_GRAPH_VERSION}:{st.st_size}:{src}".encode()).hexdigest()[:12]
-    return cache_dir() / "models" / f"{MODEL_NAME}-{key}" / "model.onnx"
+    return cache_dir() / "models" / f"{MODEL_NAME}-{key}" / ("model.onnx" if fused else "model-plain.onnx")
 
 
-def resolve_model(prepare: bool = True) -> tuple[Path, Path, str]:
+def resolve_model(prepare: bool = True, fused: bool = True) -> tuple[Path, Path, str]:
     """``(model.onnx, tokenizer.json, origin)`` — Chroma's cache first, else the packaged weights
-    (building and caching the graph when ``prepare``). Raises ``EmbedderError`` if neither exists."""
+    (building and caching the graph when ``prepare``; ``fused=False`` gives the plain-ONNX form).
+    Raises ``EmbedderError`` if neither exists."""
     chroma = chroma_model_dir()
     if chroma is not None:
         return chroma / "model.onnx", chroma / "tokenizer.json", "chroma-cache"
@@ -249,12 +272,12 @@ def resolve_model(prepare: bool = True) -> tuple[Path, Path, str]:
             "is present. Run ./scripts/setup.sh (it installs the package with --no-deps), or pass "
             "your own embedder."
         )
-    target = _built_model_path(pkg)
+    target = _built_model_path(pkg, fused)
     if not target.is_file():
         if not prepare:
             raise EmbedderError("ONNX graph not built yet: run python -m ws_jupyter.search.embedder --prepare")
         try:
-            build_onnx_model(pkg, target)
+            build_onnx_model(pkg, target, fused_attention=fused)
         except OSError as exc:
             raise EmbedderError(f"cannot write the ONNX model cache at {target.parent}: {exc} "
                                 "(set WS_JUPYTER_CACHE_DIR to a writable directory)") from exc
@@ -316,7 +339,15 @@ class DefaultEmbedder:
                 session = ort.InferenceSession(str(self._model_path), sess_options=so,
                                                providers=["CPUExecutionProvider"])
             except Exception as exc:
-                raise EmbedderError(f"cannot load the embedding model {self._model_path}: {exc}") from exc
+                if self.origin != "packaged":
+                    raise EmbedderError(f"cannot load the embedding model {self._model_path}: {exc}") from exc
+                # an onnxruntime without its fused Attention operator: use the plain-ONNX graph
+                self._model_path, _tok, _origin = resolve_model(prepare=True, fused=False)
+                try:
+                    session = ort.InferenceSession(str(self._model_path), sess_options=so,
+                                                   providers=["CPUExecutionProvider"])
+                except Exception as exc2:
+                    raise EmbedderError(f"cannot load the embedding model {self._model_path}: {exc2}") from exc2
             self._tokenizer = tokenizer
             self._session = session
 
