@@ -91,7 +91,10 @@ def measure_kernel(samples: int) -> dict[str, Any]:
             _execute(kc, "flood = %ws bg seq 1 1000000000")  # followed by the live ProcessOutput widget
             time.sleep(1.0)
             busy = [_execute(kc, "1 + 1")[0] for _ in range(samples)]
-            _, messages = _execute(kc, "print(flood.stdout_bytes / (flood.execution_time_ms / 1000) / 10)")
+            # seq prints 1, 2, 3...: the last complete line is the number of lines so far
+            _, messages = _execute(
+                kc, "print(int(flood.stdout.rsplit(chr(10), 2)[-2]) / (flood.execution_time_ms / 1000))"
+            )
             rate = float("".join(m["content"]["text"] for m in messages if m["msg_type"] == "stream"))
             _execute(kc, "flood.kill()")
         finally:
@@ -116,7 +119,7 @@ def main() -> None:
         ("cell round trip, kernel idle", f"{kernel['idle'] * 1000:.1f} ms", ""),
         ("cell round trip, during a flood", f"{kernel['busy'] * 1000:.1f} ms", "stays responsive"),
         ("flood / idle round trip", f"{kernel['busy'] / kernel['idle']:.2f}x", ""),
-        ("flood rate (10-byte lines)", f"{kernel['rate']:,.0f} lines/s", ">= 10,000"),
+        ("flood rate", f"{kernel['rate']:,.0f} lines/s", ">= 10,000"),
     ]
     width = max(len(r[0]) for r in rows)
     print(f"{'measure':<{width}}  {'value':>22}  target")
