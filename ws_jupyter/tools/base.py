@@ -9,7 +9,7 @@ tracking, write locks — lives in :mod:`ws_jupyter.tools.wrappers`, never in a 
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -20,7 +20,7 @@ from .schema import Param
 from .tracking import ReadRecord, ReadTracker, path_key
 from .types import ToolCallContext, ToolOutput
 
-__all__ = ["ToolCall", "ToolSpec", "iso_time", "rel_path"]
+__all__ = ["ToolCall", "ToolSpec", "file_chunks", "iso_time", "rel_path", "split_lines"]
 
 
 @dataclass(frozen=True)
@@ -124,3 +124,26 @@ def iso_time(ts: float | datetime) -> str:
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=timezone.utc)
     return dt.astimezone(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def file_chunks(fs: Any, path: str) -> Generator[bytes, None, None]:
+    """A file's bytes in chunks: streamed when the provider can (``open_read``), else whole."""
+    opener = getattr(fs, "open_read", None)
+    if callable(opener):
+        yield from opener(path)
+    else:
+        yield bytes(fs.read_file(path, encoding="binary"))
+
+
+def split_lines(chunks: Iterator[bytes]) -> Iterator[bytes]:
+    """Raw lines without their ``\\n`` (a final newline does not start another line)."""
+    pending = b""
+    for chunk in chunks:
+        if not chunk:
+            continue
+        data = pending + chunk if pending else chunk
+        parts = data.split(b"\n")
+        pending = parts.pop()
+        yield from parts
+    if pending:
+        yield pending

@@ -40,14 +40,14 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import DirectoryNotFound, FileNotFound, WorkspaceError
 from ..filesystem.mime import SNIFF_BYTES, looks_like_text
 from ..filesystem.walk import IgnoreRules, ancestor_rules, relative_to, walk
-from .base import ToolCall, ToolSpec, rel_path
+from .base import ToolCall, ToolSpec, file_chunks, rel_path, split_lines
 from .globs import compile_globs, split_glob_path
 from .names import WORKSPACE_TOOLS
 from .output import take_lines
@@ -184,27 +184,6 @@ def _sort_key(path: str) -> tuple[tuple[int, str, str], ...]:
     return tuple((0 if i < len(parts) - 1 else 1, p.lower(), p) for i, p in enumerate(parts))
 
 
-def _chunks(fs: Any, path: str) -> Generator[bytes, None, None]:
-    opener = getattr(fs, "open_read", None)
-    if callable(opener):
-        yield from opener(path)
-    else:
-        yield bytes(fs.read_file(path, encoding="binary"))
-
-
-def _split_lines(chunks: Iterator[bytes]) -> Iterator[bytes]:
-    pending = b""
-    for chunk in chunks:
-        if not chunk:
-            continue
-        data = pending + chunk if pending else chunk
-        parts = data.split(b"\n")
-        pending = parts.pop()
-        yield from parts
-    if pending:
-        yield pending
-
-
 class _Binary(Exception):
     pass
 
@@ -212,7 +191,7 @@ class _Binary(Exception):
 def _text_lines(fs: Any, path: str) -> Iterator[tuple[bytes, int]]:
     """``(line, end offset)`` of a text file; raises ``_Binary`` when the file is not text: its
     first 8 KiB do not look like text, or a NUL byte is met while reading."""
-    chunks = _chunks(fs, path)
+    chunks = file_chunks(fs, path)
     head: list[bytes] = []
     size = 0
     for chunk in chunks:
@@ -230,7 +209,7 @@ def _text_lines(fs: Any, path: str) -> Iterator[tuple[bytes, int]]:
         yield from chunks
 
     offset = 0
-    for raw in _split_lines(rest()):
+    for raw in split_lines(rest()):
         if b"\0" in raw:
             raise _Binary()
         offset += len(raw) + 1

@@ -9,12 +9,12 @@ can look at; other binary files as one line of metadata.
 from __future__ import annotations
 
 import base64
-from collections.abc import Generator, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from ..errors import FileNotFound, IsADirectory
 from ..filesystem.mime import SNIFF_BYTES, guess_mime_type, looks_like_text
-from .base import ToolCall, ToolSpec
+from .base import ToolCall, ToolSpec, file_chunks, split_lines
 from .config import DEFAULT_MAX_MEDIA_BYTES, DEFAULT_MEDIA_TYPES
 from .names import WORKSPACE_TOOLS
 from .output import cut_line, number_line, truncate_head
@@ -64,28 +64,6 @@ PARAMS = (
 )
 
 
-def _chunks(fs: Any, path: str) -> Generator[bytes, None, None]:
-    opener = getattr(fs, "open_read", None)
-    if callable(opener):
-        yield from opener(path)
-    else:
-        yield bytes(fs.read_file(path, encoding="binary"))
-
-
-def _lines(chunks: Iterator[bytes]) -> Iterator[bytes]:
-    """Raw lines without their ``\\n`` (a final newline does not start another line)."""
-    pending = b""
-    for chunk in chunks:
-        if not chunk:
-            continue
-        data = pending + chunk if pending else chunk
-        parts = data.split(b"\n")
-        pending = parts.pop()
-        yield from parts
-    if pending:
-        yield pending
-
-
 def read_file(call: ToolCall) -> str | ToolResult:
     args = call.args
     fs = call.filesystem()
@@ -122,7 +100,7 @@ def read_file(call: ToolCall) -> str | ToolResult:
         raw = bytes(fs.read_file(path, encoding="binary"))
         return ToolResult(text=f"{rel} ({len(raw)} bytes, {mime})", media=(MediaPart.from_bytes(mime, raw),))
 
-    chunks = _chunks(fs, path)
+    chunks = file_chunks(fs, path)
     first = next(chunks, b"")
     if encoding is None and not looks_like_text(first[:SNIFF_BYTES]):
         chunks.close()
@@ -153,7 +131,7 @@ def _render_text(call: ToolCall, key: str, st: Any, rel: str, chunks: Iterator[b
     kept: list[str] = []
     kept_chars = 0
     total = 0
-    for total, raw in enumerate(_lines(chunks), start=1):
+    for total, raw in enumerate(split_lines(chunks), start=1):
         if total < offset or (last_wanted is not None and total > last_wanted):
             continue
         if keep_chars is not None and kept_chars > keep_chars:
