@@ -261,7 +261,7 @@ def bench_reopen(docs: list[str], n_files: int = 1000) -> None:
 def bench_embed(docs: list[str], queries: list[str]) -> None:
     from chromadb.utils.embedding_functions import ONNXMiniLM_L6_V2
 
-    print("\n## Embedding throughput: default embedder vs Chroma's stock ONNX function (same model file)")
+    print("\n## Embedding throughput: default embedder vs Chroma's stock ONNX function (same weights)")
     model, _tok, origin = resolve_model()
     # Chroma's stock model.onnx is a plain ONNX export of the same network: give its function
     # the plain-operator graph of these weights (ours runs the fused-attention one).

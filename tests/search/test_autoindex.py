@@ -225,3 +225,30 @@ def test_glob_translation():
     assert not glob_to_regex("docs/*.md").match("docs/a/b.md")
     assert glob_to_regex("docs/{a,b}.txt").match("docs/b.txt")
     assert glob_to_regex("file?.[ch]").match("file1.c") and not glob_to_regex("file?.[ch]").match("file1.py")
+
+
+def test_read_only_workspace_keeps_its_index_in_the_user_cache(tree, tmp_path, monkeypatch):
+    monkeypatch.setenv("WS_JUPYTER_CACHE_DIR", str(tmp_path / "cache"))
+    before = sorted(p.relative_to(tree) for p in tree.rglob("*"))
+    with Workspace(id="ro", filesystem=LocalFilesystem(tree, read_only=True), auto_index_paths=["docs"]) as ws:
+        assert "docs/guide.md" in _ids(ws.search("zebra", top_k=20))
+    assert sorted(p.relative_to(tree) for p in tree.rglob("*")) == before  # nothing written
+    assert list((tmp_path / "cache" / "index").glob("*/ro_search/docs.sqlite3"))
+
+
+def test_skills_engine_is_separate_and_in_memory(workdir):
+    from ws_jupyter.search.engine import SearchEngine
+
+    ws = Workspace(id="sk", filesystem=LocalFilesystem(workdir), embedder=HashEmbedder())
+    files = SearchEngine.for_workspace(ws)
+    skills = SearchEngine.for_workspace(ws, purpose="skills")
+    try:
+        assert skills.persist_dir is None and skills.index_name == "sk_search_skills"
+        assert files.persist_dir == workdir / ".ws" / "index" / "sk_search"
+        skills.index("skill:demo", "a skill about zebras")
+        assert files.search("zebras") == [] and skills.search("zebras")[0].id == "skill:demo"
+        with pytest.raises(InvalidArgumentError):
+            SearchEngine.for_workspace(ws, purpose="other")
+    finally:
+        files.close()
+        skills.close()
