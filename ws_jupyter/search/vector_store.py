@@ -179,10 +179,22 @@ class ChromaVectorStore:
             self._collection = None
             client, self._client = self._client, None
             if client is not None and self._owns_client and hasattr(client, "close"):
+                # chromadb's HTTP API objects (the client's and its admin client's) keep httpx
+                # sessions that client.close() does not close; their sockets would linger until
+                # exit, so close them when present.
+                sessions = [getattr(getattr(c, "_server", None), "_session", None)
+                            for c in (client, getattr(client, "_admin_client", None))]
                 try:
                     client.close()
                 except Exception:
                     pass
+                if self.kind == "http":
+                    for session in sessions:
+                        try:
+                            if session is not None:
+                                session.close()
+                        except Exception:
+                            pass
             if not self._owns_client:
                 self._client = client
 
