@@ -100,6 +100,7 @@ class DocStore:
                 pass
             raise IndexCorruptedError(f"search index database is unreadable: {exc}") from exc
         self._in_tx = False
+        self._files: dict[str, FileRecord] | None = None
 
     # ------------------------------------------------------------------ transactions
     def begin(self) -> None:
@@ -161,6 +162,7 @@ class DocStore:
             self._db.execute("DELETE FROM docs")
             self._db.execute("DELETE FROM removed")
             self._db.execute("DELETE FROM files")
+            self._files = {}
 
     def records(self) -> Iterator[DocRecord]:
         cur = self._db.execute("SELECT id, source, start_line, end_line, metadata, hash FROM docs ORDER BY seq")
@@ -204,17 +206,26 @@ class DocStore:
         return FileRecord(*row) if row else None
 
     def files(self) -> dict[str, FileRecord]:
+        """The whole manifest (a copy). Kept in memory after the first call and written through,
+        so an incremental pass over a large tree does not re-read it from disk."""
         with self._lock:
-            make = FileRecord._make
-            return {r[0]: make(r) for r in self._db.execute("SELECT path, size, mtime_ns, hash FROM files")}
+            if self._files is None:
+                make = FileRecord._make
+                self._files = {r[0]: make(r) for r in
+                               self._db.execute("SELECT path, size, mtime_ns, hash FROM files")}
+            return dict(self._files)
 
     def put_file(self, rec: FileRecord) -> None:
         with self._lock:
             self.begin()
             self._db.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)",
                              (rec.path, rec.size, rec.mtime_ns, rec.hash))
+            if self._files is not None:
+                self._files[rec.path] = rec
 
     def delete_file(self, path: str) -> None:
         with self._lock:
             self.begin()
             self._db.execute("DELETE FROM files WHERE path = ?", (path,))
+            if self._files is not None:
+                self._files.pop(path, None)
