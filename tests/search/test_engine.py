@@ -302,3 +302,19 @@ def test_collection_names():
     assert chroma_collection_name("_x_") == "ws_x_index"
     assert chroma_collection_name("__") == "ws_index"
     assert chroma_collection_name("_my_index") == "my_index"
+
+
+def test_damaged_chroma_directory_is_rebuilt(tmp_path):
+    idx = tmp_path / "idx"
+    emb = HashEmbedder()
+    e = SearchEngine(True, emb, index_name="cc", persist_dir=idx)
+    for path, text in CORPUS.items():
+        e.index(path, text)
+    e.close()
+    (idx / "chroma" / "chroma.sqlite3").write_bytes(b"garbage" * 100)
+    with pytest.warns(RuntimeWarning, match="vector index unreadable"):
+        e2 = SearchEngine(True, emb, index_name="cc", persist_dir=idx)
+    assert e2.pending_embeddings == len(CORPUS)  # documents kept, vectors re-embedded
+    assert e2.search("python generators", mode="vector")[0].id == "notes/python.md"
+    assert e2.vector_store.count() == len(CORPUS)
+    e2.close()

@@ -140,11 +140,6 @@ class SearchEngine:
             raise InvalidArgumentError(f"purpose must be 'files' or 'skills', got {purpose!r}")
         name = workspace.search_index_name
         vector_store = getattr(workspace, "_vector_store", None)
-        if not getattr(workspace, "_stable_index_name", True) and vector_store is None:
-            # Neither id nor index name was given, so the default name changes with every new
-            # Workspace object; the local index (and its embedded Chroma collection) keeps one
-            # fixed name so that it survives a kernel restart.
-            name = "workspace_search"
         bm25 = getattr(workspace, "_bm25", True)
         embedder = getattr(workspace, "_embedder", None)
         if purpose == "skills":
@@ -154,6 +149,11 @@ class SearchEngine:
         base = getattr(fs, "base_path", None) if fs is not None else None
         persist: Path | None = None
         if base:
+            if not getattr(workspace, "_stable_index_name", True) and vector_store is None:
+                # Neither id nor index name was given, so the default name changes with every
+                # new Workspace object; the on-disk index (and its embedded Chroma collection)
+                # keeps one fixed name so that it survives a kernel restart.
+                name = "workspace_search"
             if getattr(fs, "read_only", False):
                 from .embedder import cache_dir
 

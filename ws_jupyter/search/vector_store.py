@@ -72,6 +72,27 @@ def _chroma_metadata(meta: Mapping[str, Any]) -> dict[str, Any]:
     return out or {"_": True}
 
 
+def _forget_failed_system(persist_directory: str) -> None:
+    """Drops chromadb's cached system for a directory whose opening failed.
+
+    chromadb caches one "system" per persistent path and registers it *before* starting it; when
+    starting fails (e.g. a damaged chroma.sqlite3) the broken system stays cached with no client
+    referring to it, and every later client for that path gets it back. Forgetting it lets the
+    engine rebuild the directory and open it again in the same process.
+    """
+    try:
+        from chromadb.api.shared_system_client import SharedSystemClient
+
+        systems = SharedSystemClient._identifier_to_system
+        refcounts = SharedSystemClient._identifier_to_refcount
+        for key, system in list(systems.items()):
+            same = key == persist_directory or getattr(system.settings, "persist_directory", None) == persist_directory
+            if same and refcounts.get(key, 0) <= 0:
+                systems.pop(key, None)
+    except Exception:  # pragma: no cover - chromadb internals moved: nothing to clean up
+        pass
+
+
 class ChromaVectorStore:
     """A Chroma collection as the workspace's vector index.
 
@@ -165,6 +186,10 @@ class ChromaVectorStore:
             except WorkspaceConfigError:
                 raise
             except Exception as exc:
+                if self._owns_client:
+                    self._client = None
+                    if self.path is not None:
+                        _forget_failed_system(str(self.path))
                 raise SearchError(f"cannot open Chroma collection for index {index_name!r} ({self!r}): "
                                   f"{type(exc).__name__}: {exc}") from exc
 
