@@ -224,8 +224,14 @@ class AutoIndexer:
             total = len(found)
             engine = self.engine
             with engine.batch():
-                for n, (path, (size, mtime_ns)) in enumerate(sorted(found.items()), 1):
-                    self._one(path, size, mtime_ns, manifest.get(path), report)
+                # (walk order is tree order: deterministic without sorting)
+                for n, (path, (size, mtime_ns)) in enumerate(found.items(), 1):
+                    rec = manifest.get(path)
+                    if (rec is not None and rec.size == size and rec.mtime_ns == mtime_ns
+                            and rec.hash not in (_BINARY, _TOO_LARGE)):
+                        report.unchanged += 1  # the common case, decided without a call
+                    else:
+                        self._one(path, size, mtime_ns, rec, report)
                     if progress is not None:
                         progress(IndexProgress(n, total, path, "index"))
                 gone = [p for p in manifest if p not in found
