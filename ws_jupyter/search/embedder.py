@@ -31,6 +31,7 @@ import os
 import struct
 import sys
 import threading
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -440,7 +441,9 @@ def _fn_name(fn: Any) -> str:
         return explicit
     if callable(explicit):
         try:
-            value = explicit()
+            with warnings.catch_warnings():  # Chroma's base class warns when name() is not overridden
+                warnings.simplefilter("ignore")
+                value = explicit()
             if isinstance(value, str):
                 return value
         except Exception:
