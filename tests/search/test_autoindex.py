@@ -151,6 +151,13 @@ def test_progress_callback_and_report(tree):
     assert all(p.total == len(index_updates) for p in index_updates) and seen[-1].fraction == 1.0
     assert "docs/logo.png" in {p.path for p in index_updates}  # considered, then skipped as binary
     assert "IndexReport(" in repr(report)
+    # with vectors, embedding is reported as its own phase, batch by batch
+    seen.clear()
+    with Workspace(id="t4v", filesystem=LocalFilesystem(tree), embedder=HashEmbedder()) as ws:
+        ws.rebuild_search_index(["docs", "src"], progress=seen.append)
+    embed = [p for p in seen if p.phase == "embed"]
+    assert embed[0].done == 0 and embed[-1].done == embed[-1].total == 5
+    assert seen[-1].phase == "done"
 
 
 def test_watch_keeps_the_index_current(tree):

@@ -476,9 +476,10 @@ class SearchEngine:
     def pending_embeddings(self) -> int:
         return len(self._pending)
 
-    def _flush_vectors(self) -> None:
+    def _flush_vectors(self, on_progress: Callable[[int, int], None] | None = None) -> None:
         if self.vector_store is None or self.embedder is None or not self._pending:
             return
+        total, done = len(self._pending), 0
         while self._pending:
             ids = list(self._pending)[:_EMBED_BATCH]
             contents = self.store.contents(ids)
@@ -497,6 +498,9 @@ class SearchEngine:
             self.vector_store.upsert(ids, vectors, texts, metas)
             for i in ids:
                 self._pending.pop(i, None)
+            done += len(ids)
+            if on_progress is not None:
+                on_progress(min(done, total), total)
             if self.store.get_meta("embedder") is None:
                 self.store.set_meta("embedder", self._embedder_fingerprint())
 
@@ -517,12 +521,13 @@ class SearchEngine:
         return True
 
     # ------------------------------------------------------------------ persistence
-    def flush(self) -> None:
-        """Embeds pending documents and makes everything durable."""
+    def flush(self, on_progress: Callable[[int, int], None] | None = None) -> None:
+        """Embeds pending documents and makes everything durable. ``on_progress(done, total)``
+        hears about each embedded batch."""
         with self._lock:
             if self._closed:
                 return
-            self._flush_vectors()
+            self._flush_vectors(on_progress)
             self.store.commit()
             self._maybe_snapshot(force=False)
 

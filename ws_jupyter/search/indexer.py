@@ -240,9 +240,12 @@ class AutoIndexer:
                     engine.remove_source(path)
                     store.delete_file(path)
                     report.removed.append(path)
+            embed_progress: Callable[[int, int], None] | None = None
             if engine.pending_embeddings and progress is not None:
-                progress(IndexProgress(total, total, None, "embed"))
-            engine.flush()
+                report_to = progress
+                report_to(IndexProgress(0, engine.pending_embeddings, None, "embed"))
+                embed_progress = lambda done, count: report_to(IndexProgress(done, count, None, "embed"))  # noqa: E731
+            engine.flush(embed_progress)
             report.seconds = time.perf_counter() - t0
             if progress is not None:
                 progress(IndexProgress(total, total, None, "done"))
