@@ -164,9 +164,11 @@ def test_watch_keeps_the_index_current(tree):
     updates = []
     ws = Workspace(id="t5", filesystem=LocalFilesystem(tree), auto_index_paths=["docs"])
     ws.init()
+    _write(tree, "docs/before.md", "the wombat came before watching\n")  # changed while not watching
     watcher = ws.watch(on_update=updates.append, debounce=0.1)
     try:
         assert watcher.running
+        _wait(lambda: "docs/before.md" in _ids(ws.search("wombat", mode="bm25")))  # the catch-up pass
         _write(tree, "docs/fresh.md", "the platypus arrived\n")
         _wait(lambda: "docs/fresh.md" in _ids(ws.search("platypus", mode="bm25")))
         (tree / "docs/guide.md").unlink()

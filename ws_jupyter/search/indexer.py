@@ -20,6 +20,7 @@ IndexReport(indexed=12, unchanged=0, removed=0, skipped=1, chunks=19, 0.41s)
 
 from __future__ import annotations
 
+import functools
 import logging
 import posixpath
 import re
@@ -43,6 +44,7 @@ _GLOB_CHARS = re.compile(r"[*?\[{]")
 _BINARY = "binary"
 _TOO_LARGE = "too-large"
 DEFAULT_MAX_FILE_BYTES = 4 * 1024 * 1024
+_WATCH_TICK_MS = 250  # how often the watcher thread wakes up without events (and checks stop)
 
 
 @dataclass(frozen=True)
@@ -404,7 +406,7 @@ class Watcher:
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._run, name="ws-jupyter-index-watch", daemon=True)
         self._thread.start()
-        self._ready.wait(5.0)
+        self._ready.wait(10.0)
 
     @property
     def running(self) -> bool:
@@ -418,26 +420,44 @@ class Watcher:
             first = rel.split("/", 1)[0]
             return first not in (".ws", ".git")
 
+        started = False
         try:
-            self._ready.set()
+            # yield_on_timeout: the first (empty) yield tells that the OS watch is in place, so
+            # nothing written after watch() returns can be missed; then one incremental pass
+            # catches up with what changed before.
             for changes in watchfiles.watch(self.root, watch_filter=interesting, stop_event=self._stop,
                                             debounce=int(self.debounce * 1000), step=50,
-                                            yield_on_timeout=False, raise_interrupt=False):
+                                            rust_timeout=_WATCH_TICK_MS, yield_on_timeout=True,
+                                            raise_interrupt=False):
                 if self._stop.is_set():
                     break
-                try:
-                    rels = [p[len(self.root):].lstrip("/") for _c, p in changes if p.startswith(self.root)]
-                    report = self.indexer.update(rels, self.paths, prune_outside=self.prune_outside)
-                    self.last_report = report
-                    self.updates += 1
-                    if self.on_update is not None:
-                        self.on_update(report)
-                except Exception as exc:  # keep watching; the error is visible on the watcher
-                    self.last_error = exc
-                    log.warning("index update failed: %s", exc)
+                if not started:
+                    started = True
+                    self._ready.set()
+                    self._apply(functools.partial(self.indexer.rebuild, self.paths,
+                                                  prune_outside=self.prune_outside))
+                if not changes:
+                    continue
+                rels = [p[len(self.root):].lstrip("/") for _c, p in changes if p.startswith(self.root)]
+                self._apply(functools.partial(self.indexer.update, rels, self.paths,
+                                              prune_outside=self.prune_outside))
         except Exception as exc:
             self.last_error = exc
             log.warning("file watcher stopped: %s", exc)
+        finally:
+            self._ready.set()
+
+    def _apply(self, run: Callable[[], IndexReport]) -> None:
+        try:
+            report = run()
+        except Exception as exc:  # keep watching; the error is visible on the watcher
+            self.last_error = exc
+            log.warning("index update failed: %s", exc)
+            return
+        self.last_report = report
+        self.updates += 1
+        if self.on_update is not None:
+            self.on_update(report)
 
     def stop(self, timeout: float = 5.0) -> None:
         self._stop.set()
