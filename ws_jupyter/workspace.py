@@ -493,6 +493,16 @@ class Workspace:
         return self._search_index_name
 
     @property
+    def persisted_index_name(self) -> str:
+        """The name the on-disk index of files uses: ``search_index_name``, except when neither
+        ``id`` nor ``search_index_name`` was given and no vector store either — the generated id
+        changes with every new Workspace object, so a fixed name lets the index survive a kernel
+        restart."""
+        if self._stable_index_name or self._vector_store is not None:
+            return self._search_index_name
+        return "workspace_search"
+
+    @property
     def auto_index_paths(self) -> tuple[str, ...]:
         return self._auto_index_paths
 
@@ -699,7 +709,7 @@ class Workspace:
             ]
             search = {
                 "modes": modes,
-                "index_name": self._search_index_name,
+                "index_name": self.persisted_index_name,
                 "auto_index_paths": list(self._auto_index_paths),
             }
             if self._search_engine is not None:

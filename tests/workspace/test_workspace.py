@@ -464,3 +464,20 @@ def test_from_directory(tmp_path: Path):
     assert ws.filesystem.base_path == str(tmp_path)
     assert ws.sandbox.working_directory == str(tmp_path)
     assert ws.skills is not None and ws.can_bm25
+
+
+def test_persisted_index_name_survives_new_ids(workdir):
+    """Without an id the generated one changes per object; the on-disk index keeps a fixed name."""
+    fs = LocalFilesystem(workdir)
+    anonymous = Workspace(filesystem=fs)
+    assert anonymous.persisted_index_name == "workspace_search"
+    assert anonymous.get_info().search["index_name"] == "workspace_search"
+    named = Workspace(id="proj", filesystem=fs)
+    assert named.persisted_index_name == named.search_index_name == "proj_search"
+    explicit = Workspace(filesystem=fs, search_index_name="mine")
+    assert explicit.persisted_index_name == "mine"
+    anonymous.index("notes.md", "persisted across objects")
+    anonymous.destroy()
+    again = Workspace(filesystem=LocalFilesystem(workdir))
+    assert [r.id for r in again.search("persisted")] == ["notes.md"]
+    again.destroy()

@@ -149,11 +149,7 @@ class SearchEngine:
         base = getattr(fs, "base_path", None) if fs is not None else None
         persist: Path | None = None
         if base:
-            if not getattr(workspace, "_stable_index_name", True) and vector_store is None:
-                # Neither id nor index name was given, so the default name changes with every
-                # new Workspace object; the on-disk index (and its embedded Chroma collection)
-                # keeps one fixed name so that it survives a kernel restart.
-                name = "workspace_search"
+            name = getattr(workspace, "persisted_index_name", name)
             if getattr(fs, "read_only", False):
                 from .embedder import cache_dir
 
