@@ -20,16 +20,8 @@ from ws_jupyter.filesystem.local import LocalFilesystem
 from ws_jupyter.search.indexer import glob_to_regex
 from ws_jupyter.workspace import Workspace
 
+from ..helpers import write as _write
 from .conftest import HashEmbedder
-
-
-def _write(root: Path, rel: str, content: str | bytes) -> None:
-    p = root / rel
-    p.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(content, bytes):
-        p.write_bytes(content)
-    else:
-        p.write_text(content)
 
 
 @pytest.fixture
@@ -56,8 +48,12 @@ def _ids(results) -> set[str]:
 
 def test_init_indexes_auto_paths_respecting_gitignore_hidden_binary(tree):
     emb = HashEmbedder()
-    with Workspace(id="t1", filesystem=LocalFilesystem(tree), embedder=emb,
-                   auto_index_paths=["docs", "src/**/*.py", "missing-dir"]) as ws:
+    with Workspace(
+        id="t1",
+        filesystem=LocalFilesystem(tree),
+        embedder=emb,
+        auto_index_paths=["docs", "src/**/*.py", "missing-dir"],
+    ) as ws:
         found = _ids(ws.search("zebra", top_k=50, mode="bm25"))
         assert found == {"docs/guide.md", "docs/api/reference.md", "docs/Makefile", "src/app.py"}
         report = ws.rebuild_search_index()
@@ -103,7 +99,11 @@ def test_incremental_passes_count_embedder_calls(tree):
     _write(tree, "docs/new.md", "a new zebra page\n")
     report = ws.rebuild_search_index()
     assert sorted(report.removed) == ["src/app.py", "src/notes.txt"] and report.indexed == ["docs/new.md"]
-    assert _ids(ws.search("zebra", top_k=50, mode="bm25")) == {"docs/api/reference.md", "docs/Makefile", "docs/new.md"}
+    assert _ids(ws.search("zebra", top_k=50, mode="bm25")) == {
+        "docs/api/reference.md",
+        "docs/Makefile",
+        "docs/new.md",
+    }
     assert ws._search_engine.vector_store.count() == len(ws._search_engine)
 
     # a file that became binary leaves the index
@@ -193,8 +193,17 @@ def test_targeted_update_of_changed_files(tree):
         _write(tree, "docs/.hidden2.md", "hidden\n")
         _write(tree, "src/outside.md", "not under docs\n")
         (tree / "docs/guide.md").unlink()
-        report = indexer.update(["docs/api/reference.md", "docs/api/scratch.tmp", "docs/api/generated/more.md",
-                                 "docs/.hidden2.md", "src/outside.md", "docs/guide.md"], ["docs"])
+        report = indexer.update(
+            [
+                "docs/api/reference.md",
+                "docs/api/scratch.tmp",
+                "docs/api/generated/more.md",
+                "docs/.hidden2.md",
+                "src/outside.md",
+                "docs/guide.md",
+            ],
+            ["docs"],
+        )
         assert report.indexed == ["docs/api/reference.md"] and report.removed == ["docs/guide.md"]
         assert emb.texts == before + 1
         assert set(engine.sources()) == {"docs/api/reference.md", "docs/Makefile"}
@@ -239,7 +248,9 @@ def test_glob_translation():
 def test_read_only_workspace_keeps_its_index_in_the_user_cache(tree, tmp_path, monkeypatch):
     monkeypatch.setenv("WS_JUPYTER_CACHE_DIR", str(tmp_path / "cache"))
     before = sorted(p.relative_to(tree) for p in tree.rglob("*"))
-    with Workspace(id="ro", filesystem=LocalFilesystem(tree, read_only=True), auto_index_paths=["docs"]) as ws:
+    with Workspace(
+        id="ro", filesystem=LocalFilesystem(tree, read_only=True), auto_index_paths=["docs"]
+    ) as ws:
         assert "docs/guide.md" in _ids(ws.search("zebra", top_k=20))
     assert sorted(p.relative_to(tree) for p in tree.rglob("*")) == before  # nothing written
     assert list((tmp_path / "cache" / "index").glob("*/ro_search/docs.sqlite3"))

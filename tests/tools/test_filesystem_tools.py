@@ -13,6 +13,7 @@ import pytest
 from ws_jupyter import WORKSPACE_TOOLS as T
 from ws_jupyter.tools.types import ToolErrorText, ToolResult
 
+from ..helpers import write
 from .conftest import box
 
 
@@ -263,9 +264,7 @@ def tree(workdir):
         "Zeta.txt",
         "alpha.txt",
     ]:
-        p = workdir / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text("x")
+        write(workdir, rel)
     (workdir / "docs").mkdir()
     (workdir / ".hidden").mkdir()
     (workdir / ".hidden" / "h.txt").write_text("h")
@@ -334,9 +333,7 @@ def test_list_gitignore_at_every_level(fs_tools, workdir):
     (workdir / "pkg").mkdir()
     (workdir / "pkg" / ".gitignore").write_text("secret.txt\n!keep.log\n")
     for rel in ["build/out.o", "pkg/secret.txt", "pkg/keep.log", "pkg/drop.log", "pkg/code.py", "top.log"]:
-        p = workdir / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text("x")
+        write(workdir, rel)
     assert fs_tools.run("workspace_list_files") == ".\npkg/\n\tcode.py\n\tkeep.log\n\n1 directory, 2 files"
     out = fs_tools.run("workspace_list_files", respect_gitignore=False, show_hidden=True)
     for name in ("build/", "secret.txt", "drop.log", "top.log", ".gitignore"):

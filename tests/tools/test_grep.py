@@ -12,19 +12,11 @@ from ws_jupyter import LocalFilesystem
 from ws_jupyter.tools import grep as grep_mod
 from ws_jupyter.tools.types import ToolErrorText
 
+from ..helpers import write
 from .conftest import box
 
 RG = grep_mod.find_ripgrep()
 needs_rg = pytest.mark.skipif(RG is None, reason="ripgrep is not installed (pip install ripgrep)")
-
-
-def write(root, rel, content):
-    p = root / rel
-    p.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(content, bytes):
-        p.write_bytes(content)
-    else:
-        p.write_text(content)
 
 
 def grep(tools, **args):

@@ -7,12 +7,12 @@ import os
 from ws_jupyter import LocalFilesystem
 from ws_jupyter.filesystem.walk import walk
 
+from ..helpers import write
+
 
 def test_names_only_walk_matches_the_full_walk(workdir):
     for rel in ["a/b/c.txt", "a/d.py", "e.md", "Z/y.txt", ".hidden/h", "ign/x.log"]:
-        p = workdir / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text("x")
+        write(workdir, rel)
     (workdir / ".gitignore").write_text("ign/\n")
     os.symlink("a", workdir / "link-a")
     os.symlink("e.md", workdir / "link-e")
