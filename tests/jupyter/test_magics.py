@@ -362,6 +362,22 @@ def test_send_eof_and_kill_all(ws_ip: Any) -> None:
         ws(ws_ip, "kill")
 
 
+def test_ps_states_agree_with_the_live_widget(ws_ip: Any) -> None:
+    from ws_jupyter.jupyter.widgets.process_output import ProcessOutput
+
+    timed = ws(ws_ip, "bg --no-widget --timeout 0.3 sleep 30")
+    code = ws(ws_ip, "bg --no-widget exit 130")  # a failure, though the code is above 128
+    killed = ws(ws_ip, "bg --no-widget sleep 30")
+    killed.kill()
+    _wait_for(lambda: timed.exit_code is not None and code.exit_code is not None)
+    states = {r.pid: r.state for r in ws(ws_ip, "ps").rows}
+    assert states == {timed.pid: "timed out", code.pid: "failed", killed.pid: "killed"}
+    for handle in (timed, code, killed):
+        view = ProcessOutput(handle)
+        assert view.state == states[handle.pid]
+        view.close()
+
+
 def test_bg_shows_a_live_widget(ws_ip: Any) -> None:
     from ws_jupyter.jupyter.widgets.process_output import ProcessOutput
 

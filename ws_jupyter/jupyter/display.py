@@ -25,7 +25,7 @@ import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any
 from urllib.parse import quote
 
@@ -51,6 +51,7 @@ __all__ = [
     "format_duration",
     "highlight_terms",
     "path_link",
+    "process_state",
     "register_formatters",
     "unregister_formatters",
 ]
@@ -723,23 +724,23 @@ class RunSummary(RichView):
         return ("✓ " if self.success else "✗ ") + self.status()
 
 
-def _process_state(running: bool, exit_code: int | None) -> str:
-    if running:
+def process_state(process: Any) -> str:
+    """``running``, ``exited`` (0), ``failed`` (non-zero), ``killed`` or ``timed out``.
+
+    ``process`` is a ``ProcessHandle`` or a ``ProcessInfo``: the state comes from what the sandbox
+    recorded (``killed``, ``timed_out``), so ``%ws ps``, the process monitor and the live output
+    widget of one process always agree.
+    """
+    if process.exit_code is None:
         return "running"
-    if exit_code is None:
-        return "exited"
-    if exit_code == 0:
-        return "exited"
-    return "killed" if exit_code >= 128 or exit_code < 0 else "failed"
+    if getattr(process, "timed_out", False):
+        return "timed out"
+    if getattr(process, "killed", False):
+        return "killed"
+    return "exited" if process.exit_code == 0 else "failed"
 
 
-def _runtime(started: datetime | None, ended: datetime | None) -> float | None:
-    if started is None:
-        return None
-    end = ended or datetime.now(timezone.utc)
-    if started.tzinfo is None:
-        end = end.replace(tzinfo=None)
-    return max(0.0, (end - started).total_seconds())
+STATE_COLOURS = {"running": OK, "failed": BAD, "killed": WARN, "timed out": WARN}
 
 
 @dataclass(frozen=True)
@@ -755,8 +756,8 @@ class ProcessRow:
         return cls(
             pid=int(info.pid),
             command=str(info.command),
-            state=_process_state(bool(info.running), info.exit_code),
-            runtime=_runtime(getattr(info, "started_at", None), getattr(info, "ended_at", None)),
+            state=process_state(info),
+            runtime=getattr(info, "runtime_seconds", None),
             exit_code=info.exit_code,
         )
 
@@ -797,11 +798,10 @@ class ProcessTableView(RichView):
             return (
                 f'<div style="{MUTED}">No background processes. Start one with <code>%ws bg CMD</code>.</div>'
             )
-        colours = {"running": OK, "failed": BAD, "killed": WARN, "exited": "inherit"}
         rows = [
             [
                 f'<span style="{MONO}">{esc(c[0])}</span>',
-                f'<span style="color: {colours.get(c[1], "inherit")}">{esc(c[1])}</span>',
+                f'<span style="color: {STATE_COLOURS.get(c[1], "inherit")}">{esc(c[1])}</span>',
                 esc(c[2]),
                 esc(c[3]),
                 f'<span style="{MONO}">{esc(c[4])}</span>',

@@ -21,10 +21,10 @@ from typing import Any
 import ipywidgets as w
 from traitlets import Int, Unicode
 
-from ..display import format_duration
+from ..display import STATE_COLOURS, format_duration, process_state
 from .live import TextTail, Throttle, _scheduler, on_enter
 
-__all__ = ["ProcessOutput", "clean_terminal_text", "process_state"]
+__all__ = ["ProcessOutput", "clean_terminal_text"]
 
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07|\x1b[@-Z\\-_]")
 
@@ -41,20 +41,6 @@ def clean_terminal_text(text: str) -> str:
             line = pieces[-1] if pieces else ""
         out.append(line)
     return "\n".join(out)
-
-
-def process_state(handle: Any) -> str:
-    """``running``, ``exited`` (0), ``failed`` (non-zero), ``killed`` or ``timed out``."""
-    if handle.exit_code is None:
-        return "running"
-    if getattr(handle, "timed_out", False):
-        return "timed out"
-    if getattr(handle, "killed", False):
-        return "killed"
-    return "exited" if handle.exit_code == 0 else "failed"
-
-
-_STATE_COLOURS = {"running": "#1a7f37", "failed": "#cf222e", "killed": "#9a6700", "timed out": "#9a6700"}
 
 
 class ProcessOutput(w.VBox):
@@ -126,7 +112,7 @@ class ProcessOutput(w.VBox):
         handle = self.handle
         state = process_state(handle)
         runtime = format_duration(handle.execution_time_ms / 1000)
-        colour = _STATE_COLOURS.get(state, "inherit")
+        colour = STATE_COLOURS.get(state, "inherit")
         code = "" if handle.exit_code is None else f" ({handle.exit_code})"
         self.status.value = (
             f'<span style="font-family: var(--jp-code-font-family, monospace)"><b>PID {self.pid}</b> · '
