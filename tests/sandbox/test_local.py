@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import gc
 import os
 import sys
+import weakref
 from pathlib import Path
 
 import pytest
@@ -20,7 +22,7 @@ from ws_jupyter.sandbox import LocalSandbox, NativeSandboxConfig
 from ws_jupyter.sandbox.types import WorkspaceSandbox
 
 from .conformance import SandboxConformance
-from .conftest import BWRAP
+from .conftest import BWRAP, wait_for
 
 
 class TestUnisolated(SandboxConformance):
@@ -238,3 +240,16 @@ class TestSeatbeltWiring:
         sb.mount(str(extra), read_only=True)  # mounts are added to generated profiles
         assert f'(subpath "{extra}")' in path.read_text()
         sb.destroy()
+
+
+def test_released_process_is_freed_while_its_timeout_is_pending(make_sandbox):
+    # The cancelled timeout timer stays queued for an hour; it must not keep the handle (and up
+    # to 2 MiB of retained output) alive after release().
+    sb = make_sandbox()
+    h = sb.processes.spawn("head -c 100000 /dev/zero", timeout=3600)
+    assert h.wait(timeout=10).exit_code == 0
+    assert sb.processes.release(h.pid)
+    ref = weakref.ref(h)
+    del h
+    # (the I/O thread may still be finishing its bookkeeping of the exit for a moment)
+    assert wait_for(lambda: gc.collect() >= 0 and ref() is None, 2)

@@ -34,6 +34,10 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
+def _nothing() -> None:
+    pass
+
+
 class TimerHandle:
     """Returned by ``call_later``; ``cancel()`` is safe from any thread."""
 
@@ -45,7 +49,10 @@ class TimerHandle:
         self.cancelled = False
 
     def cancel(self) -> None:
+        # A cancelled timer stays in the heap until it is due (an hour for a long timeout): it
+        # must not keep its callback, and what that holds (a process with its output), alive.
         self.cancelled = True
+        self.callback = _nothing
 
 
 class Reactor:
