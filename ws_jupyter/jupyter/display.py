@@ -50,6 +50,7 @@ __all__ = [
     "format_bytes",
     "format_duration",
     "highlight_terms",
+    "one_line",
     "path_link",
     "process_state",
     "register_formatters",
@@ -1085,7 +1086,7 @@ class SkillTableView(RichView):
         return text
 
     def text(self) -> str:
-        rows = [[s.name, s.source_kind, s.path, _first_line(s.description, 70)] for s in self.skills]
+        rows = [[s.name, s.source_kind, s.path, one_line(s.description, 70)] for s in self.skills]
         out = _text_table(["NAME", "SOURCE", "PATH", "DESCRIPTION"], rows) if rows else "No skills."
         for issue in self.issues:
             out += f"\n! {issue.kind}: {issue.message}"
@@ -1098,7 +1099,7 @@ class SkillTableView(RichView):
             rows = [
                 [
                     f"<strong>{esc(s.name)}</strong>",
-                    esc(_first_line(s.description, 160)),
+                    esc(one_line(s.description, 160)),
                     f'<span style="{MUTED}">{esc(s.source_kind)}</span>',
                     f'<span style="{MONO}">{esc(s.path)}</span>',
                     esc(_count_files(s)),
@@ -1112,7 +1113,8 @@ class SkillTableView(RichView):
         return body
 
 
-def _first_line(text: str, width: int) -> str:
+def one_line(text: str, width: int) -> str:
+    """``text`` on one line (whitespace collapsed), cut with "…" to at most ``width`` characters."""
     line = " ".join(str(text).split())
     return line if len(line) <= width else line[: width - 1] + "…"
 
@@ -1191,7 +1193,7 @@ class ToolTableView(RichView):
                 t.name,
                 "yes" if _needs_approval(t) else "",
                 ", ".join(_params(t)),
-                _first_line(t.description, 60),
+                one_line(t.description, 60),
             ]
             for t in self.tools
         ]
@@ -1207,7 +1209,7 @@ class ToolTableView(RichView):
             items.append(
                 f'<details style="margin: 3px 0"><summary style="cursor: pointer"><strong style="{MONO}">'
                 f"{esc(t.name)}</strong>({esc(params)}){flag} "
-                f'<span style="{MUTED}">{esc(_first_line(t.description, 120))}</span></summary>'
+                f'<span style="{MUTED}">{esc(one_line(t.description, 120))}</span></summary>'
                 f'<div style="margin: 4px 0 6px 1.2em"><div style="white-space: pre-wrap">{esc(t.description)}</div>'
                 f'<pre style="{MONO}; margin: 4px 0; padding: 4px; border: 1px solid {BORDER}">'
                 f"{esc(to_json_text(t.input_schema))}</pre></div></details>"

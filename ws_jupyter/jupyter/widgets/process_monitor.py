@@ -11,7 +11,7 @@ State for code and tests: ``rows`` (dicts: pid, command, state, runtime, exit_co
 
 from __future__ import annotations
 
-import html
+import dataclasses
 import threading
 import time
 from typing import Any
@@ -19,14 +19,11 @@ from typing import Any
 import ipywidgets as w
 from traitlets import Dict, Int, List
 
-from ..display import BORDER, MONO, MUTED, ProcessRow, format_duration
+from ..display import MUTED, ProcessRow, ProcessTableView, one_line
 from .live import Throttle, _scheduler
 from .process_output import ProcessOutput
 
 __all__ = ["ProcessMonitor"]
-
-_COLOURS = {"running": "#1a7f37", "failed": "#cf222e", "killed": "#9a6700"}
-
 
 class ProcessMonitor(w.VBox):
     """Live table of background processes; select one to follow it. See the module docstring."""
@@ -77,41 +74,12 @@ class ProcessMonitor(w.VBox):
         if self._closed:
             return
         rows = [ProcessRow.from_info(info) for info in self.manager.list()]
-        data = [
-            {
-                "pid": r.pid,
-                "command": r.command,
-                "state": r.state,
-                "runtime": r.runtime,
-                "exit_code": r.exit_code,
-            }
-            for r in rows
-        ]
-        self.rows = data
-        if rows:
-            body = "".join(
-                f"<tr><td style='{MONO}; padding: 1px 10px 1px 0; text-align: right'>{r.pid}</td>"
-                f"<td style='padding: 1px 10px 1px 0; color: {_COLOURS.get(r.state, 'inherit')}'>{r.state}</td>"
-                f"<td style='padding: 1px 10px 1px 0'>{format_duration(r.runtime)}</td>"
-                f"<td style='padding: 1px 10px 1px 0; text-align: right'>{'' if r.exit_code is None else r.exit_code}</td>"
-                f"<td style='{MONO}'>{html.escape(r.command)}</td></tr>"
-                for r in rows
-            )
-            head = "".join(
-                f"<th style='text-align: left; padding-right: 10px; border-bottom: 1px solid {BORDER}'>{h}</th>"
-                for h in ("PID", "state", "runtime", "exit", "command")
-            )
-            self.table.value = f"<table style='border-collapse: collapse'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-        else:
-            self.table.value = (
-                f"<div style='{MUTED}'>No background processes. Start one with <code>%ws bg CMD</code>.</div>"
-            )
+        self.rows = [dataclasses.asdict(r) for r in rows]
+        self.table.value = ProcessTableView(rows).html_body()
         options = [("(choose a process to follow)", 0)] + [
-            (f"{r.pid} · {r.state} · {_short(r.command)}", r.pid) for r in rows
+            (f"{r.pid} · {r.state} · {one_line(r.command, 60)}", r.pid) for r in rows
         ]
-        if [o[1] for o in options] != [o[1] for o in self.chooser.options] or options != list(
-            self.chooser.options
-        ):
+        if options != list(self.chooser.options):
             current = self.chooser.value
             self.chooser.unobserve(self._on_choose, names="value")
             try:
@@ -184,7 +152,3 @@ class ProcessMonitor(w.VBox):
         for widget in (self.table, self.chooser, self.kill_all_button, self.detail):
             widget.close()
         super().close()
-
-
-def _short(text: str, width: int = 60) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"

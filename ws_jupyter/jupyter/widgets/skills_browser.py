@@ -17,7 +17,7 @@ from typing import Any
 import ipywidgets as w
 from traitlets import List, Unicode
 
-from ..display import MUTED, FileView
+from ..display import MUTED, FileView, one_line
 
 __all__ = ["SkillsBrowser"]
 
@@ -93,7 +93,7 @@ class SkillsBrowser(w.VBox):
             found = all_skills
         self.names = [s.name for s in found]
         self.listing.options = [
-            (f"{s.name} — {_short(s.description)}  [{s.source_kind}]", s.name) for s in found
+            (f"{s.name} — {one_line(s.description, 60)}  [{s.source_kind}]", s.name) for s in found
         ]
         issues = self.skills.issues()
         self.issues_html.value = "".join(
@@ -186,8 +186,3 @@ class SkillsBrowser(w.VBox):
         ):
             widget.close()
         super().close()
-
-
-def _short(text: str, width: int = 60) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= width else line[: width - 1] + "…"
