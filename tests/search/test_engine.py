@@ -87,6 +87,19 @@ def test_bm25_only_engine_basics(tmp_path):
     e.close()
 
 
+def test_a_document_moved_to_another_source_leaves_no_empty_source():
+    # Re-indexing an id under another source (e.g. a chunk id indexed by hand) must not leave
+    # its old source behind as "indexed" with no documents: the auto-indexer trusts has_source().
+    e = SearchEngine(True)
+    chunks = e.index_document("big.md", "\n".join(f"line {i} " + "x" * 60 for i in range(200)))
+    assert len(chunks) > 1
+    for doc_id in chunks:
+        e.index(doc_id, "replaced by hand")
+    assert not e.has_source("big.md") and "big.md" not in e.sources()
+    assert set(e.sources()) == set(chunks)
+    e.close()
+
+
 def test_mode_and_argument_errors():
     e = SearchEngine(True)
     e.index("a", "some text")

@@ -339,7 +339,7 @@ class SearchEngine:
                 and old.start_line == rec.start_line and old.source == rec.source):
             return False  # unchanged: neither re-tokenised nor re-embedded
         if old is not None and old.source != rec.source:
-            self._by_source.get(old.source, set()).discard(rec.id)
+            self._unlink_source(old)
         self.store.put(rec, content)
         self._docs[rec.id] = rec
         self._by_source.setdefault(rec.source, set()).add(rec.id)
@@ -412,15 +412,19 @@ class SearchEngine:
             self._commit()
         return ids
 
+    def _unlink_source(self, rec: DocRecord) -> None:
+        """Drops ``rec`` from its source's ids, and the source once it has none left."""
+        ids = self._by_source.get(rec.source)
+        if ids is not None:
+            ids.discard(rec.id)
+            if not ids:
+                del self._by_source[rec.source]
+
     def _remove(self, doc_id: str) -> bool:
         rec = self._docs.pop(doc_id, None)
         if rec is None:
             return False
-        ids = self._by_source.get(rec.source)
-        if ids is not None:
-            ids.discard(doc_id)
-            if not ids:
-                del self._by_source[rec.source]
+        self._unlink_source(rec)
         self.store.delete(doc_id)
         if self._bm25 is not None:
             self._bm25.remove(doc_id)
