@@ -350,6 +350,15 @@ def test_bg_ps_logs_send_kill(ws_ip: Any) -> None:
         ws(ws_ip, f"send {handle.pid} too late")
 
 
+def test_logs_tail_is_capped_by_max_lines_and_says_so(ws_ip: Any) -> None:
+    handle = ws(ws_ip, "bg --no-widget seq 1 10")
+    _wait_for(lambda: handle.exit_code == 0)
+    ws_ip.run_line_magic("config", "WsMagics.max_lines = 3")
+    logs = ws(ws_ip, f"logs {handle.pid} --tail 5")
+    assert logs.stdout == "8\n9\n10\n" and logs.shown == "last 3 lines"
+    assert ws(ws_ip, f"logs {handle.pid} --tail 2").shown == "last 2 lines"
+
+
 def test_send_eof_and_kill_all(ws_ip: Any) -> None:
     cat = ws(ws_ip, "bg --no-widget cat")
     sleeper = ws(ws_ip, "bg --no-widget sleep 60")

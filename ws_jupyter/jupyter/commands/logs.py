@@ -30,9 +30,8 @@ def configure(parser: WsArgumentParser) -> None:
     parser.add_argument("--follow", "-f", action="store_true", help="show the live output widget")
 
 
-def _last_lines(text: str, n: int | None, limit: int) -> tuple[str, int]:
+def _last_lines(text: str, keep: int) -> tuple[str, int]:
     lines = text.splitlines(keepends=True)
-    keep = min(n, limit) if n else limit
     if len(lines) <= keep:
         return text, 0
     return "".join(lines[-keep:]), len(lines) - keep
@@ -47,11 +46,12 @@ def run(inv: Invocation) -> Any:
         show_process(inv, handle)
         return None
     limit = max(inv.magics.max_lines, 1)
-    out, out_cut = _last_lines(handle.stdout, inv.args.tail, limit)
-    err, err_cut = _last_lines(handle.stderr, inv.args.tail, limit)
+    keep = min(inv.args.tail, limit) if inv.args.tail else limit
+    out, out_cut = _last_lines(handle.stdout, keep)
+    err, err_cut = _last_lines(handle.stderr, keep)
     shown = []
     if out_cut or err_cut:
-        shown.append(f"last {inv.args.tail or limit} lines")
+        shown.append(f"last {keep} lines")
     if getattr(handle, "stdout_truncated", False) or getattr(handle, "stderr_truncated", False):
         shown.append("older output was not retained")
     return LogView(
