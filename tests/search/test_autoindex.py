@@ -243,6 +243,10 @@ def test_glob_translation():
     assert not glob_to_regex("docs/*.md").match("docs/a/b.md")
     assert glob_to_regex("docs/{a,b}.txt").match("docs/b.txt")
     assert glob_to_regex("file?.[ch]").match("file1.c") and not glob_to_regex("file?.[ch]").match("file1.py")
+    # braces mean what they mean in list_files/grep globs: nested alternatives work, and an
+    # unbalanced brace is a literal character (it used to make an invalid regular expression)
+    assert glob_to_regex("**/{x,y/{z,w}}.md").match("a/y/w.md")
+    assert glob_to_regex("notes/{draft").match("notes/{draft") and glob_to_regex("a,b}").match("a,b}")
 
 
 def test_read_only_workspace_keeps_its_index_in_the_user_cache(tree, tmp_path, monkeypatch):

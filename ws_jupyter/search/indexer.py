@@ -33,6 +33,7 @@ from typing import Any
 from ..errors import FilesystemError, InvalidArgumentError, WorkspaceError
 from ..filesystem.mime import SNIFF_BYTES, looks_like_text
 from ..filesystem.walk import walk
+from ..tools.globs import expand_braces, split_glob_path
 from .engine import SearchEngine, content_hash
 from .store import FileRecord
 
@@ -40,7 +41,6 @@ __all__ = ["AutoIndexer", "IndexProgress", "IndexReport", "Watcher", "glob_to_re
 
 log = logging.getLogger("ws_jupyter.search")
 
-_GLOB_CHARS = re.compile(r"[*?\[{]")
 _BINARY = "binary"
 _TOO_LARGE = "too-large"
 DEFAULT_MAX_FILE_BYTES = 4 * 1024 * 1024
@@ -82,10 +82,16 @@ class IndexReport:
 
 
 def glob_to_regex(pattern: str) -> re.Pattern[str]:
-    """Compiles a path glob: ``**`` any depth, ``*``/``?`` within a segment, ``[...]``, ``{a,b}``."""
+    """Compiles a path glob anchored at the workspace root: ``**`` any depth, ``*``/``?`` within a
+    segment, ``[...]``, and ``{a,b}`` alternatives (expanded as in ``list_files``/``grep`` globs:
+    nested braces work, unbalanced ones are literal)."""
+    alternatives = [_glob_body(p) for p in expand_braces(pattern)]
+    return re.compile("(?:" + "|".join(alternatives) + r")\Z")
+
+
+def _glob_body(pattern: str) -> str:
     out = []
     i, n = 0, len(pattern)
-    depth = 0
     while i < n:
         c = pattern[i]
         if c == "*":
@@ -110,18 +116,10 @@ def glob_to_regex(pattern: str) -> re.Pattern[str]:
                     body = "^" + body[1:]
                 out.append(f"[{body}]")
                 i = j
-        elif c == "{":
-            depth += 1
-            out.append("(?:")
-        elif c == "}" and depth:
-            depth -= 1
-            out.append(")")
-        elif c == "," and depth:
-            out.append("|")
         else:
             out.append(re.escape(c))
         i += 1
-    return re.compile("".join(out) + r"\Z")
+    return "".join(out)
 
 
 def _normalize(path: str) -> str:
@@ -149,12 +147,8 @@ def _scope(entry: str) -> _Scope:
     if not isinstance(entry, str) or not entry.strip():
         raise InvalidArgumentError(f"index paths must be non-empty strings, got {entry!r}")
     norm = _normalize(entry)
-    m = _GLOB_CHARS.search(norm)
-    if m is None:
-        return _Scope(entry, norm, None)
-    head = norm[:m.start()]
-    base = head.rsplit("/", 1)[0] if "/" in head else "."
-    return _Scope(entry, base or ".", glob_to_regex(norm))
+    base, rest = split_glob_path(norm)
+    return _Scope(entry, norm, None) if rest is None else _Scope(entry, base, glob_to_regex(norm))
 
 
 class AutoIndexer:
