@@ -249,6 +249,15 @@ def test_cat_image_and_binary(ws_ip: Any) -> None:
     assert binary.text_content is None and "binary" in repr(binary)
 
 
+def test_cat_looks_the_file_up_once(ws_ip: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    fs = ws_ip.user_ns["ws"].filesystem
+    calls: list[str] = []
+    stat = fs.stat
+    monkeypatch.setattr(fs, "stat", lambda path, *a, **k: calls.append(path) or stat(path, *a, **k))
+    assert ws(ws_ip, "cat src/app.py").total_lines == 5
+    assert calls == ["src/app.py"]
+
+
 def test_write_append_and_no_overwrite(ws_ip: Any, ws_dir: Path) -> None:
     msg = ws(ws_ip, "write out/new.py", "x = '$not_expanded {nor_this}'")
     assert isinstance(msg, MessageView) and "Wrote" in msg.message

@@ -23,15 +23,18 @@ def load_file_view(
     max_lines: int = 2000,
     around: int | None = None,
     base_path: str | None = None,
+    stat: Any = None,
 ) -> FileView:
     """A ``FileView`` of ``path``: text (numbered, long files cut in the middle), image or binary.
 
     ``lines`` picks a 1-based inclusive range; ``around`` centres a window of ``max_lines`` lines
-    on that line and marks it (search hits).
+    on that line and marks it (search hits). ``stat``: the file's ``fs.stat(path)`` when the
+    caller already has it (it is not looked up again).
     """
     from ..filesystem.mime import guess_mime_type, looks_like_text
 
-    stat = fs.stat(path)
+    if stat is None:
+        stat = fs.stat(path)
     if stat.type == "directory":
         raise InvalidArgumentError(f"{stat.path} is a directory")
     mime = stat.mime_type or guess_mime_type(stat.path)

@@ -38,6 +38,7 @@ def run(inv: Invocation) -> FileView:
         lines=inv.args.lines,
         max_lines=inv.magics.max_lines,
         base_path=base_path_of(inv.workspace),
+        stat=stat,
     )
 
 

@@ -294,7 +294,12 @@ class FileBrowser(w.VBox):
         when = modified.astimezone().strftime("%Y-%m-%d %H:%M") if isinstance(modified, datetime) else ""
         try:
             view = load_file_view(
-                self.fs, stat.path, max_lines=self._preview_lines, around=line, base_path=self._base
+                self.fs,
+                stat.path,
+                max_lines=self._preview_lines,
+                around=line,
+                base_path=self._base,
+                stat=stat,
             )
             body = view.html_body()
         except Exception as exc:
