@@ -118,6 +118,9 @@ class SearchEngine:
         self.workspace_id = workspace_id
         self._analyzer = Analyzer(self.bm25_config or BM25Config())
         self._lock = threading.RLock()
+        #: held by an auto-indexing pass (:class:`~ws_jupyter.search.indexer.AutoIndexer`) from its
+        #: scan to its flush, so two passes over this engine's file manifest never interleave
+        self.indexing_lock = threading.RLock()
         self._docs: dict[str, DocRecord] = {}
         self._by_source: dict[str, set[str]] = {}
         self._pending: dict[str, None] = {}

@@ -154,15 +154,12 @@ def _scope(entry: str) -> _Scope:
 class AutoIndexer:
     """Incremental indexing of workspace files into a :class:`SearchEngine` (see module docs)."""
 
-    _run_locks: dict[int, threading.RLock] = {}
-    _run_locks_guard = threading.Lock()
-
     def __init__(self, fs: Any, engine: SearchEngine, *, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES) -> None:
         self.fs = fs
         self.engine = engine
         self.max_file_bytes = max_file_bytes
-        with self._run_locks_guard:
-            self._run_lock = self._run_locks.setdefault(id(engine), threading.RLock())
+        # the engine's own lock: every indexer made for it (one per call) runs its passes in turn
+        self._run_lock = engine.indexing_lock
         self._visible_dirs: dict[str, set[str]] = {}
 
     # ------------------------------------------------------------------ scanning
