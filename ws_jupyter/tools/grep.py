@@ -50,9 +50,8 @@ from ..filesystem.walk import IgnoreRules, ancestor_rules, relative_to, walk
 from .base import ToolCall, ToolSpec, file_chunks, rel_path, split_lines
 from .globs import compile_globs, split_glob_path
 from .names import WORKSPACE_TOOLS
-from .output import take_lines
+from .output import truncate_head
 from .schema import Param
-from .tokens import over_budget
 from .types import ToolErrorText
 
 __all__ = ["MAX_MATCHES", "SPEC", "GrepResult", "find_ripgrep", "grep", "search"]
@@ -742,15 +741,8 @@ def grep(call: ToolCall) -> str:
     summary, body = format_result(result, args["context_lines"])
     if not body:
         return summary
-    budget = call.max_tokens
-    total = None if budget is None else over_budget(body, budget)
-    if budget is None or total is None:
-        return f"{summary}\n---\n{body}"
-    kept, used = take_lines(body.split("\n"), max(1, budget - 60))
-    return (
-        f"{summary}\n---\n{chr(10).join(kept)}\n[output truncated: showing first ~{used} of ~{total} "
-        "tokens; narrow path or pattern, or set max_count]"
-    )
+    body = truncate_head(body, call.max_tokens, reserve=60, hint="narrow path or pattern, or set max_count")
+    return f"{summary}\n---\n{body}"
 
 
 SPEC = ToolSpec(name=WORKSPACE_TOOLS.FILESYSTEM.GREP, description=DESCRIPTION, params=PARAMS, run=grep)

@@ -16,9 +16,8 @@ from ..filesystem.walk import WalkEntry, relative_to, walk
 from .base import ToolCall, ToolSpec
 from .globs import compile_globs
 from .names import WORKSPACE_TOOLS
-from .output import take_lines
+from .output import truncate_head
 from .schema import Param
-from .tokens import over_budget
 
 __all__ = ["SPEC", "list_files"]
 
@@ -153,7 +152,13 @@ def list_files(call: ToolCall) -> str:
     summary = f"{n_dirs} {'directory' if n_dirs == 1 else 'directories'}, {n_files} {'file' if n_files == 1 else 'files'}"
     if truncated:
         summary += f" (truncated at depth {max_depth})"
-    return _fit(lines, summary, call.max_tokens)
+    listing = truncate_head(
+        "\n".join(lines),
+        call.max_tokens,
+        reserve=40,
+        hint="list a subdirectory, lower max_depth or filter with pattern to see the rest",
+    )
+    return f"{listing}\n\n{summary}"
 
 
 def _excluded(matcher: Any, rel: str, name: str) -> bool:
@@ -170,18 +175,6 @@ def _prune_empty_dirs(entries: list[WalkEntry]) -> list[WalkEntry]:
                 keep_dirs.add(parent)
                 parent = parent.rsplit("/", 1)[0] if "/" in parent else ""
     return [e for e in entries if not e.is_dir or e.path in keep_dirs]
-
-
-def _fit(lines: list[str], summary: str, budget: int | None) -> str:
-    text = "\n".join(lines)
-    total = None if budget is None else over_budget(text, budget)
-    if budget is None or total is None:
-        return f"{text}\n\n{summary}"
-    kept, used = take_lines(lines, max(1, budget - 40))
-    return (
-        f"{chr(10).join(kept)}\n[output truncated: showing first ~{used} of ~{total} tokens; list a "
-        f"subdirectory, lower max_depth or filter with pattern to see the rest]\n\n{summary}"
-    )
 
 
 SPEC = ToolSpec(

@@ -121,17 +121,20 @@ def take_lines(lines: Sequence[str], budget: int, *, from_end: bool = False) -> 
     return kept, used
 
 
-def truncate_head(text: str, max_tokens: int | None) -> str:
+def truncate_head(text: str, max_tokens: int | None, *, reserve: int = 15, hint: str = "") -> str:
     """Keep the start of ``text`` within ``max_tokens``; announce the cut at the end.
 
-    ``[output truncated: showing first ~N of ~M tokens]``
+    ``[output truncated: showing first ~N of ~M tokens]``, or ``[...tokens; <hint>]`` saying how
+    to see the rest. ``reserve`` tokens of the budget are left for the marker and for what the
+    caller puts around the text.
     """
     total = None if max_tokens is None else over_budget(text, max_tokens)
     if max_tokens is None or total is None:
         return text
     lines, _ = _split_keep_final(text)
-    kept, used = take_lines(lines, max(1, max_tokens - 15))
-    return "\n".join(kept) + f"\n[output truncated: showing first ~{used} of ~{total} tokens]"
+    kept, used = take_lines(lines, max(1, max_tokens - reserve))
+    note = f"; {hint}" if hint else ""
+    return "\n".join(kept) + f"\n[output truncated: showing first ~{used} of ~{total} tokens{note}]"
 
 
 def truncate_head_tail(text: str, max_tokens: int | None, head_ratio: float = 0.1) -> str:
