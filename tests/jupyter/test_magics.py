@@ -466,6 +466,22 @@ def test_skills_list_and_skill(ip: Any, ws_dir: Path) -> None:
         ws(ip, "skill nope")
 
 
+def test_skill_images_show_as_images(ip: Any, ws_dir: Path) -> None:
+    from ws_jupyter.jupyter.widgets.skills_browser import SkillsBrowser
+
+    _write_skill(ws_dir / "skills" / "plots", "plots", "Plot things.")
+    (ws_dir / "skills" / "plots" / "assets").mkdir()
+    jpeg = b"\xff\xd8\xff\xe0\x00\x10JFIF\x00" + bytes(range(256))
+    (ws_dir / "skills" / "plots" / "assets" / "example.jpg").write_bytes(jpeg)
+    ws(ip, f"init {ws_dir}")
+    view = ws(ip, "skill plots --file assets/example.jpg")
+    assert view.is_image and view.mime_type == "image/jpeg" and view.data == jpeg
+    browser = SkillsBrowser(ip.user_ns["ws"])
+    browser.open_file("assets/example.jpg")
+    assert '<img src="data:image/jpeg;base64,' in browser.file_view.value
+    browser.close()
+
+
 def test_skills_not_configured(ws_ip: Any) -> None:
     with pytest.raises(UsageError, match="no skills configured"):
         ws(ws_ip, "skills")

@@ -1,5 +1,6 @@
 """Reading a workspace file for display: shared by ``%ws cat``, the FileBrowser preview, search
-results and the skills browser, so they agree on what is shown as text, image or binary."""
+results, ``%ws skill --file`` and the skills browser, so they agree on what is shown as text, image
+or binary."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 from ..errors import InvalidArgumentError
 from .display import FileView
 
-__all__ = ["IMAGE_TYPES", "MAX_IMAGE_BYTES", "MAX_TEXT_BYTES", "load_file_view"]
+__all__ = ["IMAGE_TYPES", "MAX_IMAGE_BYTES", "MAX_TEXT_BYTES", "load_file_view", "skill_file_view"]
 
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/svg+xml", "image/webp")
 MAX_IMAGE_BYTES = 20 << 20
@@ -79,3 +80,15 @@ def load_file_view(
         base_path=base_path,
         highlight=around,
     )
+
+
+def skill_file_view(f: Any) -> FileView:
+    """A ``FileView`` of a ``SkillFile`` (``skills.read_file``): numbered text, an image or binary."""
+    from ..filesystem.mime import guess_mime_type
+
+    label = f"{f.skill_name}/{f.path}"
+    if f.text is None:
+        mime = guess_mime_type(f.path)
+        return FileView(label, data=f.data if mime in IMAGE_TYPES else None, mime_type=mime, size=f.size)
+    first = f.line_range[0] if f.line_range else 1
+    return FileView(label, text_content=f.text, size=f.size, first_line=first, total_lines=f.total_lines)

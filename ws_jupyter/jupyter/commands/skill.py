@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..display import FileView, SkillView
+from ..display import SkillView
+from ..files import skill_file_view
 from ..parsing import WsArgumentParser
 from ._common import line_range
 from .base import Invocation, Subcommand
@@ -38,15 +39,7 @@ def run(inv: Invocation) -> Any:
             raise inv.usage_error("--lines needs --file")
         return SkillView(skill)
     start, end = inv.args.lines or (None, None)
-    f = skills.read_file(skill, inv.args.file, start_line=start, end_line=end)
-    label = f"{skill.name}/{f.path}"
-    if f.text is None:
-        mime = "image/png" if f.path.lower().endswith(".png") else "application/octet-stream"
-        return FileView(
-            label, data=f.data if mime.startswith("image/") else None, mime_type=mime, size=f.size
-        )
-    first = f.line_range[0] if f.line_range else 1
-    return FileView(label, text_content=f.text, size=f.size, first_line=first, total_lines=f.total_lines)
+    return skill_file_view(skills.read_file(skill, inv.args.file, start_line=start, end_line=end))
 
 
 COMMAND = Subcommand(

@@ -17,7 +17,8 @@ from typing import Any
 import ipywidgets as w
 from traitlets import List, Unicode
 
-from ..display import MUTED, FileView, one_line
+from ..display import MUTED, one_line
+from ..files import skill_file_view
 
 __all__ = ["SkillsBrowser"]
 
@@ -148,18 +149,7 @@ class SkillsBrowser(w.VBox):
         """Shows one file of the selected skill (text with line numbers, or an image)."""
         f = self.skills.read_file(self.selected, path)
         self.selected_file = f.path
-        if f.text is not None:
-            view = FileView(
-                f"{f.skill_name}/{f.path}", text_content=f.text, size=f.size, total_lines=f.total_lines
-            )
-        else:
-            mime = "image/png" if f.path.lower().endswith(".png") else "application/octet-stream"
-            view = FileView(
-                f"{f.skill_name}/{f.path}",
-                data=f.data if mime == "image/png" else None,
-                mime_type=mime,
-                size=f.size,
-            )
+        view = skill_file_view(f)
         self.file_view.value = f"<div style='line-height: 1.4'><div><strong>{html.escape(f.path)}</strong></div>{view.html_body()}</div>"
 
     def _on_pick(self, change: dict[str, Any]) -> None:
