@@ -65,6 +65,22 @@ def test_truncate_head_tail_keeps_both_ends_mostly_the_end():
     assert count_tokens(out) <= 300
 
 
+def test_truncate_head_tail_counts_the_whole_text_once(monkeypatch):
+    text = _lines(3000)
+    counter = tokens._get()
+    whole_counts = []
+
+    def counting(piece: str) -> int:
+        if piece == text:
+            whole_counts.append(piece)
+        return counter(piece)
+
+    monkeypatch.setattr(tokens, "_counter", counting)
+    out = truncate_head_tail(text, 300)
+    assert f"of ~{counter(text)} tokens...]" in out
+    assert len(whole_counts) == 1
+
+
 def test_truncate_cuts_a_single_huge_line():
     out = truncate_head_tail("x" * 200_000, 200)
     assert count_tokens(out) <= 200

@@ -151,7 +151,7 @@ def truncate_head_tail(text: str, max_tokens: int | None, head_ratio: float = 0.
     budget = max(2, max_tokens - 25)
     head, head_used = take_lines(lines, max(1, int(budget * head_ratio)))
     tail, tail_used = take_lines(lines[len(head) :], budget - head_used, from_end=True)
-    marker = f"[...output truncated — showing first ~{head_used} + last ~{tail_used} of ~{count_tokens(text)} tokens...]"
+    marker = f"[...output truncated — showing first ~{head_used} + last ~{tail_used} of ~{total} tokens...]"
     return "\n".join([*head, marker, *tail]) + ("\n" if ends and tail else "")
 
 
