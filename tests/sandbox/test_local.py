@@ -22,7 +22,7 @@ from ws_jupyter.sandbox import LocalSandbox, NativeSandboxConfig
 from ws_jupyter.sandbox.types import WorkspaceSandbox
 
 from .conformance import SandboxConformance
-from .conftest import BWRAP, wait_for
+from .conftest import BWRAP, marker, processes_with, wait_for
 
 
 class TestUnisolated(SandboxConformance):
@@ -253,3 +253,22 @@ def test_released_process_is_freed_while_its_timeout_is_pending(make_sandbox):
     del h
     # (the I/O thread may still be finishing its bookkeeping of the exit for a moment)
     assert wait_for(lambda: gc.collect() >= 0 and ref() is None, 2)
+
+
+def test_kill_all_leaves_alone_a_process_that_exited_while_its_output_drains(make_sandbox, monkeypatch):
+    # Its escaped child holds the pipes open, so it is still "running" for a moment after its
+    # exit; it was reaped already: kill_all() (stop, destroy) must neither signal its pid nor
+    # report it killed.
+    from ws_jupyter.sandbox import processes
+
+    monkeypatch.setattr(processes, "_DRAIN_AFTER_EXIT", 1.0)
+    sb = make_sandbox()
+    m = marker()
+    h = sb.processes.spawn(f"setsid sleep {m} & sleep 0.2; echo started")
+    try:
+        assert wait_for(lambda: h._exited.is_set(), 5) and h.running
+        assert sb.processes.kill_all() == 1
+        assert h.exit_code == 0 and not h.killed and not h.result().killed
+    finally:
+        for proc in processes_with(m):
+            proc.kill()

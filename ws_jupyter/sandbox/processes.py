@@ -535,18 +535,7 @@ class ProcessHandle:
             # thread, so do not wait for it; start the kill and return.
             self._terminate_async("stop", grace)
             return True
-        self.killed = True
-        self._kill_requested = True
-        procs = tree.snapshot_tree(self.pid)
-        tree.signal_tree(self.pid, procs, signal.SIGTERM if grace > 0 else signal.SIGKILL)
-        if grace > 0 and not self._exited.wait(grace):
-            procs = procs + [p for p in tree.snapshot_tree(self.pid) if p not in procs]
-            tree.signal_tree(self.pid, procs, signal.SIGKILL)
-        if not self._exited.wait(10.0):  # pragma: no cover - SIGKILL failed (uninterruptible sleep)
-            log.warning("process %s did not exit after SIGKILL", self.pid)
-        descendants = [p for p in procs if p.pid != self.pid]
-        tree.signal_tree(None, tree.wait_gone(descendants, 0), signal.SIGKILL)
-        self._done.wait(_DRAIN_AFTER_EXIT + 1.0)
+        _kill_trees([self], grace)
         return True
 
     def _terminate_async(
@@ -643,6 +632,37 @@ class ProcessHandle:
         self._done.set()
         for sub in subscribers:
             self._call(sub, "exit", "")
+
+
+def _kill_trees(handles: list[ProcessHandle], grace: float) -> None:
+    """Kills running process trees at once and waits until they are gone (and drained).
+
+    SIGTERM to every tree (SIGKILL at once when ``grace`` is 0), SIGKILL after ``grace`` to the
+    trees whose main process is still alive, then SIGKILL to any descendant left behind. Each
+    tree is snapshotted before the first signal (a dying parent orphans its children) and again
+    before SIGKILL. Blocks, so never on the I/O thread that must see the exits
+    (``_terminate_async`` is the non-blocking way).
+    """
+    trees: dict[ProcessHandle, list[Any]] = {}
+    for h in handles:
+        h.killed = h._kill_requested = True
+        trees[h] = tree.snapshot_tree(h.pid)
+        tree.signal_tree(h.pid, trees[h], signal.SIGTERM if grace > 0 else signal.SIGKILL)
+    if grace > 0:
+        deadline = time.monotonic() + grace
+        for h in handles:
+            h._exited.wait(max(0.0, deadline - time.monotonic()))
+        for h in handles:
+            if not h._exited.is_set():
+                trees[h] += [p for p in tree.snapshot_tree(h.pid) if p not in trees[h]]
+                tree.signal_tree(h.pid, trees[h], signal.SIGKILL)
+    for h in handles:
+        if not h._exited.wait(10.0):  # pragma: no cover - SIGKILL failed (uninterruptible sleep)
+            log.warning("process %s did not exit after SIGKILL", h.pid)
+        descendants = [p for p in trees[h] if p.pid != h.pid]
+        tree.signal_tree(None, tree.wait_gone(descendants, 0), signal.SIGKILL)
+    for h in handles:
+        h._done.wait(_DRAIN_AFTER_EXIT + 1.0)
 
 
 class ProcessManager:
@@ -881,24 +901,9 @@ class ProcessManager:
             for h in running:
                 h._terminate_async("stop", grace)
             return len(running)
-        snapshots: dict[int, list[Any]] = {}
-        for h in running:
-            h.killed = True
-            h._kill_requested = True
-            snapshots[h.pid] = tree.snapshot_tree(h.pid)
-            tree.signal_tree(h.pid, snapshots[h.pid], signal.SIGTERM if grace > 0 else signal.SIGKILL)
-        deadline = time.monotonic() + grace
-        for h in running:
-            h._exited.wait(max(0.0, deadline - time.monotonic()))
-        for h in running:
-            if not h._exited.is_set():
-                procs = snapshots[h.pid]
-                procs = procs + [p for p in tree.snapshot_tree(h.pid) if p not in procs]
-                tree.signal_tree(h.pid, procs, signal.SIGKILL)
-        for h in running:
-            h._exited.wait(10.0)
-            descendants = [p for p in snapshots[h.pid] if p.pid != h.pid]
-            tree.signal_tree(None, tree.wait_gone(descendants, 0), signal.SIGKILL)
+        # A process that already exited (its output still draining) was reaped: its pid is no
+        # longer ours to signal, and it was not killed.
+        _kill_trees([h for h in running if not h._exited.is_set()], grace)
         for h in running:
             h._done.wait(_DRAIN_AFTER_EXIT + 1.0)
         return len(running)
