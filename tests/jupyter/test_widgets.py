@@ -287,6 +287,19 @@ def test_search_panel_opens_hits_in_the_file_browser(workspace: Any) -> None:
     assert panel.preview.value == ""
 
 
+def test_search_panel_reads_the_index_size_only_for_an_empty_result(
+    workspace: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workspace.rebuild_search_index(["."])
+    panel = SearchPanel(workspace)
+    info_calls: list[int] = []
+    get_info = workspace.get_info
+    monkeypatch.setattr(workspace, "get_info", lambda *a, **k: info_calls.append(1) or get_info(*a, **k))
+    assert panel.search("helper") and info_calls == []
+    assert panel.search("zyzzyva") == [] and info_calls == [1]
+    assert "index is empty" not in panel.status
+
+
 def test_search_panel_reports_errors(workspace: Any) -> None:
     panel = SearchPanel(workspace)
     panel.query_box.value = "   "

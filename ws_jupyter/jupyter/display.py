@@ -892,7 +892,7 @@ class SearchResultsView(RichView):
 
     def _where(self, r: Any) -> str:
         lr = getattr(r, "line_range", None)
-        return f"{_source(r)}:{lr[0]}-{lr[1]}" if lr else _source(r)
+        return f"{r.source}:{lr[0]}-{lr[1]}" if lr else r.source
 
     def text(self) -> str:
         if not self.results:
@@ -917,16 +917,11 @@ class SearchResultsView(RichView):
             details = _score_details(r)
             items.append(
                 f'<div style="margin: 6px 0; padding-left: 6px; border-left: 3px solid {BORDER}">'
-                f'<div><span style="{MUTED}">{i}.</span> {path_link(self.base_path, _source(r), label, lr[0] if lr else None)}'
+                f'<div><span style="{MUTED}">{i}.</span> {path_link(self.base_path, r.source, label, lr[0] if lr else None)}'
                 f' <span style="{MUTED}; font-size: 0.9em" title="{esc(details)}">score {r.score:.4f}</span></div>'
                 f'<div style="white-space: pre-wrap; {MONO}">{highlight_terms(snippet, self.query)}</div></div>'
             )
         return "".join(items)
-
-
-def _source(result: Any) -> str:
-    source = getattr(result, "source", None)
-    return str(source) if source else str(result.id).split("#chunk-")[0]
 
 
 def _score_details(result: Any) -> str:

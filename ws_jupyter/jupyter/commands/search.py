@@ -28,9 +28,10 @@ def configure(parser: WsArgumentParser) -> None:
 
 
 def default_mode(workspace: object) -> str:
-    if getattr(workspace, "can_hybrid", False):
-        return "hybrid"
-    return "vector" if getattr(workspace, "can_vector", False) else "bm25"
+    """The mode ``workspace.search`` uses when none is given."""
+    from ...tools.search import available_modes
+
+    return (available_modes(workspace) or ["bm25"])[0]
 
 
 def run(inv: Invocation) -> SearchResultsView:

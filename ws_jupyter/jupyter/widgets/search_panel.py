@@ -21,22 +21,12 @@ from typing import Any
 import ipywidgets as w
 from traitlets import Dict, Int, List, Unicode
 
+from ...tools.search import available_modes
 from ..display import MONO, MUTED, base_path_of, highlight_terms, snippet_of
 from ..files import load_file_view
 from .live import MIN_INTERVAL, on_enter
 
 __all__ = ["SearchPanel"]
-
-
-def _modes(workspace: Any) -> list[str]:
-    modes = []
-    if getattr(workspace, "can_hybrid", False):
-        modes.append("hybrid")
-    if getattr(workspace, "can_bm25", False):
-        modes.append("bm25")
-    if getattr(workspace, "can_vector", False):
-        modes.append("vector")
-    return modes
 
 
 class SearchPanel(w.VBox):
@@ -60,7 +50,7 @@ class SearchPanel(w.VBox):
         self.file_browser = file_browser
         self.on_open = on_open
         self._base = base_path_of(workspace)
-        modes = _modes(workspace)
+        modes = available_modes(workspace)  # the default first, as the agents' search tool lists them
         self.query_box = w.Text(placeholder="Search the workspace…", layout=w.Layout(flex="1 1 auto"))
         self.search_button = w.Button(description="Search", icon="search", button_style="primary")
         self.search_button.layout.width = "auto"
@@ -137,15 +127,15 @@ class SearchPanel(w.VBox):
         rows = []
         for hit in hits:
             snippet, _ = snippet_of(hit.content, self.query)
-            source = str(getattr(hit, "source", None) or hit.id.split("#chunk-")[0])
             lines = list(hit.line_range) if hit.line_range else None
             rows.append(
-                {"id": hit.id, "path": source, "lines": lines, "score": float(hit.score), "snippet": snippet}
+                {"id": hit.id, "path": hit.source, "lines": lines, "score": float(hit.score), "snippet": snippet}
             )
         self.results = rows
         self._draw(rows)
-        documents = (self.workspace.get_info().search or {}).get("documents")
-        note = "" if rows or documents else " — the index is empty: click Index"
+        note = ""
+        if not rows and not (self.workspace.get_info().search or {}).get("documents"):
+            note = " — the index is empty: click Index"
         self._set_status(f"{len(rows)} result{'' if len(rows) == 1 else 's'} ({self.mode}){note}")
         return rows
 
