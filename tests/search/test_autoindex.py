@@ -213,6 +213,31 @@ def test_targeted_update_of_changed_files(tree):
         assert report.removed == ["docs/api/reference.md"] and report.unchanged == 1
 
 
+def test_targeted_update_on_a_provider_walked_through_readdir(tree):
+    # Providers without os.scandir are walked through readdir, which gives no mtime: a targeted
+    # update must record the same (size, mtime) as a full pass, or the next pass re-reads the file.
+    from ws_jupyter.search.engine import SearchEngine
+    from ws_jupyter.search.indexer import AutoIndexer
+
+    class ReaddirOnly:
+        def __init__(self, fs):
+            self._fs = fs
+
+        def __getattr__(self, name):
+            if name in ("containment", "host_path"):
+                raise AttributeError(name)
+            return getattr(self._fs, name)
+
+    fs = ReaddirOnly(LocalFilesystem(tree))
+    with SearchEngine(True) as engine:
+        first = AutoIndexer(fs, engine).rebuild(["docs"])
+        assert sorted(first.indexed) == ["docs/Makefile", "docs/api/reference.md", "docs/guide.md"]
+        _write(tree, "docs/guide.md", "# Guide\nInstall the okapi package first.\n")
+        assert AutoIndexer(fs, engine).update(["docs/guide.md"], ["docs"]).indexed == ["docs/guide.md"]
+        again = AutoIndexer(fs, engine).rebuild(["docs"])
+        assert again.unchanged == 3 and again.touched == 0 and again.indexed == []
+
+
 def _wait(cond, timeout: float = 15.0) -> None:
     deadline = time.monotonic() + timeout
     while not cond():

@@ -32,7 +32,7 @@ from typing import Any
 
 from ..errors import FilesystemError, InvalidArgumentError, WorkspaceError
 from ..filesystem.mime import SNIFF_BYTES, looks_like_text
-from ..filesystem.walk import walk
+from ..filesystem.walk import WalkEntry, walk
 from ..tools.globs import expand_braces, split_glob_path
 from .engine import SearchEngine, content_hash
 from .store import FileRecord
@@ -160,7 +160,6 @@ class AutoIndexer:
         self.max_file_bytes = max_file_bytes
         # the engine's own lock: every indexer made for it (one per call) runs its passes in turn
         self._run_lock = engine.indexing_lock
-        self._visible_dirs: dict[str, set[str]] = {}
 
     # ------------------------------------------------------------------ scanning
     def _candidates(self, scopes: Sequence[_Scope], report: IndexReport) -> dict[str, tuple[int, int]]:
@@ -177,20 +176,26 @@ class AutoIndexer:
                     found[st.path] = (st.size, _ns(st.modified_at.timestamp()))
                 continue
             for entry in walk(self.fs, scope.base, max_depth=64):
-                if entry.is_dir or (entry.is_symlink and entry.type != "file"):
+                if entry.is_dir or (scope.regex is not None and not scope.regex.match(entry.path)):
                     continue
-                if scope.regex is not None and not scope.regex.match(entry.path):
-                    continue
-                size = entry.size if entry.size is not None else 0
-                mtime = entry.mtime if entry.mtime is not None else 0.0
-                if entry.size is None or entry.mtime is None:
-                    try:
-                        st2 = self.fs.stat(entry.path)
-                        size, mtime = st2.size, st2.modified_at.timestamp()
-                    except (FileNotFoundError, FilesystemError):
-                        continue
-                found[entry.path] = (size, _ns(mtime))
+                state = self._file_state(entry)
+                if state is not None:
+                    found[entry.path] = state
         return found
+
+    def _file_state(self, entry: WalkEntry) -> tuple[int, int] | None:
+        """``(size, mtime_ns)`` of a walked file (stat-ed when the walk did not tell: providers
+        without ``os.scandir``, links); None for a link to something other than a file, or a file
+        that cannot be stat-ed (gone, or a link out of the workspace)."""
+        if entry.is_symlink and entry.type != "file":
+            return None
+        if entry.size is not None and entry.mtime is not None:
+            return entry.size, _ns(entry.mtime)
+        try:
+            st = self.fs.stat(entry.path)
+        except (FileNotFoundError, FilesystemError):
+            return None
+        return st.size, _ns(st.modified_at.timestamp())
 
     # ------------------------------------------------------------------ the pass
     def rebuild(
@@ -230,9 +235,7 @@ class AutoIndexer:
                 gone = [p for p in manifest if p not in found
                         and (prune_outside or any(s.contains(p) for s in scopes))]
                 for path in gone:
-                    engine.remove_source(path)
-                    store.delete_file(path)
-                    report.removed.append(path)
+                    self._forget(path, report)
             embed_progress: Callable[[int, int], None] | None = None
             if engine.pending_embeddings and progress is not None:
                 report_to = progress
@@ -261,22 +264,21 @@ class AutoIndexer:
             if rel == "." or posixpath.basename(rel) == ".gitignore" or self._is_dir(rel):
                 return self.rebuild(path_list, progress=progress, prune_outside=prune_outside)
         t0 = time.perf_counter()
-        self._visible_dirs.clear()
         report = IndexReport()
-        listings: dict[str, dict[str, tuple[int, int]] | None] = {}
+        listings: dict[str, dict[str, WalkEntry] | None] = {}
         with self._run_lock:
             store = self.engine.store
             with self.engine.batch():
                 for n, rel in enumerate(rels, 1):
-                    parent = posixpath.dirname(rel) or "."
-                    files = self._visible_files(parent, listings)
+                    entry = (self._listing(posixpath.dirname(rel) or ".", listings) or {}).get(rel)
+                    state = None
+                    if entry is not None and not entry.is_dir and any(s.contains(rel) for s in scopes):
+                        state = self._file_state(entry)
                     rec = store.file(rel)
-                    if files is not None and rel in files and any(s.contains(rel) for s in scopes):
-                        self._one(rel, *files[rel], rec, report)
+                    if state is not None:
+                        self._one(rel, *state, rec, report)
                     elif rec is not None or self.engine.has_source(rel):
-                        self.engine.remove_source(rel)
-                        store.delete_file(rel)
-                        report.removed.append(rel)
+                        self._forget(rel, report)
                     if progress is not None:
                         progress(IndexProgress(n, len(rels), rel, "index"))
             self.engine.flush()
@@ -291,33 +293,23 @@ class AutoIndexer:
         except (FileNotFoundError, FilesystemError):
             return False
 
-    def _visible_files(self, rel_dir: str, cache: dict[str, dict[str, tuple[int, int]] | None]
-                       ) -> dict[str, tuple[int, int]] | None:
-        """Files the walker shows directly in ``rel_dir`` (None when the directory itself is
-        missing, hidden or ignored), as path -> (size, mtime_ns)."""
-        if rel_dir in cache:
-            return cache[rel_dir]
-        result: dict[str, tuple[int, int]] | None = None
-        parent_ok = True
-        if rel_dir != ".":
-            up = posixpath.dirname(rel_dir) or "."
-            self._visible_files(up, cache)
-            parent_ok = rel_dir in self._visible_dirs.get(up, set())
-        if parent_ok:
-            files: dict[str, tuple[int, int]] = {}
-            dirs: set[str] = set()
-            try:
-                for e in walk(self.fs, rel_dir, max_depth=1):
-                    if e.is_dir:
-                        dirs.add(e.path)
-                    elif not (e.is_symlink and e.type != "file"):
-                        files[e.path] = (e.size or 0, _ns(e.mtime or 0.0))
-                result = files
-                self._visible_dirs[rel_dir] = dirs
-            except (FileNotFoundError, FilesystemError):
-                result = None
-        cache[rel_dir] = result
-        return result
+    def _listing(self, rel_dir: str, cache: dict[str, dict[str, WalkEntry] | None]) -> dict[str, WalkEntry] | None:
+        """What the walker shows directly in ``rel_dir``, by path; None when the directory itself
+        is missing, hidden or ignored (its parent's listing, in ``cache`` too, does not show it)."""
+        if rel_dir not in cache:
+            listing: dict[str, WalkEntry] | None = None
+            visible = rel_dir == "."
+            if not visible:
+                parent = self._listing(posixpath.dirname(rel_dir) or ".", cache)
+                entry = parent.get(rel_dir) if parent is not None else None
+                visible = entry is not None and entry.is_dir
+            if visible:
+                try:
+                    listing = {e.path: e for e in walk(self.fs, rel_dir, max_depth=1)}
+                except (FileNotFoundError, FilesystemError):
+                    listing = None
+            cache[rel_dir] = listing
+        return cache[rel_dir]
 
     def _one(self, path: str, size: int, mtime_ns: int, rec: FileRecord | None, report: IndexReport) -> None:
         engine, store = self.engine, self.engine.store
@@ -350,6 +342,12 @@ class AutoIndexer:
         store.put_file(FileRecord(path, size, mtime_ns, digest))
         report.indexed.append(path)
         report.chunks += len(ids)
+
+    def _forget(self, path: str, report: IndexReport) -> None:
+        """A file leaves the index (deleted, ignored, outside the paths): chunks and manifest entry."""
+        self.engine.remove_source(path)
+        self.engine.store.delete_file(path)
+        report.removed.append(path)
 
     def _drop(self, path: str, rec: FileRecord | None, report: IndexReport, reason: str,
               size: int, mtime_ns: int) -> None:
