@@ -1264,6 +1264,15 @@ class ToolCallView(RichView):
     media: list[tuple[str, str]] = field(default_factory=list)  # (mime, base64)
     kind = "call"
 
+    @classmethod
+    def of(cls, tool: str, arguments: Any, output: Any, duration: float) -> ToolCallView:
+        """The view of what ``Tool.run`` returned: text (``ToolErrorText`` marks an error) or a
+        ``ToolResult`` with media parts."""
+        from ..tools.types import is_error_output, output_text
+
+        media = [(m.mime_type, m.data) for m in getattr(output, "media", ())]
+        return cls(tool, arguments, output_text(output), duration, is_error_output(output), media)
+
     def title(self) -> str:
         return f"{self.tool}({_short_args(self.arguments)})"
 

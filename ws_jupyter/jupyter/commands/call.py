@@ -66,7 +66,7 @@ def find_tool(inv: Invocation, tools: list[Any], name: str) -> Any:
 
 
 def run(inv: Invocation) -> Any:
-    from ... import ToolResult, ToolsConfig
+    from ... import ToolsConfig
 
     name, _, rest = inv.args.command.strip().partition(" ")
     if not name:
@@ -91,10 +91,7 @@ def run(inv: Invocation) -> Any:
             return None
     started = time.perf_counter()
     output = tool.run(arguments, approved=True if inv.args.approve else None)
-    media = [(m.mime_type, m.data) for m in output.media] if isinstance(output, ToolResult) else []
-    text = output.text if isinstance(output, ToolResult) else str(output)
-    is_error = bool(getattr(output, "is_error", False))  # ToolErrorText and ToolResult carry it
-    return ToolCallView(tool.name, arguments, text, time.perf_counter() - started, is_error, media)
+    return ToolCallView.of(tool.name, arguments, output, time.perf_counter() - started)
 
 
 COMMAND = Subcommand(

@@ -108,17 +108,11 @@ class ToolCallPanel(w.VBox):
         self._throttle.request()
 
     def _render(self) -> None:
-        from ... import ToolResult
-
         if self._done.is_set() and self._result is not None:
-            result = self._result
-            text = result.text if isinstance(result, ToolResult) else str(result)
-            refused = text.startswith("Tool call refused by user.")
-            is_error = bool(getattr(result, "is_error", False))  # ToolErrorText and ToolResult carry it
-            self.status = "refused" if refused else "error" if is_error else "done"
-            self.output = text
-            media = [(m.mime_type, m.data) for m in result.media] if isinstance(result, ToolResult) else []
-            view = ToolCallView(self.tool.name, self.arguments, text, self._duration, is_error, media)
+            view = ToolCallView.of(self.tool.name, self.arguments, self._result, self._duration)
+            refused = view.output.startswith("Tool call refused by user.")
+            self.status = "refused" if refused else "error" if view.is_error else "done"
+            self.output = view.output
             self.result_view.value = view._repr_html_()
         colours = {"waiting": "#9a6700", "running": "#0969da", "done": "#1a7f37"}
         label = {
