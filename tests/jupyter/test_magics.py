@@ -333,6 +333,25 @@ def test_run_quiet_shows_output_in_result(ws_ip: Any, capsys: pytest.CaptureFixt
     assert "hidden" in repr(summary)
 
 
+def test_run_streams_on_a_sandbox_without_processes(
+    workspace: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ws_jupyter.jupyter.commands.run import run_streaming
+
+    class Plain:  # execute_command only: no background processes
+        def execute_command(self, *args: Any, **kwargs: Any) -> Any:
+            return workspace.sandbox.execute_command(*args, **kwargs)
+
+    summary = run_streaming(Plain(), "echo out; echo err >&2; exit 3")
+    assert (summary.command, summary.exit_code, summary.stdout, summary.stderr) == (
+        "echo out; echo err >&2; exit 3",
+        3,
+        "out\n",
+        "err\n",
+    )
+    assert summary.streamed and not summary.success and capsys.readouterr().out == "out\n"
+
+
 def test_bg_ps_logs_send_kill(ws_ip: Any) -> None:
     handle = ws(
         ws_ip,

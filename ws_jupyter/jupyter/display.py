@@ -684,6 +684,29 @@ class RunSummary(RichView):
     streamed: bool = True
     kind = "run"
 
+    @classmethod
+    def of(
+        cls,
+        result: Any,
+        *,
+        command: str | None = None,
+        duration: float | None = None,
+        streamed: bool = False,
+        interrupted: bool = False,
+    ) -> RunSummary:
+        """The summary of a ``CommandResult`` (``duration``: its ``execution_time_ms`` unless given)."""
+        return cls(
+            command=getattr(result, "command", "") if command is None else command,
+            exit_code=result.exit_code,
+            duration=float(getattr(result, "execution_time_ms", 0.0)) / 1000 if duration is None else duration,
+            stdout=result.stdout,
+            stderr=result.stderr,
+            timed_out=bool(getattr(result, "timed_out", False)),
+            killed=bool(getattr(result, "killed", False)) and not interrupted,
+            interrupted=interrupted,
+            streamed=streamed,
+        )
+
     @property
     def success(self) -> bool:
         return self.exit_code == 0 and not (self.timed_out or self.killed or self.interrupted)
@@ -938,17 +961,7 @@ def _score_details(result: Any) -> str:
 
 
 def _command_result_html(result: Any) -> str:
-    view = RunSummary(
-        command=getattr(result, "command", ""),
-        exit_code=result.exit_code,
-        duration=float(getattr(result, "execution_time_ms", 0.0)) / 1000,
-        stdout=result.stdout,
-        stderr=result.stderr,
-        timed_out=bool(getattr(result, "timed_out", False)),
-        killed=bool(getattr(result, "killed", False)),
-        streamed=False,
-    )
-    return view._repr_html_()
+    return RunSummary.of(result)._repr_html_()
 
 
 def _search_result_html(result: Any) -> str:

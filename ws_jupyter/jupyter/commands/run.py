@@ -126,42 +126,39 @@ def run_streaming(
     started = time.perf_counter()
     interrupted = False
     if manager is None:
-        return _run_without_manager(sandbox, command, cwd, env, limit, streamer, started, stdin_text)
-    handle = manager.spawn(
-        command,
-        cwd=cwd,
-        env=env,
-        timeout=limit,
-        on_stdout=streamer.on_stdout,
-        on_stderr=streamer.on_stderr,
-        stdin="pipe" if stdin_text is not None else "ignore",
-    )
-    try:
-        if stdin_text is not None:
-            with contextlib.suppress(OSError):
-                handle.send_stdin(stdin_text)
-            handle.close_stdin()
-        while handle.exit_code is None:
-            streamer.pump(_POLL)
-        streamer.pump(0)
-    except KeyboardInterrupt:
-        interrupted = True
-        handle.kill(grace=0.2)
-        streamer.pump(0)
-    finally:
-        with contextlib.suppress(Exception):
-            manager.release(handle.pid)
-    result = handle.result()
-    return RunSummary(
+        result = _run_without_manager(sandbox, command, cwd, env, limit, streamer, stdin_text)
+    else:
+        handle = manager.spawn(
+            command,
+            cwd=cwd,
+            env=env,
+            timeout=limit,
+            on_stdout=streamer.on_stdout,
+            on_stderr=streamer.on_stderr,
+            stdin="pipe" if stdin_text is not None else "ignore",
+        )
+        try:
+            if stdin_text is not None:
+                with contextlib.suppress(OSError):
+                    handle.send_stdin(stdin_text)
+                handle.close_stdin()
+            while handle.exit_code is None:
+                streamer.pump(_POLL)
+            streamer.pump(0)
+        except KeyboardInterrupt:
+            interrupted = True
+            handle.kill(grace=0.2)
+            streamer.pump(0)
+        finally:
+            with contextlib.suppress(Exception):
+                manager.release(handle.pid)
+        result = handle.result()
+    return RunSummary.of(
+        result,
         command=command,
-        exit_code=result.exit_code,
         duration=time.perf_counter() - started,
-        stdout=result.stdout,
-        stderr=result.stderr,
-        timed_out=result.timed_out,
-        killed=result.killed and not interrupted,
-        interrupted=interrupted,
         streamed=not quiet,
+        interrupted=interrupted,
     )
 
 
@@ -172,9 +169,8 @@ def _run_without_manager(
     env: dict[str, str] | None,
     limit: float | None,
     streamer: _Streamer,
-    started: float,
     stdin_text: str | None,
-) -> RunSummary:
+) -> Any:
     # A sandbox without a process manager: run it on a worker thread so output still streams.
     if stdin_text is not None:
         raise UsageError("%%ws run INTERPRETER needs a sandbox with background processes")
@@ -205,17 +201,7 @@ def _run_without_manager(
         ) from None
     if "error" in box:
         raise box["error"]
-    result = box["result"]
-    return RunSummary(
-        command=command,
-        exit_code=result.exit_code,
-        duration=time.perf_counter() - started,
-        stdout=result.stdout,
-        stderr=result.stderr,
-        timed_out=result.timed_out,
-        killed=result.killed,
-        streamed=not streamer.quiet,
-    )
+    return box["result"]
 
 
 def run(inv: Invocation) -> RunSummary:
