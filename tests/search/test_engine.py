@@ -175,6 +175,17 @@ def test_vector_search_filters_and_removal(vector_engine):
     assert e.vector_store.count() == 3
 
 
+def test_vector_store_query_beyond_its_size(vector_engine):
+    # asking for more neighbours than the collection holds gives what it has; empty gives nothing
+    store = vector_engine.vector_store
+    vector_engine.flush()
+    qvec = vector_engine.embedder.embed(["bread"])[0]
+    assert len(store.query(qvec, 50)) == len(CORPUS)
+    assert [i for i, _ in store.query(qvec, 50, where={"topic": "garden"})] == ["notes/garden.md"]
+    vector_engine.clear()
+    assert store.count() == 0 and store.query(qvec, 5) == []
+
+
 def test_index_document_chunks_and_replaces_old_chunks(tmp_path):
     emb = HashEmbedder()
     e = SearchEngine(True, emb, index_name="chunks", persist_dir=tmp_path / "idx")

@@ -251,11 +251,10 @@ class ChromaVectorStore:
         if top_k <= 0:
             return []
         with self._lock:
-            n = col.count()
-            if n == 0:
-                return []
+            # Chroma (>= 1.0) returns what it has when asked for more, an empty list when empty:
+            # no count() round trip per query
             res = col.query(query_embeddings=[np.asarray(embedding, dtype=np.float32)],
-                            n_results=min(top_k, n), where=dict(where) if where else None,
+                            n_results=top_k, where=dict(where) if where else None,
                             include=["distances"])
         ids = res["ids"][0]
         dists = res["distances"][0]
