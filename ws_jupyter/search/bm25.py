@@ -362,7 +362,6 @@ class BM25Index:
                     return self._top_k_dense(docs_parts, score_parts, k)
             docs = np.concatenate(docs_parts) if len(docs_parts) > 1 else docs_parts[0]
             contrib = np.concatenate(score_parts) if len(score_parts) > 1 else score_parts[0]
-            nslots = len(self._ids)
             if len(docs) > nslots * _DENSE_FRACTION:
                 sums = np.bincount(docs, weights=contrib, minlength=nslots)
                 # every contribution is > 0 when every IDF is: then "matched" is "score != 0"
@@ -485,7 +484,6 @@ class BM25Index:
         self, cand: np.ndarray, scores: np.ndarray, k: int, accept: Callable[[str], bool] | None
     ) -> list[tuple[str, float]]:
         ids = self._ids
-        out: list[tuple[str, float]] = []
         if accept is None:
             if len(cand) > k:
                 # everything scoring at least the k-th best (ties included, so order is stable)
@@ -494,6 +492,7 @@ class BM25Index:
                 cand, scores = cand[take], scores[take]
             order = np.lexsort((cand, -scores))[:k]  # score desc, then insertion order
             return [(ids[int(cand[i])], float(scores[i])) for i in order]  # type: ignore[misc]
+        out: list[tuple[str, float]] = []
         want = max(k * 2, 32)
         remaining_c, remaining_s = cand, scores
         while len(remaining_c):
@@ -510,12 +509,10 @@ class BM25Index:
             for i in order:
                 doc_id = ids[int(chunk_c[i])]
                 assert doc_id is not None
-                if accept is None or accept(doc_id):
+                if accept(doc_id):
                     out.append((doc_id, float(chunk_s[i])))
                     if len(out) >= k:
                         return out
-            if accept is None:
-                break
             want *= 4
         return out
 
