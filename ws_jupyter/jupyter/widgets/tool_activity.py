@@ -99,22 +99,9 @@ class ToolActivity(w.VBox):
 
     def _apply(self, event: Any) -> None:
         with self._lock:
-            call = self._calls.get(event.call_id)
-            if call is None:
-                call = {
-                    "call_id": event.call_id,
-                    "tool": event.tool_name,
-                    "input": dict(event.input),
-                    "status": "running",
-                    "output": None,
-                    "is_error": False,
-                    "duration_ms": None,
-                    "time": event.timestamp.astimezone().strftime("%H:%M:%S"),
-                }
-                self._calls[event.call_id] = call
-                self._order.append(event.call_id)
-                if len(self._order) > MAX_ROWS:
-                    self._calls.pop(self._order.pop(0), None)
+            call = self._calls.get(event.call_id) or self._add(
+                event.call_id, event.tool_name, event.input, "running", event.timestamp
+            )
             if event.kind == "approval_requested":
                 call["status"] = "waiting"
             elif event.kind == "approval_resolved":
@@ -129,17 +116,25 @@ class ToolActivity(w.VBox):
     def _apply_pending(self, pending: Any) -> None:
         with self._lock:
             if pending.call_id not in self._calls:
-                self._calls[pending.call_id] = {
-                    "call_id": pending.call_id,
-                    "tool": pending.tool_name,
-                    "input": dict(pending.input),
-                    "status": "waiting",
-                    "output": None,
-                    "is_error": False,
-                    "duration_ms": None,
-                    "time": pending.created_at.astimezone().strftime("%H:%M:%S"),
-                }
-                self._order.append(pending.call_id)
+                self._add(pending.call_id, pending.tool_name, pending.input, "waiting", pending.created_at)
+
+    def _add(self, call_id: str, tool: str, arguments: Any, status: str, when: Any) -> dict[str, Any]:
+        """A new row of the log (the oldest row goes beyond ``MAX_ROWS``); call with the lock held."""
+        call = {
+            "call_id": call_id,
+            "tool": tool,
+            "input": dict(arguments),
+            "status": status,
+            "output": None,
+            "is_error": False,
+            "duration_ms": None,
+            "time": when.astimezone().strftime("%H:%M:%S"),
+        }
+        self._calls[call_id] = call
+        self._order.append(call_id)
+        if len(self._order) > MAX_ROWS:
+            self._calls.pop(self._order.pop(0), None)
+        return call
 
     # --- drawing (scheduler thread, or the caller's for refresh()) --------------------------------
 
