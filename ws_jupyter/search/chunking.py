@@ -52,9 +52,9 @@ def split_into_chunks(
     """
     if max_chars < 1:
         raise ValueError("max_chars must be >= 1")
-    lines = text.split("\n")
     if len(text) <= max_chars:
         return [Chunk(text, 1, line_count(text))]
+    lines = text.split("\n")
     if lines[-1] == "":
         lines.pop()  # a final newline ends the last line; it does not start another
     chunks: list[Chunk] = []
