@@ -22,8 +22,6 @@ from .base import Invocation, Subcommand
 
 __all__ = ["COMMAND"]
 
-MAX_LINE_CHARS = 500
-
 
 def configure(parser: WsArgumentParser) -> None:
     parser.add_argument("pattern", metavar="PATTERN", help="regular expression (Python `re` syntax)")
@@ -42,7 +40,7 @@ def configure(parser: WsArgumentParser) -> None:
 
 
 def run(inv: Invocation) -> GrepView:
-    from ...tools.grep import search
+    from ...tools.grep import MAX_LINE_CHARS, MAX_MATCHES, search
 
     args = inv.args
     fs = require_filesystem(inv.workspace, "grep")
@@ -84,7 +82,7 @@ def run(inv: Invocation) -> GrepView:
                 matches.append(GrepMatch(fm.path, n, clipped, context=True))
     notes = []
     if result.truncated:
-        notes.append("stopped at 1000 matches")
+        notes.append(f"stopped at {MAX_MATCHES} matches")
     if result.timed_out:
         notes.append("stopped: the search took too long (simplify the pattern or narrow PATH)")
     if result.binary_skipped:
