@@ -82,7 +82,7 @@ class BM25Config:
             sw = f"'english({len(ENGLISH_STOPWORDS)})'"
         else:
             sw = f"<{len(self.stopwords)} words>"
-        tok = "" if self.tokenizer is None else f", tokenizer={_callable_name(self.tokenizer)}"
+        tok = "" if self.tokenizer is None else f", tokenizer={callable_name(self.tokenizer)}"
         eps = "" if self.epsilon == 0.25 else f", epsilon={self.epsilon}"
         return (f"BM25Config(k1={self.k1}, b={self.b}{tok}, stem={self.stem}, stopwords={sw}, "
                 f"min_token_length={self.min_token_length}{eps})")
@@ -91,13 +91,14 @@ class BM25Config:
     def analysis_fingerprint(self) -> str:
         """Identifies how text becomes terms; a persisted index built otherwise is rebuilt."""
         if self.tokenizer is not None:
-            desc = "custom:" + _callable_name(self.tokenizer)
+            desc = "custom:" + callable_name(self.tokenizer)
         else:
             desc = f"default:v1:stem={self.stem}:min={self.min_token_length}:" + ",".join(sorted(self.stopwords))
         return hashlib.sha256(desc.encode()).hexdigest()[:16]
 
 
-def _callable_name(fn: Callable[..., Any]) -> str:
+def callable_name(fn: Callable[..., Any]) -> str:
+    """``module.qualname`` of a function or callable object (stable across sessions: fingerprints)."""
     mod = getattr(fn, "__module__", None) or ""
     name = getattr(fn, "__qualname__", None) or type(fn).__qualname__
     return f"{mod}.{name}" if mod else name

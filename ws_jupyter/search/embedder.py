@@ -39,6 +39,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from ..errors import EmbedderError, WorkspaceConfigError
+from .config import callable_name
 
 __all__ = [
     "DefaultEmbedder",
@@ -448,9 +449,7 @@ def _fn_name(fn: Any) -> str:
                 return value
         except Exception:
             pass
-    mod = getattr(fn, "__module__", "") or ""
-    qual = getattr(fn, "__qualname__", None) or type(fn).__qualname__
-    return f"{mod}.{qual}" if mod else qual
+    return callable_name(fn)
 
 
 def as_embedder(value: Any) -> Embedder | None:
@@ -465,10 +464,10 @@ def as_embedder(value: Any) -> Embedder | None:
                                    code="INVALID_SEARCH_CONFIG")
     if isinstance(value, DefaultEmbedder):
         return value
-    if hasattr(value, "embed") and isinstance(getattr(value, "name", None), str) and not _is_chroma_embedding_function(value):
-        return value
     if _is_chroma_embedding_function(value):
         return _CallableEmbedder(value, True, _fn_name(value))
+    if hasattr(value, "embed") and isinstance(getattr(value, "name", None), str):
+        return value
     if callable(value):
         return _CallableEmbedder(value, bool(getattr(value, "batch", False)), _fn_name(value))
     raise WorkspaceConfigError(
