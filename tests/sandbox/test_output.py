@@ -30,6 +30,20 @@ def test_splitter_reassembles_any_chunking(text, cuts):
     assert all("\ufffd" not in p for p in pieces)
 
 
+@given(TEXT, st.lists(st.integers(min_value=0, max_value=2000), max_size=20), st.integers(0, 21))
+@settings(max_examples=300, deadline=None)
+def test_reading_after_skipped_chunks_starts_on_a_whole_character(text, cuts, skipped):
+    # What a process's stream does when a subscriber arrives mid-stream.
+    chunks = chunked(text.encode(), cuts)
+    splitter = Utf8Splitter()
+    for chunk in chunks[:skipped]:
+        splitter.skip(chunk)
+    rest = "".join(splitter.feed(c) for c in chunks[skipped:]) + splitter.flush()
+    fed = sum(len(c) for c in chunks[skipped:])
+    assert text.endswith(rest) and "\ufffd" not in rest
+    assert fed <= len(rest.encode()) < fed + 4
+
+
 @given(TEXT, st.lists(st.integers(min_value=0, max_value=2000), max_size=20), st.integers(0, 64))
 @settings(max_examples=300, deadline=None)
 def test_retained_text_is_a_bounded_suffix(text, cuts, limit):

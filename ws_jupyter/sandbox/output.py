@@ -68,6 +68,15 @@ class Utf8Splitter:
             self._pending = b""
         return data.decode("utf-8", "replace") if data else ""
 
+    def skip(self, chunk: bytes) -> None:
+        """Like ``feed`` for a chunk nobody reads: no decoding, only the trailing character is kept.
+
+        So a reader that starts listening later still gets its first character whole.
+        """
+        tail = chunk[-4:] if len(chunk) >= 4 else (self._pending + chunk)[-4:]
+        cut = incomplete_utf8_tail(tail)
+        self._pending = bytes(tail[-cut:]) if cut else b""
+
     def flush(self) -> str:
         """End of stream: whatever is pending is an invalid (truncated) character."""
         data, self._pending = self._pending, b""

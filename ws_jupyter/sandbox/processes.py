@@ -46,7 +46,7 @@ from ..errors import (
 from . import tree
 from .guard import orphan_guard
 from .launch import CommandLauncher, LaunchSpec
-from .output import RetainedOutput, incomplete_utf8_tail
+from .output import RetainedOutput, Utf8Splitter
 from .reactor import Reactor, TimerHandle
 from .types import CommandResult, OutputCallback, ProcessEventCallback, ProcessInfo
 
@@ -212,12 +212,12 @@ class _StdinWriter(io.RawIOBase):
 class _Stream:
     """Per-stream state of one process (touched by the I/O thread under the handle's lock)."""
 
-    __slots__ = ("callbacks", "enlarged", "eof", "name", "pending", "reader", "retained")
+    __slots__ = ("callbacks", "enlarged", "eof", "name", "reader", "retained", "splitter")
 
     def __init__(self, name: str, max_bytes: int | None) -> None:
         self.name = name
         self.retained = RetainedOutput(max_bytes)
-        self.pending = b""  # bytes of an incomplete trailing UTF-8 character
+        self.splitter = Utf8Splitter()  # holds back an incomplete trailing UTF-8 character
         self.callbacks: tuple[OutputCallback, ...] = ()
         self.reader: _PipeReader | None = None
         self.eof = False
@@ -574,34 +574,32 @@ class ProcessHandle:
             stream.retained.append(data)
             if stream.reader is not None:
                 stream.reader.feed(data)
-            callbacks = stream.callbacks
-            subscribers = self._subscribers
+            callbacks, subscribers = stream.callbacks, self._subscribers
             if callbacks or subscribers:
-                buf = stream.pending + data if stream.pending else data
-                cut = incomplete_utf8_tail(buf)
-                stream.pending = buf[len(buf) - cut :] if cut else b""
-                text = buf[: len(buf) - cut].decode("utf-8", "replace") if len(buf) > cut else ""
+                text = stream.splitter.feed(data)
             else:
-                tail = data[-4:] if len(data) >= 4 else (stream.pending + data)[-4:]
-                cut = incomplete_utf8_tail(tail)
-                stream.pending = tail[len(tail) - cut :] if cut else b""
+                stream.splitter.skip(data)
                 text = ""
-        if text:
-            for cb in callbacks:
-                self._call(cb, text)
-            for sub in subscribers:
-                self._call(sub, stream.name, text)
+        self._emit(stream, callbacks, subscribers, text)
 
     def _on_eof(self, stream: _Stream) -> None:
         with self._lock:
             stream.eof = True
             stream.retained.close()
-            pending, stream.pending = stream.pending, b""
+            text = stream.splitter.flush()
             callbacks, subscribers = stream.callbacks, self._subscribers
             if stream.reader is not None:
                 stream.reader.feed_eof()
-        if pending:
-            text = pending.decode("utf-8", "replace")
+        self._emit(stream, callbacks, subscribers, text)
+
+    def _emit(
+        self,
+        stream: _Stream,
+        callbacks: tuple[OutputCallback, ...],
+        subscribers: tuple[ProcessEventCallback, ...],
+        text: str,
+    ) -> None:
+        if text:
             for cb in callbacks:
                 self._call(cb, text)
             for sub in subscribers:
