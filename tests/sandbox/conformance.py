@@ -380,7 +380,8 @@ class SandboxConformance:
         h.kill(grace=0)
 
     def test_wait_callbacks_are_removed_after_wait(self, sandbox):
-        h = sandbox.processes.spawn("echo one; sleep 0.3; echo two")
+        # wait() callbacks see the output that comes while waiting: give wait() time to begin.
+        h = sandbox.processes.spawn("sleep 0.3; echo one; sleep 0.3; echo two")
         seen: list[str] = []
         h.wait(on_stdout=seen.append)
         assert "".join(seen) == "one\ntwo\n"
