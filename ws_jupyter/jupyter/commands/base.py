@@ -72,6 +72,11 @@ class Invocation:
         return shell
 
     @property
+    def in_kernel(self) -> bool:
+        """True when a Jupyter kernel runs the shell, so widgets can be shown (not terminal IPython)."""
+        return getattr(self.magics.shell, "kernel", None) is not None
+
+    @property
     def user_ns(self) -> dict[str, Any]:
         return self.shell.user_ns
 

@@ -81,7 +81,7 @@ def run(inv: Invocation) -> Any:
     if not inv.args.approve and tool.needs_approval(arguments):
         config = ToolsConfig.coerce(workspace.get_tools_config())
         if config.approver is None:
-            if getattr(inv.shell, "kernel", None) is None:
+            if not inv.in_kernel:
                 raise inv.usage_error(f"{tool.name} requires approval: add --approve to approve this call")
             from ..widgets.tool_call import ToolCallPanel
 

@@ -31,10 +31,10 @@ def configure(parser: WsArgumentParser) -> None:
 class _ProgressBar:
     """An ``IntProgress`` fed from the indexing loop (main thread), redrawn at most 10 times a second."""
 
-    def __init__(self, shell: Any) -> None:
+    def __init__(self, show: bool) -> None:
         self.bar: Any = None
         self._last = 0.0
-        if getattr(shell, "kernel", None) is None:
+        if not show:
             return  # terminal IPython: no widget front-end
         import ipywidgets as w
         from IPython.display import display
@@ -69,7 +69,7 @@ class _ProgressBar:
 def run(inv: Invocation) -> IndexView:
     workspace = inv.workspace
     paths = list(inv.args.paths) or ["."]
-    progress = _ProgressBar(inv.shell)
+    progress = _ProgressBar(inv.in_kernel)
     try:
         report = workspace.rebuild_search_index(paths, progress=progress)
     finally:

@@ -41,7 +41,7 @@ def require_skills(inv: Invocation) -> Any:
 def run(inv: Invocation) -> Any:
     skills = require_skills(inv)
     query = " ".join(inv.args.query)
-    if inv.args.list or getattr(inv.shell, "kernel", None) is None:
+    if inv.args.list or not inv.in_kernel:
         found = skills.list()
         if query:
             found = [s for s in found if query.lower() in f"{s.name} {s.description}".lower()]
