@@ -608,8 +608,11 @@ def test_ui_dashboard(ws_ip: Any) -> None:
     assert isinstance(dashboard, Dashboard)
     assert dashboard.tab_names == ["Files", "Run", "Processes", "Search", "Agent tools"]
     assert dashboard.tab.selected_index == 3
+    session = next(c for c in ws_ip.configurables if isinstance(c, WsMagics)).session
+    tracked = list(session._closers)
     with pytest.raises(UsageError, match="no tab 'nope'"):
         ws(ws_ip, "ui --tab nope")
+    assert session._closers == tracked  # the refused dashboard was closed, not kept for unload
 
 
 # --- displays of the core result types --------------------------------------------------------------

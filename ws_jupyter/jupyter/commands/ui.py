@@ -25,13 +25,13 @@ def run(inv: Invocation) -> Any:
     from ..widgets.dashboard import Dashboard
 
     dashboard = Dashboard(inv.workspace, interval=inv.magics.update_interval)
-    inv.session.track(dashboard.close)
     if inv.args.tab:
         names = {n.lower(): n for n in dashboard.tab_names}
         if inv.args.tab.lower() not in names:
             dashboard.close()
             raise inv.usage_error(f"no tab {inv.args.tab!r}; tabs: {', '.join(dashboard.tab_names)}")
         dashboard.show(names[inv.args.tab.lower()])
+    inv.session.track(dashboard.close)
     return dashboard
 
 
