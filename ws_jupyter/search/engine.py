@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import logging
 import os
 import shutil
@@ -484,28 +485,25 @@ class SearchEngine:
             return
         total, done = len(self._pending), 0
         while self._pending:
-            ids = list(self._pending)[:_EMBED_BATCH]
-            contents = self.store.contents(ids)
-            ids = [i for i in ids if i in contents]
-            if not ids:
-                for i in list(self._pending)[:_EMBED_BATCH]:
-                    self._pending.pop(i, None)
-                continue
-            texts = [contents[i] for i in ids]
-            vectors = self.embedder.embed(texts)
-            if vectors.shape[0] != len(ids):
-                raise EmbedderError(f"embedder returned {vectors.shape[0]} vectors for {len(ids)} texts")
-            if self._dimension_changed(vectors.shape[1]):
-                continue  # everything is pending again, at the new dimension
-            metas = [{**self._docs[i].metadata, "source": self._docs[i].source} for i in ids]
-            self.vector_store.upsert(ids, vectors, texts, metas)
-            for i in ids:
+            batch = list(itertools.islice(self._pending, _EMBED_BATCH))  # not a copy of all pending
+            contents = self.store.contents(batch)
+            ids = [i for i in batch if i in contents]  # an id without stored text has nothing to embed
+            if ids:
+                texts = [contents[i] for i in ids]
+                vectors = self.embedder.embed(texts)
+                if vectors.shape[0] != len(ids):
+                    raise EmbedderError(f"embedder returned {vectors.shape[0]} vectors for {len(ids)} texts")
+                if self._dimension_changed(vectors.shape[1]):
+                    continue  # everything is pending again, at the new dimension
+                metas = [{**self._docs[i].metadata, "source": self._docs[i].source} for i in ids]
+                self.vector_store.upsert(ids, vectors, texts, metas)
+                done += len(ids)
+                if on_progress is not None:
+                    on_progress(min(done, total), total)
+                if self.store.get_meta("embedder") is None:
+                    self.store.set_meta("embedder", self._embedder_fingerprint())
+            for i in batch:
                 self._pending.pop(i, None)
-            done += len(ids)
-            if on_progress is not None:
-                on_progress(min(done, total), total)
-            if self.store.get_meta("embedder") is None:
-                self.store.set_meta("embedder", self._embedder_fingerprint())
 
     def _dimension_changed(self, dim: int) -> bool:
         """Records the vector size; a different size than the stored vectors' means the embedder
