@@ -298,6 +298,26 @@ def test_list_depth_note_only_when_something_is_hidden(fs_tools, tree):
     assert fs_tools.run("workspace_list_files", path="docs") == "docs\n\n0 directories, 0 files"
 
 
+def test_list_depth_note_ignores_what_a_deeper_listing_would_not_show(fs_tools, workdir):
+    (workdir / ".gitignore").write_text("*.o\n")
+    write(workdir, "ignored/sub/out.o")
+    write(workdir, "hidden/sub/.env")
+    write(workdir, "excluded/sub/node_modules/x.js")
+    write(workdir, "filesonly/sub/a.txt")
+
+    def listing(path: str, **args: object) -> str:
+        return fs_tools.run("workspace_list_files", path=path, max_depth=1, **args)
+
+    assert listing("ignored").endswith("1 directory, 0 files")
+    assert listing("ignored", respect_gitignore=False).endswith("(truncated at depth 1)")
+    assert listing("hidden").endswith("1 directory, 0 files")
+    assert listing("hidden", show_hidden=True).endswith("(truncated at depth 1)")
+    assert listing("excluded", exclude="node_modules").endswith("1 directory, 0 files")
+    assert listing("excluded").endswith("(truncated at depth 1)")
+    assert listing("filesonly").endswith("(truncated at depth 1)")
+    assert listing("filesonly", dirs_only=True).endswith("1 directory, 0 files")
+
+
 def test_list_hidden_and_git(fs_tools, tree):
     out = fs_tools.run("workspace_list_files", max_depth=1, show_hidden=True)
     assert ".hidden/" in out and ".git" not in out

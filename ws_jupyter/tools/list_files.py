@@ -8,10 +8,10 @@ every level honoured, hidden entries only on request. The last line counts what 
 
 from __future__ import annotations
 
-import os
+from collections.abc import Iterator
 from typing import Any
 
-from ..errors import NotADirectory
+from ..errors import NotADirectory, WorkspaceError
 from ..filesystem.walk import WalkEntry, relative_to, walk
 from .base import ToolCall, ToolSpec
 from .globs import compile_globs
@@ -58,27 +58,6 @@ PARAMS = (
 )
 
 
-def _has_children(fs: Any, entry: WalkEntry, show_hidden: bool) -> bool:
-    """Whether a directory at the depth limit has anything that a deeper listing could show."""
-    host_path = getattr(fs, "host_path", None)
-    if callable(host_path):
-        try:
-            with os.scandir(host_path(entry.path)) as it:
-                for e in it:
-                    if e.name == ".git" or (not show_hidden and e.name.startswith(".")):
-                        continue
-                    return True
-        except Exception:
-            return False
-        return False
-    try:
-        return any(
-            e.name != ".git" and (show_hidden or not e.name.startswith(".")) for e in fs.readdir(entry.path)
-        )
-    except Exception:
-        return False
-
-
 def list_files(call: ToolCall) -> str:
     fs = call.filesystem()
     args = call.args
@@ -106,34 +85,46 @@ def list_files(call: ToolCall) -> str:
     def skip_dir(entry: WalkEntry) -> bool:
         return exclude is not None and _excluded(exclude, relative_to(base, entry.path), entry.name)
 
+    def shows_file(entry: WalkEntry) -> bool:
+        if dirs_only:
+            return False
+        rel = relative_to(base, entry.path)
+        if exclude is not None and _excluded(exclude, rel, entry.name):
+            return False
+        if pattern is not None and not pattern(rel):
+            return False
+        return extensions is None or entry.name.endswith(extensions)
+
+    def walk_from(path: str, depth: int) -> Iterator[WalkEntry]:
+        return walk(
+            fs,
+            path,
+            max_depth=depth,
+            include_hidden=show_hidden,
+            respect_gitignore=args["respect_gitignore"],
+            skip_dir=skip_dir if exclude is not None else None,
+            stat=False,
+        )
+
+    def shown_below(directory: WalkEntry) -> bool:
+        """Whether a directory at the depth limit holds something a deeper listing would show
+        (by the same rules: .gitignore, hidden entries, exclude and the file filters)."""
+        try:
+            return any(child.is_dir or shows_file(child) for child in walk_from(directory.path, 1))
+        except (WorkspaceError, OSError):
+            return False
+
     entries: list[WalkEntry] = []
     truncated = False
-    for entry in walk(
-        fs,
-        base,
-        max_depth=max_depth,
-        include_hidden=show_hidden,
-        respect_gitignore=args["respect_gitignore"],
-        skip_dir=skip_dir if exclude is not None else None,
-        stat=False,
-    ):
-        rel = relative_to(base, entry.path)
+    for entry in walk_from(base, max_depth):
         if entry.is_dir:
             if not truncated and entry.depth == max_depth and not entry.is_symlink:
-                truncated = _has_children(fs, entry, show_hidden)
-            if dirs_only and pattern is not None and not pattern(rel):
+                truncated = shown_below(entry)
+            if dirs_only and pattern is not None and not pattern(relative_to(base, entry.path)):
                 continue
             entries.append(entry)
-            continue
-        if dirs_only:
-            continue
-        if exclude is not None and _excluded(exclude, rel, entry.name):
-            continue
-        if pattern is not None and not pattern(rel):
-            continue
-        if extensions is not None and not entry.name.endswith(extensions):
-            continue
-        entries.append(entry)
+        elif shows_file(entry):
+            entries.append(entry)
 
     if filtering and not dirs_only:
         entries = _prune_empty_dirs(entries)
