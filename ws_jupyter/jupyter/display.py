@@ -310,7 +310,7 @@ class InfoView(RichView):
         return dict(self.rows)
 
 
-def info_rows(info: Any, workspace: Any = None) -> list[tuple[str, str]]:
+def info_rows(info: Any) -> list[tuple[str, str]]:
     """Rows for a ``WorkspaceInfo`` (duck-typed, so other providers' infos render too)."""
     rows: list[tuple[str, str]] = [("id", str(info.id)), ("status", str(info.status))]
     fs = getattr(info, "filesystem", None)

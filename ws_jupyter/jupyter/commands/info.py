@@ -24,7 +24,7 @@ def run(inv: Invocation) -> InfoView:
     workspace = inv.workspace
     load_skills(workspace)
     info = workspace.get_info(include_file_count=inv.args.files)
-    return InfoView(f"Workspace {workspace.name}", info_rows(info, workspace))
+    return InfoView(f"Workspace {workspace.name}", info_rows(info))
 
 
 COMMAND = Subcommand(

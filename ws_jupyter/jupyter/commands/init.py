@@ -117,7 +117,7 @@ def run(inv: Invocation) -> InfoView:
     heading = f"Workspace {workspace.name}"
     if magics.variable_name:
         heading += f" → {magics.variable_name}"
-    return InfoView(heading, info_rows(info, workspace))
+    return InfoView(heading, info_rows(info))
 
 
 COMMAND = Subcommand(

@@ -37,7 +37,7 @@ def run(inv: Invocation) -> InfoView:
     if value.status == "pending":
         value.init()
     inv.session.set_workspace(value, owned=False)
-    return InfoView(f"Workspace {value.name} ← {name}", info_rows(value.get_info(), value))
+    return InfoView(f"Workspace {value.name} ← {name}", info_rows(value.get_info()))
 
 
 COMMAND = Subcommand(
