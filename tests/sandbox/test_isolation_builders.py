@@ -83,6 +83,8 @@ def test_bwrap_visibility_for_path_filtering(tmp_path):
     plan = BwrapPlan(working_directory=str(tmp_path))
     assert plan.is_visible("/usr/bin") and plan.is_visible(str(tmp_path))
     assert not plan.is_visible("/definitely/not/here") and not plan.is_visible("relative/bin")
+    assert plan.on_path("/usr/bin") and plan.on_path("/usr/bin")  # remembered the second time
+    assert not plan.on_path("/definitely/not/here") and plan._path_dirs["/definitely/not/here"] is False
 
 
 def test_seatbelt_profile_denies_home_and_limits_writes(tmp_path):

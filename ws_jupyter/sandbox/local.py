@@ -143,7 +143,6 @@ class LocalSandbox:
         self._mounts: dict[str, Mount] = {}
         self._state_dir: str | None = None
         self._plan: BwrapPlan | None = None
-        self._bwrap_path: tuple[str, str] | None = None  # (host PATH, PATH visible inside)
         self._seatbelt_profile: str | None = None
         self._seatbelt_generated = False
         self.created_at = _now()
@@ -317,7 +316,6 @@ class LocalSandbox:
                 mounts=self._mounts.values(),
                 bwrap_path=shutil.which("bwrap") or "bwrap",
             )
-            self._bwrap_path = None
         elif self._isolation == "seatbelt":
             self._write_seatbelt_profile()
 
@@ -372,17 +370,11 @@ class LocalSandbox:
             state, plan, profile = self._state_dir, self._plan, self._seatbelt_profile
             if state is None:
                 raise SandboxStateError(f"The sandbox {self.id} is not running (status: {self.status})")
-            host_path = os.environ.get("PATH") or None
-            if plan is not None:
-                key = host_path or ""
-                if self._bwrap_path is None or self._bwrap_path[0] != key:
-                    self._bwrap_path = (key, self._visible_path(plan, host_path))
-                host_path = self._bwrap_path[1]
         environment = build_environment(
             home=os.path.join(state, "home"),
             tmpdir=os.path.join(state, "tmp"),
-            host_path=host_path,
             layers=(self._env, call_env),
+            path_filter=plan.on_path if plan is not None else None,
         )
         if self._isolation == "bwrap":
             assert plan is not None
@@ -399,12 +391,6 @@ class LocalSandbox:
         else:
             argv = ["/bin/sh", "-c", command]
         return LaunchSpec(argv=argv, cwd=directory, env=environment)
-
-    @staticmethod
-    def _visible_path(plan: BwrapPlan, host_path: str | None) -> str:
-        from .environment import filter_path
-
-        return filter_path(host_path or "/usr/local/bin:/usr/bin:/bin", plan.is_visible)
 
     def execute_command(
         self,

@@ -249,6 +249,7 @@ class BwrapPlan:
         self._prefix = args
         self._suffix: tuple[str, ...] = tuple(config.bwrap_args or ())
         self.visible_roots: tuple[str, ...] = tuple(roots)
+        self._path_dirs: dict[str, bool] = {}
 
     def _abs(self, path: str) -> str:
         return os.path.realpath(os.path.join(self.working_directory, path))
@@ -259,6 +260,13 @@ class BwrapPlan:
             return False
         real = os.path.realpath(path)
         return any(_under(real, r) or _under(path, r) for r in self.visible_roots)
+
+    def on_path(self, directory: str) -> bool:
+        """``is_visible`` for a ``PATH`` entry, remembered: the PATH is filtered for every command."""
+        visible = self._path_dirs.get(directory)
+        if visible is None:
+            visible = self._path_dirs[directory] = self.is_visible(directory)
+        return visible
 
     def argv(self, command: str, cwd: str) -> list[str]:
         return self.wrap(["/bin/sh", "-c", command], cwd)
