@@ -33,6 +33,7 @@ from ..errors import (
 from ..lifecycle import Lifecycle
 from ..request_context import RequestContext
 from .environment import build_environment, validate_env
+from .guard import orphan_guard
 from .isolation.bwrap import BwrapPlan
 from .isolation.config import Mount, NativeSandboxConfig
 from .isolation.detect import detect_isolation, probe_backend
@@ -192,9 +193,6 @@ class LocalSandbox:
 
     # --- lifecycle ------------------------------------------------------------------------------------
 
-    def _refuse(self, status: str) -> SandboxStateError:
-        return SandboxStateError(f"Cannot do that with a sandbox that is {status}")
-
     def start(self) -> None:
         """Creates the working directory and the private HOME/TMPDIR; idempotent, coalesced."""
         self._lifecycle.transition(
@@ -221,8 +219,6 @@ class LocalSandbox:
             for sub in ("home", "tmp"):
                 os.makedirs(os.path.join(self._state_dir, sub), exist_ok=True)
             self._rebuild_wrapper()
-        from .guard import orphan_guard
-
         orphan_guard.ensure_started()
 
     def stop(self) -> None:

@@ -78,10 +78,6 @@ class Reactor:
 
     # --- scheduling (any thread) ------------------------------------------------------------
 
-    @property
-    def thread(self) -> threading.Thread | None:
-        return self._thread
-
     def in_loop(self) -> bool:
         return threading.current_thread() is self._thread
 
