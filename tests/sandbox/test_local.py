@@ -272,3 +272,11 @@ def test_kill_all_leaves_alone_a_process_that_exited_while_its_output_drains(mak
     finally:
         for proc in processes_with(m):
             proc.kill()
+
+
+def test_a_closed_reader_stops_collecting_output(make_sandbox):
+    sb = make_sandbox()
+    h = sb.processes.spawn("sleep 0.2; head -c 5000000 /dev/zero")
+    h.reader.close()
+    assert h.wait(timeout=10).exit_code == 0 and h.stdout_bytes == 5_000_000
+    assert h._stdout.reader is not None and h._stdout.reader._chunks == []

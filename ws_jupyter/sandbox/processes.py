@@ -156,6 +156,8 @@ class _PipeReader(io.RawIOBase):
 
     def feed(self, data: bytes) -> None:
         with self._cond:
+            if self.closed:  # nobody will read it: keeping it would grow without bound
+                return
             self._chunks.append(data)
             self._cond.notify_all()
 
