@@ -6,6 +6,7 @@ import base64
 import os
 import re
 import struct
+import time
 import zlib
 
 import pytest
@@ -205,6 +206,31 @@ def test_edit_replace_all_lists_lines(fs_tools, workdir):
         "workspace_edit_file", path="a.txt", old_string="x = 1", new_string="x = 2", replace_all=True
     )
     assert out == "Replaced 3 occurrences in a.txt (lines 1, 3, 5)"
+
+
+def test_edit_replace_all_reports_lines_in_the_new_file(fs_tools, workdir):
+    (workdir / "a.txt").write_text("x\ny\nx\nz\nx\n")
+    out = fs_tools.run(
+        "workspace_edit_file", path="a.txt", old_string="x\n", new_string="a\nb\n", replace_all=True
+    )
+    assert out == "Replaced 3 occurrences in a.txt (lines 1, 4, 7)"
+    lines = (workdir / "a.txt").read_text().split("\n")
+    assert [i + 1 for i, line in enumerate(lines) if line == "a"] == [1, 4, 7]
+    out = fs_tools.run(
+        "workspace_edit_file", path="a.txt", old_string="a\nb\n", new_string="", replace_all=True
+    )
+    assert out == "Replaced 3 occurrences in a.txt (lines 1, 2, 3)"
+    assert (workdir / "a.txt").read_text() == "y\nz\n"
+
+
+def test_edit_replace_all_is_linear_in_the_occurrences(fs_tools, workdir):
+    (workdir / "big.txt").write_text("".join(f"line {i} foo\n" for i in range(100_000)))
+    started = time.perf_counter()
+    out = fs_tools.run(
+        "workspace_edit_file", path="big.txt", old_string="foo", new_string="bar\n", replace_all=True
+    )
+    assert time.perf_counter() - started < 5  # counted from the start of the file each time: ~40 s
+    assert out.startswith("Replaced 100000 occurrences in big.txt (lines 1, 3, 5, 7, ")
 
 
 def test_edit_ambiguous_match_is_refused_with_lines(fs_tools, workdir):

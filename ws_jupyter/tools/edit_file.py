@@ -39,8 +39,25 @@ NOT_FOUND = "The specified text was not found. Make sure you use the exact text 
 _MAX_HINT_LINES = 8
 
 
-def _line_of(text: str, offset: int) -> int:
-    return text.count("\n", 0, offset) + 1
+def _find_all(text: str, piece: str) -> list[int]:
+    """Offsets of the non-overlapping occurrences of ``piece``, in order."""
+    offsets = []
+    start = text.find(piece)
+    while start >= 0:
+        offsets.append(start)
+        start = text.find(piece, start + len(piece))
+    return offsets
+
+
+def _lines_of(text: str, offsets: list[int]) -> list[int]:
+    """1-based line numbers of ascending ``offsets``, counted in one pass over ``text``."""
+    lines = []
+    line, prev = 1, 0
+    for offset in offsets:
+        line += text.count("\n", prev, offset)
+        prev = offset
+        lines.append(line)
+    return lines
 
 
 def _span_lines(s: str) -> int:
@@ -89,34 +106,32 @@ def edit_file(call: ToolCall) -> str:
         )
     content = fs.read_file(path)
     assert isinstance(content, str)
-    count = content.count(old)
-    if count == 0 and "\r\n" in content and "\n" in old and "\r\n" not in old:
+    offsets = _find_all(content, old)
+    if not offsets and "\r\n" in content and "\n" in old and "\r\n" not in old:
         crlf_old = old.replace("\n", "\r\n")
-        if content.count(crlf_old):
+        crlf_offsets = _find_all(content, crlf_old)
+        if crlf_offsets:
             old, new = crlf_old, new.replace("\r\n", "\n").replace("\n", "\r\n")
-            count = content.count(old)
-    if count == 0:
+            offsets = crlf_offsets
+    if not offsets:
         return ToolErrorText(NOT_FOUND + _closest(content.replace("\r\n", "\n"), old.replace("\r\n", "\n")))
-    offsets = []
-    start = content.find(old)
-    while start >= 0:
-        offsets.append(start)
-        start = content.find(old, start + len(old))
+    count = len(offsets)
     if count > 1 and not args["replace_all"]:
-        where = ", ".join(str(_line_of(content, o)) for o in offsets[:20]) + (", ..." if count > 20 else "")
+        where = ", ".join(str(n) for n in _lines_of(content, offsets[:20])) + (", ..." if count > 20 else "")
         return ToolErrorText(
             f"The specified text appears {count} times (lines {where}). Provide more surrounding context "
             "to make the match unique, or set replace_all=true to replace every occurrence."
         )
+    firsts = _lines_of(content, offsets)
     span = _span_lines(old)
-    for o in offsets:
-        first = _line_of(content, o)
+    for first in firsts:
         call.check_lines_read(shown, first, first + span - 1)
     updated = content.replace(old, new)
     fs.write_file(path, updated, overwrite=True, expected_mtime=st.mtime)
-    delta = len(new) - len(old)
     new_span = _span_lines(new)
-    starts = [_line_of(updated, o + i * delta) for i, o in enumerate(offsets)]
+    # each earlier replacement moves the later ones by the difference in line breaks
+    added_breaks = new.count("\n") - old.count("\n")
+    starts = [first + i * added_breaks for i, first in enumerate(firsts)]
     if len(starts) == 1:
         a = starts[0]
         b = a + new_span - 1 if new else a
