@@ -321,6 +321,31 @@ def test_concurrent_indexing_and_searching():
     e.close()
 
 
+def test_in_memory_engines_keep_their_vectors_apart():
+    # Chroma's in-memory clients share one database per process: two engines with the same index
+    # name must still not see, delete or clear each other's vectors (opening the second one used
+    # to delete the first one's vectors as "extra", and clearing it broke the first one).
+    a = SearchEngine(True, HashEmbedder())
+    a.index("a1", "bread and water")
+    a.flush()
+    b = SearchEngine(True, HashEmbedder())
+    assert b.pending_embeddings == 0 and a.vector_store.count() == 1
+    b.index("b1", "bread and butter")
+    assert [r.id for r in b.search("bread", mode="vector")] == ["b1"]
+    b.clear()
+    b.close()
+    assert [r.id for r in a.search("bread", mode="vector")] == ["a1"]
+    named = a.vector_store.collection_name
+    assert named.startswith("search-")
+    # the collection of a closed in-memory store is dropped, not left in the shared database
+    keep = ChromaVectorStore(ephemeral=True)  # an open in-memory client keeps the database alive
+    keep.open("other")
+    assert named in [c.name for c in keep._client.list_collections()]
+    a.close()
+    assert named not in [c.name for c in keep._client.list_collections()]
+    keep.close()
+
+
 def test_collection_names():
     assert chroma_collection_name("ws_abc_search") == "ws_abc_search"
     assert chroma_collection_name("_x_") == "ws_x_index"

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import threading
+import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -101,6 +102,10 @@ class ChromaVectorStore:
     ``ephemeral=True`` (in memory) — or nothing, which means embedded and persistent under the
     workspace (``.ws/index/chroma``), or in memory when the engine has no persist directory.
     Collections use cosine distance; similarity is reported as ``1 - distance``.
+
+    Chroma's in-memory clients share one database per process, so an in-memory store without an
+    explicit ``collection_name`` uses a collection of its own (the index name plus a random
+    suffix), dropped on ``close()``: two in-memory engines never see or delete each other's vectors.
     """
 
     def __init__(
@@ -131,6 +136,7 @@ class ChromaVectorStore:
         self._client = client
         self._owns_client = client is None
         self._collection: Any = None
+        self._private = False  # an in-memory collection of this store alone, dropped on close
         self._lock = threading.RLock()
 
     def __repr__(self) -> str:
@@ -173,13 +179,18 @@ class ChromaVectorStore:
                     elif self.ephemeral or (self.path is None and persist_dir is None):
                         self.ephemeral = True
                         self._client = chromadb.EphemeralClient(settings=settings)
+                        self._private = self._private or self.collection_name is None
                     else:
                         if self.path is None:
                             assert persist_dir is not None
                             self.path = persist_dir / "chroma"
                         self.path.mkdir(parents=True, exist_ok=True)
                         self._client = chromadb.PersistentClient(path=str(self.path), settings=settings)
-                name = self.collection_name or chroma_collection_name(index_name)
+                name = self.collection_name
+                if name is None:
+                    name = chroma_collection_name(index_name)
+                    if self._private:
+                        name = f"{name[:499]}-{uuid.uuid4().hex[:12]}"
                 self.collection_name = name
                 self._collection = self._client.get_or_create_collection(
                     name, embedding_function=None, configuration={"hnsw": {"space": "cosine"}})
@@ -201,6 +212,11 @@ class ChromaVectorStore:
     def close(self) -> None:
         """Releases the collection and, for clients this store created, Chroma's file handles."""
         with self._lock:
+            if self._private and self._collection is not None:
+                try:
+                    self._client.delete_collection(self._collection.name)
+                except Exception:
+                    pass
             self._collection = None
             client, self._client = self._client, None
             if client is not None and self._owns_client and hasattr(client, "close"):
