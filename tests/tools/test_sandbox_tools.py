@@ -70,6 +70,11 @@ def test_trailing_tail_pipe_is_applied_by_the_tool(sh):
     assert run(sh, "seq 1 10 | tail -n 2") == "[showing last 2 of 10 lines]\n9\n10"
 
 
+def test_or_tail_is_left_to_the_shell(sh):
+    assert run(sh, "seq 1 3 || tail -1") == "1\n2\n3"
+    assert run(sh, "false||tail -n 1") == "(no output)"
+
+
 def test_ansi_and_progress_bars_are_cleaned(sh):
     assert run(sh, r"printf '\033[32mgreen\033[0m\n10%%\r50%%\r100%%\n'") == "green\n100%"
 

@@ -48,7 +48,8 @@ PARAMS = (
     Param("background", "boolean", "Start in the background and return its PID at once.", default=False),
 )
 
-_TAIL_PIPE = re.compile(r"\s*\|\s*tail\s+(?:-n\s*)?-?(\d+)\s*$")
+# a pipe (not the second bar of "||") into "tail -N" / "tail -n N" that ends the command
+_TAIL_PIPE = re.compile(r"\s*(?<!\|)\|\s*tail\s+(?:-n\s*)?-?(\d+)\s*$")
 
 
 def _shape(text: str, tail: int | None, budget: int | None) -> str:
