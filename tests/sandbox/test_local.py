@@ -280,3 +280,24 @@ def test_a_closed_reader_stops_collecting_output(make_sandbox):
     h.reader.close()
     assert h.wait(timeout=10).exit_code == 0 and h.stdout_bytes == 5_000_000
     assert h._stdout.reader is not None and h._stdout.reader._chunks == []
+
+
+@pytest.mark.parametrize("foreground", [False, True], ids=["spawn", "execute_command"])
+def test_a_command_starting_while_the_sandbox_is_destroyed_does_not_outlive_it(make_sandbox, foreground):
+    sb = make_sandbox()
+    sb.start()
+    m = marker()
+    prepare = sb.prepare_launch
+
+    def prepare_then_destroy(command, cwd, env):
+        spec = prepare(command, cwd, env)
+        sb.destroy()  # as if on another thread, after the checks and before the process starts
+        return spec
+
+    sb.prepare_launch = prepare_then_destroy
+    with pytest.raises(SandboxStateError):
+        if foreground:
+            sb.execute_command(f"sleep {m}", timeout=5)
+        else:
+            sb.processes.spawn(f"sleep {m}")
+    assert wait_for(lambda: not processes_with(m), 3), processes_with(m)

@@ -836,12 +836,23 @@ class ProcessManager:
             handle._stdout.callbacks = (on_stdout,)
         if on_stderr:
             handle._stderr.callbacks = (on_stderr,)
+        with self._lock:
+            closed = self._closed
+            if not closed:
+                self._handles.pop(popen.pid, None)  # a pid reused after a retained exit
+                self._handles[popen.pid] = handle
+        if closed:
+            # close() (sandbox destroy on another thread) ran while this process started, so
+            # it never saw it: it dies here instead of outliving the sandbox.
+            tree.signal_tree(popen.pid, tree.snapshot_tree(popen.pid), signal.SIGKILL)
+            popen.wait()
+            for pipe in (popen.stdin, popen.stdout, popen.stderr):
+                if pipe is not None:
+                    pipe.close()
+            raise SandboxStateError("The sandbox was destroyed; its process manager is closed")
         if not inline:
             orphan_guard.register(popen.pid)
             handle._guarded = True
-        with self._lock:
-            self._handles.pop(popen.pid, None)  # a pid reused after a retained exit
-            self._handles[popen.pid] = handle
         return handle
 
     def list(self) -> list[ProcessInfo]:
@@ -916,9 +927,10 @@ class ProcessManager:
 
     def close(self) -> None:
         """Kills everything, forgets everything and stops the I/O thread (sandbox destroy)."""
-        if self._closed:
-            return
-        self._closed = True
+        with self._lock:  # from here on, _start() adds no process that kill_all() would miss
+            if self._closed:
+                return
+            self._closed = True
         self.kill_all()
         with self._lock:
             self._handles.clear()
