@@ -27,6 +27,7 @@ from ws_jupyter.errors import (
 )
 from ws_jupyter.sandbox import LocalSandbox
 
+from ..helpers import write
 from .conftest import alive, marker, processes_with, wait_for
 
 PY = sys.executable  # visible inside bubblewrap too (allow_system_binaries binds the prefix)
@@ -269,8 +270,7 @@ class SandboxConformance:
             "for i in range(0, len(data), 7001):\n"  # odd chunk sizes split characters
             "    sys.stdout.buffer.write(data[i:i+7001]); sys.stdout.buffer.flush()\n"
         )
-        (Path(sandbox.working_directory)).mkdir(parents=True, exist_ok=True)
-        Path(sandbox.working_directory, "produce.py").write_text(script)
+        write(Path(sandbox.working_directory), "produce.py", script)
         got: list[str] = []
         events: list[tuple[str, str]] = []
         h = sandbox.processes.spawn(f"{PY} produce.py", on_stdout=got.append)
@@ -323,8 +323,7 @@ class SandboxConformance:
             "    req = json.loads(line)\n"
             "    print(json.dumps({'id': req['id'], 'result': req['params'][0] * 2}), flush=True)\n"
         )
-        Path(sandbox.working_directory).mkdir(parents=True, exist_ok=True)
-        Path(sandbox.working_directory, "rpc.py").write_text(server)
+        write(Path(sandbox.working_directory), "rpc.py", server)
         h = sandbox.processes.spawn(f"{PY} rpc.py")
         import json
 

@@ -18,6 +18,7 @@ import pytest
 from ws_jupyter.errors import SandboxError
 from ws_jupyter.sandbox import LocalSandbox
 
+from ..helpers import write
 from .conformance import SandboxConformance
 from .conftest import alive, marker, processes_with, requires_bwrap, wait_for
 
@@ -130,8 +131,7 @@ def test_network_is_unreachable_by_default(make_sandbox):
     sb = make_sandbox("bwrap")
     srv, port, _t = _host_server()
     try:
-        Path(sb.working_directory).mkdir(parents=True, exist_ok=True)
-        Path(sb.working_directory, "c.py").write_text(CONNECT)
+        write(Path(sb.working_directory), "c.py", CONNECT)
         r = sb.execute_command(f"{PY} c.py {port}")
         assert r.exit_code != 0 and "hello-from-host" not in r.stdout
         assert "Connection refused" in r.stderr or "unreachable" in r.stderr.lower()
@@ -145,8 +145,7 @@ def test_allow_network_reaches_the_host(make_sandbox):
     sb = make_sandbox("bwrap", native_sandbox={"allow_network": True})
     srv, port, _t = _host_server()
     try:
-        Path(sb.working_directory).mkdir(parents=True, exist_ok=True)
-        Path(sb.working_directory, "c.py").write_text(CONNECT)
+        write(Path(sb.working_directory), "c.py", CONNECT)
         r = sb.execute_command(f"{PY} c.py {port}")
         assert r.stdout.strip() == "hello-from-host", r.stderr
     finally:
@@ -165,8 +164,7 @@ def test_loopback_inside_the_sandbox_works(make_sandbox, allow_network):
         "s = socket.create_connection(srv.getsockname(), timeout=3)\n"
         "print(s.recv(10).decode())\n"
     )
-    Path(sb.working_directory).mkdir(parents=True, exist_ok=True)
-    Path(sb.working_directory, "loop.py").write_text(script)
+    write(Path(sb.working_directory), "loop.py", script)
     assert sb.execute_command(f"{PY} loop.py").stdout == "pong\n"
 
 
