@@ -13,6 +13,7 @@ from typing import Any
 
 from ..errors import SandboxError
 from .base import ToolCall, ToolSpec
+from .config import DEFAULT_MAX_WAIT
 from .execute_command import format_streams
 from .names import WORKSPACE_TOOLS
 from .output import apply_tail, strip_ansi
@@ -47,7 +48,7 @@ def get_process_output(call: ToolCall) -> str:
         return f"No background process found with PID {pid}."
     waited_out = False
     if call.args["wait"] and handle.exit_code is None:
-        limit = float(call.option("max_wait", 300.0))
+        limit = float(call.option("max_wait", DEFAULT_MAX_WAIT))
         deadline = time.monotonic() + limit
         while handle.exit_code is None and time.monotonic() < deadline and not call.context.aborted:
             try:

@@ -44,6 +44,7 @@ from .types import (
     ToolHookContext,
     ToolOutput,
     ToolResult,
+    is_error_output,
     output_text,
     parse_arguments,
 )
@@ -247,7 +248,6 @@ class ToolRunner:
                 log.warning("tool %s failed", self.spec.name, exc_info=True)
             output = error_output(exc)
         output = self._after(args, ctx, output, error)
-        is_error = isinstance(output, ToolErrorText) or (isinstance(output, ToolResult) and output.is_error)
         self.activity.publish(
             ToolActivityEvent(
                 "finished",
@@ -257,7 +257,7 @@ class ToolRunner:
                 args,
                 tool_call_id=ctx.tool_call_id,
                 output=output_text(output),
-                is_error=is_error,
+                is_error=is_error_output(output),
                 duration_ms=(time.perf_counter() - started) * 1000,
             )
         )
@@ -294,9 +294,7 @@ class ToolRunner:
             if self.spec.check_reads:
                 self._check_reads(call, fs, path, key, shown)
             output = self.spec.run(call)
-            if not (
-                isinstance(output, ToolErrorText) or (isinstance(output, ToolResult) and output.is_error)
-            ):
+            if not is_error_output(output):
                 self.tracker.clear(key, recursive=self.spec.recursive_clear)
             return output
 
