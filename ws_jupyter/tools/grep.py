@@ -47,7 +47,7 @@ from typing import Any
 from ..errors import DirectoryNotFound, FileNotFound, WorkspaceError
 from ..filesystem.mime import SNIFF_BYTES, looks_like_text
 from ..filesystem.walk import IgnoreRules, ancestor_rules, relative_to, walk
-from .base import ToolCall, ToolSpec, file_chunks, rel_path, split_lines
+from .base import ToolCall, ToolSpec, file_chunks, split_lines
 from .globs import compile_globs, split_glob_path
 from .names import WORKSPACE_TOOLS
 from .output import truncate_head
@@ -157,11 +157,6 @@ def find_ripgrep() -> str | None:
                     break
         _rg_path.append(found)
         return found
-
-
-def _reset_ripgrep_cache() -> None:
-    with _rg_lock:
-        _rg_path.clear()
 
 
 # --- text helpers ---------------------------------------------------------------------------------
@@ -375,7 +370,6 @@ def _sniff_ok(host: str) -> bool:
 
 def _ripgrep_extract(
     rg: str,
-    fs: Any,
     selected: list[tuple[str, int, str]],
     pattern: str,
     case_sensitive: bool,
@@ -564,7 +558,7 @@ def _search_with_ripgrep(
         remaining -= take
         if remaining <= 0:
             break
-    files = _ripgrep_extract(rg, fs, selected, pattern, case_sensitive, context, max_count)
+    files = _ripgrep_extract(rg, selected, pattern, case_sensitive, context, max_count)
     if files is None:
         return False
     result.engine = "ripgrep"
@@ -725,14 +719,10 @@ def grep(call: ToolCall) -> str:
         re.compile(pattern, 0 if args["case_sensitive"] else re.IGNORECASE)
     except re.error as exc:
         return ToolErrorText(f"Error: Invalid regex pattern: {exc}")
-    fs = call.filesystem()
-    path = args["path"]
-    base, _ = split_glob_path(path)
-    rel_path(fs, base)  # containment check, with the usual error message
     result = search(
-        fs,
+        call.filesystem(),
         pattern,
-        path,
+        args["path"],
         context_lines=args["context_lines"],
         max_count=args["max_count"],
         case_sensitive=args["case_sensitive"],

@@ -33,9 +33,9 @@ import re
 import tempfile
 import threading
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
-__all__ = ["count_tokens", "fits", "line_token_counts", "over_budget", "tokenizer_name", "use_tokenizer"]
+__all__ = ["count_tokens", "fits", "over_budget", "tokenizer_name", "use_tokenizer"]
 
 _lock = threading.Lock()
 _counter: Callable[[str], int] | None = None
@@ -177,9 +177,3 @@ def over_budget(text: str, budget: int) -> int | None:
         return None
     n = count_tokens(text)
     return n if n > budget else None
-
-
-def line_token_counts(lines: Sequence[str]) -> list[int]:
-    """Token count of each line (line counts add up to about the count of the joined text)."""
-    counter = _get()
-    return [counter(line) if line else 0 for line in lines]
