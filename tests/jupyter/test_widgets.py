@@ -144,6 +144,15 @@ def test_command_runner_runs_stops_and_keeps_history(workspace: Any) -> None:
     runner.close()
 
 
+def test_command_runner_keeps_the_output_of_commands_that_end_at_once(workspace: Any) -> None:
+    runner = CommandRunner(workspace, interval=0.1)
+    for i in range(20):  # each ends before the runner's output view may have caught up
+        runner.run(f"echo run-{i}")
+        assert runner.wait(10)
+        assert (runner.exit_code, runner.output) == (0, f"run-{i}\n")
+    runner.close()
+
+
 # --- ProcessMonitor -------------------------------------------------------------------------------
 
 

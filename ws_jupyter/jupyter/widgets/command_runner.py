@@ -109,9 +109,10 @@ class CommandRunner(w.VBox):
         self.view = ProcessOutput(handle, interval=self.interval)
         self.view.kill_button.layout.display = "none"  # Stop is the runner's own button
         self.output_slot.children = [self.view]
-        handle.subscribe(self._on_event)
-        if handle.exit_code is not None:
-            self._finish()
+        # With replay, this subscription is attached on the I/O thread after the view's own (its
+        # replayed output included), so "exit" reaches the runner only once the view holds all the
+        # output — also when the command ended before either subscription was attached.
+        handle.subscribe(self._on_event, replay=True)
         return handle
 
     def _on_event(self, kind: str, text: str) -> None:
