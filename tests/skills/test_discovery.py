@@ -43,6 +43,7 @@ def layout(root: Path) -> Path:
         (["**/skills"], ["alpha", "beta"]),  # glob of parent folders
         (["**/SKILL.md"], ["alpha", "beta"]),
         (["skills/{alpha,beta}"], ["alpha", "beta"]),  # braces
+        (["{skills/{alpha,gamma},nowhere}"], ["alpha"]),  # nested braces
         (["skills/a*"], ["alpha"]),
         (["skills/alpha", "skills"], ["alpha", "beta"]),  # overlapping patterns: no duplicates
     ],

@@ -23,7 +23,6 @@ calls alone whether discovery must run again.
 from __future__ import annotations
 
 import posixpath
-import re
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
@@ -31,6 +30,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ..filesystem.types import FileEntry
+from ..tools.globs import expand_braces, has_glob
 from .model import SkillIssue, SourceKind
 from .source import normalize_source_path, source_fingerprint, source_realpath
 
@@ -69,7 +69,6 @@ PRUNED_DIRS = frozenset(
     }
 )
 _EXTERNAL_SEGMENTS = frozenset({"node_modules", "site-packages", "dist-packages"})
-_MAGIC = re.compile(r"[*?\[{]")
 
 
 def join_path(parent: str, name: str) -> str:
@@ -118,41 +117,6 @@ class DiscoveryResult:
 def watched_changed(source: Any, watched: Mapping[str, Hashable | None]) -> bool:
     """True when any watched path changed since discovery (stat calls only)."""
     return any(source_fingerprint(source, path) != fp for path, fp in watched.items())
-
-
-def _expand_braces(pattern: str) -> list[str]:
-    """``a/{b,c}/d`` -> ``['a/b/d', 'a/c/d']`` (nested groups expand recursively)."""
-    start = pattern.find("{")
-    if start < 0:
-        return [pattern]
-    depth = 0
-    for end in range(start, len(pattern)):
-        if pattern[end] == "{":
-            depth += 1
-        elif pattern[end] == "}":
-            depth -= 1
-            if depth == 0:
-                break
-    else:
-        return [pattern]  # unbalanced: treat literally
-    inner = pattern[start + 1 : end]
-    options: list[str] = []
-    depth, last = 0, 0
-    for i, ch in enumerate(inner):
-        if ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            options.append(inner[last:i])
-            last = i + 1
-    options.append(inner[last:])
-    if len(options) == 1:
-        return [pattern]
-    out: list[str] = []
-    for option in options:
-        out.extend(_expand_braces(pattern[:start] + option + pattern[end + 1 :]))
-    return out
 
 
 class _Discovery:
@@ -228,9 +192,9 @@ class _Discovery:
             pattern = pattern[:-1]
         if not pattern:
             pattern = "."
-        if _MAGIC.search(pattern):
+        if has_glob(pattern):
             hits: list[str] = []
-            for expanded in _expand_braces(pattern):
+            for expanded in expand_braces(pattern):
                 hits.extend(self.glob(expanded))
             for hit in hits:
                 if posixpath.basename(hit) == SKILL_FILE:
@@ -263,7 +227,7 @@ class _Discovery:
         absolute = pattern.startswith("/")
         segments = [s for s in pattern.split("/") if s not in ("", ".")]
         literal: list[str] = []
-        while segments and not _MAGIC.search(segments[0]):
+        while segments and not has_glob(segments[0]):
             literal.append(segments.pop(0))
         base = ("/" if absolute else "") + "/".join(literal) if literal else ("/" if absolute else ".")
         base = normalize_source_path(base)

@@ -1,4 +1,5 @@
-"""Glob patterns as agents write them, for ``list_files`` (``pattern``, ``exclude``) and ``grep`` paths.
+"""Glob patterns as agents write them, for ``list_files`` (``pattern``, ``exclude``) and ``grep`` paths
+(skill discovery shares ``expand_braces`` and ``has_glob``).
 
 One set of rules, the ones of ``.gitignore`` and ripgrep's ``-g`` that models already know:
 
@@ -19,7 +20,7 @@ import itertools
 import re
 from collections.abc import Callable, Iterable
 
-from ..errors import ToolArgumentError
+from ..errors import InvalidArgumentError, ToolArgumentError
 
 __all__ = ["GLOB_CHARS", "compile_globs", "expand_braces", "has_glob", "split_glob_path"]
 
@@ -65,7 +66,7 @@ def expand_braces(pattern: str) -> list[str]:
         for a, b in itertools.pairwise(bounds):
             stack.append(p[:start] + p[a + 1 : b] + p[end + 1 :])
         if len(stack) + len(out) > _MAX_EXPANSIONS:
-            raise ToolArgumentError(f"glob {pattern!r} expands to too many alternatives")
+            raise InvalidArgumentError(f"glob {pattern!r} expands to too many alternatives")
     out.reverse()
     return out
 
