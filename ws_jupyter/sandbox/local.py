@@ -11,7 +11,6 @@ process manager — and one wrapper.
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import shlex
 import shutil
@@ -419,19 +418,18 @@ class LocalSandbox:
                 parts.append(shlex.quote(os.fspath(a)))
             if parts:
                 command = f"{command} {' '.join(parts)}"
-        limit = self._timeout if timeout is None else validate_timeout(timeout)
-        retained = self._max_output_bytes if max_output_bytes is None else max_output_bytes
         # One code path with background processes: the process manager starts, reads, times out
-        # and kills it; interrupting the kernel (KeyboardInterrupt) kills the whole tree.
+        # and kills it; interrupting the kernel (KeyboardInterrupt) kills the whole tree. It
+        # validates the values; None is the sandbox's default here, and "no limit" there.
         return self.processes.run(
             command,
             cwd=cwd,
             env=env,
-            timeout=limit if limit is not None else math.inf,
+            timeout=self._timeout if timeout is None else timeout,
             on_stdout=on_stdout,
             on_stderr=on_stderr,
             abort=abort,
-            max_retained_bytes=retained,
+            max_retained_bytes=self._max_output_bytes if max_output_bytes is None else max_output_bytes,
         )
 
     # --- info ------------------------------------------------------------------------------------------
