@@ -21,7 +21,7 @@ from ws_jupyter.errors import (
     SkillPathError,
     SkillValidationError,
 )
-from ws_jupyter.skills import BlobStore, VersionedSkillSource, WorkspaceSkills
+from ws_jupyter.skills import BlobStore, LocalSkillSource, VersionedSkillSource, WorkspaceSkills
 
 from .conftest import EXAMPLE_SKILLS, skill_md, write_skill
 
@@ -165,6 +165,23 @@ def test_publish_skips_hidden_and_cache_files(store: VersionedSkillSource, root:
     os.symlink(skill / "notes.md", skill / "alias.md")  # an inside symlink is published as content
     version = store.publish(skill)
     assert [f.path for f in store.manifest(version).files] == ["SKILL.md", "alias.md", "notes.md"]
+
+
+def test_publish_keeps_exactly_the_files_a_skill_lists(store: VersionedSkillSource, root: Path) -> None:
+    litter = {
+        ".DS_Store": "x",
+        "Thumbs.db": "x",
+        "x.pyc": b"x",
+        "build.pyc/inner.txt": "x",
+        "node_modules/dep/index.js": "x",
+        "references/.draft.md": "x",
+    }
+    kept = {"references/guide.md": "g", "scripts/run.py": "print(1)", "notes.md": "n"}
+    skill = write_skill(root, "tidy", files={**litter, **kept})
+    listed = WorkspaceSkills(LocalSkillSource(root), ["tidy"], refresh_interval=None).get("tidy")
+    assert listed is not None
+    published = [f.path for f in store.manifest(store.publish(skill)).files]
+    assert sorted(published) == sorted(listed.files) == sorted(["SKILL.md", *kept])
 
 
 def test_corruption_is_detected_not_served(store: VersionedSkillSource, folder: Path) -> None:

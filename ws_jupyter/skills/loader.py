@@ -26,6 +26,7 @@ __all__ = [
     "LoadedSkill",
     "fingerprint_changed",
     "is_inside",
+    "is_skill_content",
     "load_skill",
 ]
 
@@ -34,6 +35,13 @@ SKILL_SUBDIRS = ("references", "scripts", "assets")
 MAX_SKILL_FILES = 1000
 MAX_LIST_DEPTH = 20
 _IGNORED = PRUNED_DIRS | {".DS_Store", "Thumbs.db"}
+
+
+def is_skill_content(name: str) -> bool:
+    """Whether a file or folder name can be part of a skill: not hidden, a tool cache, OS litter
+    or bytecode. Listing a skill and publishing one (``VersionedSkillSource``) agree on this."""
+    return not (name.startswith(".") or name in _IGNORED or name.endswith(".pyc"))
+
 
 Fingerprint = tuple[tuple[str, Hashable | None], ...]
 
@@ -71,7 +79,7 @@ def _list_files(
         except (OSError, ValueError):
             return
         for entry in entries:
-            if entry.name.startswith(".") or entry.name in _IGNORED or entry.name.endswith(".pyc"):
+            if not is_skill_content(entry.name):
                 continue
             path = join_path(directory, entry.name)
             rel_path = f"{rel}/{entry.name}" if rel else entry.name

@@ -53,8 +53,7 @@ from ..errors import (
     SkillValidationError,
 )
 from ..filesystem.types import FileEntry, FileStat
-from .discovery import PRUNED_DIRS
-from .loader import MAX_SKILL_FILES
+from .loader import MAX_SKILL_FILES, is_skill_content
 from .parsing import parse_skill_md, validate_name
 
 __all__ = ["BlobStore", "SkillVersion", "SkillVersionFile", "VersionedSkillSource"]
@@ -64,7 +63,6 @@ MANIFEST_FORMAT = 1
 MAX_PUBLISHED_FILE_BYTES = 64 << 20
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 _HEX = re.compile(r"^[0-9a-f]+$")
-_IGNORED = PRUNED_DIRS | {".DS_Store", "Thumbs.db"}
 
 
 def _atomic_write(path: Path, data: bytes, mode: int = 0o644) -> None:
@@ -342,13 +340,9 @@ class VersionedSkillSource:
         real_root = folder.resolve()
         for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
             here = Path(dirpath)
-            dirnames[:] = sorted(
-                d
-                for d in dirnames
-                if not d.startswith(".") and d not in _IGNORED and not (here / d).is_symlink()
-            )
+            dirnames[:] = sorted(d for d in dirnames if is_skill_content(d) and not (here / d).is_symlink())
             for name in sorted(filenames):
-                if name.startswith(".") or name in _IGNORED or name.endswith(".pyc"):
+                if not is_skill_content(name):
                     continue
                 path = here / name
                 rel = path.relative_to(folder).as_posix()
