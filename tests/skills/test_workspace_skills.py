@@ -160,6 +160,16 @@ def test_get_reference_script_asset(project: Path, make_skills: Callable[..., Wo
         skills.get_reference("ghost", "x.md")
 
 
+def test_require_is_get_that_names_the_available_skills(
+    project: Path, make_skills: Callable[..., WorkspaceSkills]
+) -> None:
+    skills = make_skills()
+    assert skills.require("report") == skills.get("report") == skills.require("skills/report/SKILL.md")
+    assert skills.get("ghost") is None
+    with pytest.raises(SkillNotFoundError, match=r'^Skill "ghost" not found\. Available skills: report \('):
+        skills.require("ghost")
+
+
 HOSTILE = [
     "../tiny/SKILL.md",
     "../../skills/tiny/SKILL.md",

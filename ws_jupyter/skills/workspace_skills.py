@@ -81,14 +81,14 @@ _PREVIEW_LINES = 4
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
-def _is_binary(data: bytes) -> bool:
+def _as_text(data: bytes) -> str | None:
+    """The text of a skill file, or None when it is binary (a NUL byte or invalid UTF-8)."""
     if b"\x00" in data[:8192]:
-        return True
+        return None
     try:
-        data.decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError:
-        return True
-    return False
+        return None
 
 
 @dataclass(frozen=True)
@@ -487,6 +487,11 @@ class WorkspaceSkills:
         """
         return self._lookup(self._catalog(request_context), name_or_path)
 
+    def require(self, name_or_path: str | Skill, request_context: RequestContext | None = None) -> Skill:
+        """Like :meth:`get`, but an unknown skill raises ``SkillNotFoundError`` naming the available
+        ones (the text an agent sees from the ``skill`` tool)."""
+        return self._require(self._catalog(request_context), name_or_path)
+
     def has(self, name_or_path: str, request_context: RequestContext | None = None) -> bool:
         """Whether a skill with this name or path exists (ambiguous names count as existing)."""
         catalog = self._catalog(request_context)
@@ -626,9 +631,9 @@ class WorkspaceSkills:
                 path,
                 f'File "{path}" not found in skill "{found.name}".\nAvailable files: {", ".join(found.files)}',
             )
-        if _is_binary(data):
+        text = _as_text(data)
+        if text is None:
             return SkillFile(found.name, found.path, rel, len(data), data, None, 0)
-        text = data.decode("utf-8")
         lines = text.splitlines()
         total = len(lines)
         if start_line is None and end_line is None:
@@ -677,11 +682,7 @@ class WorkspaceSkills:
         if cached is not None and fp is not None and cached[0] == fp:
             return cached[1]
         data = self._read_bytes(catalog, skill, rel)
-        text = (
-            None
-            if data is None or len(data) > MAX_INDEXED_BYTES or _is_binary(data)
-            else data.decode("utf-8")
-        )
+        text = None if data is None or len(data) > MAX_INDEXED_BYTES else _as_text(data)
         if fp is not None:
             catalog.texts[key] = (fp, text)
         return text
@@ -747,7 +748,8 @@ class WorkspaceSkills:
                 lowered = text.lower()
                 weight = 1.0 if rel == "SKILL.md" else 0.8
                 position = lowered.find(phrase)
-                if position >= 0:
+                has_phrase = position >= 0
+                if has_phrase:
                     score = weight
                 else:
                     present = [t for t in terms if t in lowered]
@@ -768,7 +770,7 @@ class WorkspaceSkills:
                         content="\n".join(lines[first - 1 : last]),
                         score=round(score, 6),
                         line_range=(first, last),
-                        score_details={"mode": "substring", "phrase": position >= 0 and phrase in lowered},
+                        score_details={"mode": "substring", "phrase": has_phrase},
                     )
                 )
         results.sort(key=lambda r: (-r.score, r.skill_name, r.source))

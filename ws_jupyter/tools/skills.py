@@ -28,18 +28,11 @@ def _skills(call: ToolCall) -> Any:
     return skills
 
 
-def _not_found(skills: Any, name: str, rc: Any) -> str:
-    listed = ", ".join(f"{s.name} ({s.path})" for s in skills.list(rc)) or "none"
-    return f'Skill "{name}" not found. Available skills: {listed}'
-
-
 def skill(call: ToolCall) -> str:
-    skills = _skills(call)
-    rc = call.request_context
-    name = call.args["name"]
-    found = skills.get(name, rc)
-    if found is None:
-        return ToolErrorText(_not_found(skills, name, rc))
+    try:
+        found = _skills(call).require(call.args["name"], call.request_context)
+    except SkillNotFoundError as exc:
+        return ToolErrorText(str(exc))
     return truncate_head(found.to_markdown(), call.max_tokens)
 
 
