@@ -213,6 +213,26 @@ def test_targeted_update_of_changed_files(tree):
         assert report.removed == ["docs/api/reference.md"] and report.unchanged == 1
 
 
+def test_targeted_update_keeps_explicitly_named_ignored_or_hidden_paths(tree):
+    # An ignored directory or a hidden file named in the paths is indexed by a full pass (an
+    # explicit request, as in list_files); a targeted update (what watch() runs) of one of its
+    # files must re-index it too, not drop it as invisible from the workspace root.
+    from ws_jupyter.search.indexer import AutoIndexer
+
+    paths = ["build", "docs/.secret.md", "docs/api"]
+    with Workspace(id="t9", filesystem=LocalFilesystem(tree), auto_index_paths=paths) as ws:
+        engine = ws._search_engine
+        assert set(engine.sources()) == {"build/zebra.md", "docs/.secret.md", "docs/api/reference.md"}
+        _write(tree, "build/zebra.md", "zebra build artefact, rebuilt\n")
+        _write(tree, "docs/.secret.md", "zebra hidden file, edited\n")
+        _write(tree, "docs/api/scratch.tmp", "still ignored by docs/api/.gitignore\n")
+        changed = ["build/zebra.md", "docs/.secret.md", "docs/api/scratch.tmp"]
+        report = AutoIndexer(ws.filesystem, engine).update(changed, paths)
+        assert sorted(report.indexed) == ["build/zebra.md", "docs/.secret.md"] and report.removed == []
+        assert set(engine.sources()) == {"build/zebra.md", "docs/.secret.md", "docs/api/reference.md"}
+        assert ws.search("rebuilt", mode="bm25")[0].id == "build/zebra.md"
+
+
 def test_targeted_update_on_a_provider_walked_through_readdir(tree):
     # Providers without os.scandir are walked through readdir, which gives no mtime: a targeted
     # update must record the same (size, mtime) as a full pass, or the next pass re-reads the file.

@@ -162,9 +162,19 @@ class AutoIndexer:
         self._run_lock = engine.indexing_lock
 
     # ------------------------------------------------------------------ scanning
-    def _candidates(self, scopes: Sequence[_Scope], report: IndexReport) -> dict[str, tuple[int, int]]:
-        """path -> (size, mtime_ns) of every file the scopes select (walker rules applied)."""
+    def _candidates(self, scopes: Sequence[_Scope], report: IndexReport,
+                    only: set[str] | None = None) -> dict[str, tuple[int, int]]:
+        """path -> (size, mtime_ns) of every file the scopes select (walker rules applied).
+
+        ``only`` restricts the scan to those paths: each walk then enters only their ancestor
+        directories, so a targeted update sees a file exactly as a full pass would.
+        """
         found: dict[str, tuple[int, int]] = {}
+        skip_dir: Callable[[WalkEntry], bool] | None = None
+        if only is not None:
+            ancestors = {d for p in only for d in _ancestors(p)}
+            scopes = [s for s in scopes if any(s.contains(p) for p in only)]
+            skip_dir = lambda e: e.path not in ancestors  # noqa: E731
         for scope in scopes:
             try:
                 st = self.fs.stat(scope.base)
@@ -172,11 +182,13 @@ class AutoIndexer:
                 report.missing.append(scope.raw)
                 continue
             if st.type == "file":
-                if scope.regex is None or scope.regex.match(st.path):
+                if (scope.regex is None or scope.regex.match(st.path)) and (only is None or st.path in only):
                     found[st.path] = (st.size, _ns(st.modified_at.timestamp()))
                 continue
-            for entry in walk(self.fs, scope.base, max_depth=64):
-                if entry.is_dir or (scope.regex is not None and not scope.regex.match(entry.path)):
+            for entry in walk(self.fs, scope.base, max_depth=64, skip_dir=skip_dir):
+                if entry.is_dir or (only is not None and entry.path not in only):
+                    continue
+                if scope.regex is not None and not scope.regex.match(entry.path):
                     continue
                 state = self._file_state(entry)
                 if state is not None:
@@ -252,10 +264,10 @@ class AutoIndexer:
                prune_outside: bool = False) -> IndexReport:
         """Re-checks only ``changed`` files (workspace-relative) against ``paths``' scopes.
 
-        Cost is proportional to the changed files and their directories, not to the tree: each
-        changed file's directory (and its ancestors, for ignore rules) is listed through the
-        walker, so ``.gitignore`` and hidden-file rules apply exactly as in :meth:`rebuild`.
-        A changed ``.gitignore`` or a directory-level change falls back to a full pass.
+        Cost is proportional to the changed files and their directories, not to the tree: the
+        walk of each scope enters only the changed files' directories, so ``.gitignore``, hidden
+        files and explicitly named paths are handled exactly as in :meth:`rebuild`. A changed
+        ``.gitignore`` or a directory-level change falls back to a full pass.
         """
         path_list = list(paths)
         scopes = [_scope(p) for p in path_list]
@@ -265,18 +277,14 @@ class AutoIndexer:
                 return self.rebuild(path_list, progress=progress, prune_outside=prune_outside)
         t0 = time.perf_counter()
         report = IndexReport()
-        listings: dict[str, dict[str, WalkEntry] | None] = {}
         with self._run_lock:
             store = self.engine.store
+            found = self._candidates(scopes, report, only=set(rels))
             with self.engine.batch():
                 for n, rel in enumerate(rels, 1):
-                    entry = (self._listing(posixpath.dirname(rel) or ".", listings) or {}).get(rel)
-                    state = None
-                    if entry is not None and not entry.is_dir and any(s.contains(rel) for s in scopes):
-                        state = self._file_state(entry)
                     rec = store.file(rel)
-                    if state is not None:
-                        self._one(rel, *state, rec, report)
+                    if rel in found:
+                        self._one(rel, *found[rel], rec, report)
                     elif rec is not None or self.engine.has_source(rel):
                         self._forget(rel, report)
                     if progress is not None:
@@ -292,24 +300,6 @@ class AutoIndexer:
             return bool(self.fs.stat(rel).type == "directory")
         except (FileNotFoundError, FilesystemError):
             return False
-
-    def _listing(self, rel_dir: str, cache: dict[str, dict[str, WalkEntry] | None]) -> dict[str, WalkEntry] | None:
-        """What the walker shows directly in ``rel_dir``, by path; None when the directory itself
-        is missing, hidden or ignored (its parent's listing, in ``cache`` too, does not show it)."""
-        if rel_dir not in cache:
-            listing: dict[str, WalkEntry] | None = None
-            visible = rel_dir == "."
-            if not visible:
-                parent = self._listing(posixpath.dirname(rel_dir) or ".", cache)
-                entry = parent.get(rel_dir) if parent is not None else None
-                visible = entry is not None and entry.is_dir
-            if visible:
-                try:
-                    listing = {e.path: e for e in walk(self.fs, rel_dir, max_depth=1)}
-                except (FileNotFoundError, FilesystemError):
-                    listing = None
-            cache[rel_dir] = listing
-        return cache[rel_dir]
 
     def _one(self, path: str, size: int, mtime_ns: int, rec: FileRecord | None, report: IndexReport) -> None:
         engine, store = self.engine, self.engine.store
@@ -355,6 +345,12 @@ class AutoIndexer:
             self.engine.remove_source(path)
         self.engine.store.put_file(FileRecord(path, size, mtime_ns, reason))
         report.skipped.append((path, reason))
+
+
+def _ancestors(path: str) -> list[str]:
+    """``"a/b/c.md"`` -> ``["a", "a/b"]``: the directories a walk passes through to reach ``path``."""
+    parts = path.split("/")[:-1]
+    return ["/".join(parts[: i + 1]) for i in range(len(parts))]
 
 
 def _ns(ts: float) -> int:
