@@ -26,7 +26,7 @@ from typing import Any
 import ipywidgets as w
 from traitlets import Dict, List, Unicode
 
-from ..display import BORDER, MONO, MUTED, format_duration
+from ..display import BORDER, MONO, MUTED, format_duration, one_line
 from .live import Throttle
 
 __all__ = ["ToolActivity"]
@@ -45,8 +45,7 @@ def _short(value: Any, width: int = 90) -> str:
     if isinstance(value, dict):  # arguments: the defaults the schema filled in (None) are noise
         value = {k: v for k, v in value.items() if v is not None}
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=repr)
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 1] + "…"
+    return one_line(text, width)
 
 
 class ToolActivity(w.VBox):
