@@ -153,6 +153,29 @@ def test_command_runner_keeps_the_output_of_commands_that_end_at_once(workspace:
     runner.close()
 
 
+def test_dashboard_without_background_processes_has_no_run_tab() -> None:
+    from ws_jupyter import Workspace
+    from ws_jupyter.jupyter.widgets import Dashboard
+    from ws_jupyter.sandbox.types import CommandResult
+
+    class Plain:  # a sandbox with execute_command only
+        provider = id = "plain"
+        status = "running"
+
+        def execute_command(self, command: str, **kwargs: Any) -> Any:
+            return CommandResult(True, 0, "", "", 0.1, command=command)
+
+        def get_instructions(self, request_context: Any = None) -> str:
+            return ""
+
+    workspace = Workspace(sandbox=Plain())
+    workspace.init()
+    dashboard = Dashboard(workspace)
+    assert "Run" not in dashboard.tab_names and dashboard.runner is None
+    dashboard.close()
+    workspace.destroy()
+
+
 # --- ProcessMonitor -------------------------------------------------------------------------------
 
 

@@ -41,6 +41,8 @@ class CommandRunner(w.VBox):
     def __init__(self, workspace: Any, *, interval: float = 0.2, timeout: float | None = None) -> None:
         self.workspace = workspace
         self.sandbox = workspace.resolve_sandbox(None)
+        if getattr(self.sandbox, "processes", None) is None:
+            raise ValueError("This sandbox has no background processes")
         self.interval = interval
         self.timeout = timeout
         self.handle: Any = None

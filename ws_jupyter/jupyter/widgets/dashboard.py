@@ -46,12 +46,15 @@ class Dashboard(w.VBox):
         if workspace.has_filesystem_config():
             self.files = FileBrowser(workspace)
             tabs.append(("Files", self.files))
-        if workspace.has_sandbox_config():
+        # both run commands as the sandbox's processes (Stop and Kill need them)
+        if (
+            workspace.has_sandbox_config()
+            and getattr(workspace.resolve_sandbox(None), "processes", None) is not None
+        ):
             self.runner = CommandRunner(workspace, interval=interval)
             tabs.append(("Run", self.runner))
-            if getattr(workspace.resolve_sandbox(None), "processes", None) is not None:
-                self.processes = ProcessMonitor(workspace, interval=interval)
-                tabs.append(("Processes", self.processes))
+            self.processes = ProcessMonitor(workspace, interval=interval)
+            tabs.append(("Processes", self.processes))
         if getattr(workspace, "can_search", False):
             self.search = SearchPanel(workspace, file_browser=self.files, on_open=self._opened)
             tabs.append(("Search", self.search))
