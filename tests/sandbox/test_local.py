@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 import os
+import subprocess
 import sys
 import weakref
 from pathlib import Path
@@ -39,6 +40,23 @@ def test_public_names_are_exported():
     ):
         assert name in ws_jupyter.__all__
         assert getattr(ws_jupyter, name).__name__ == name
+
+
+def test_the_vocabulary_is_light_and_every_name_resolves():
+    # The workspace imports sandbox.types: that must not load the process manager, psutil or
+    # the isolation builders (the sandbox package resolves its names lazily).
+    code = (
+        "import sys, ws_jupyter.sandbox.types\n"
+        "print([m for m in ('psutil', 'ws_jupyter.sandbox.processes', 'ws_jupyter.sandbox.local',"
+        " 'ws_jupyter.sandbox.isolation') if m in sys.modules])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+    import ws_jupyter.sandbox as package
+
+    for name in package.__all__:
+        assert getattr(package, name).__name__ == name
+    assert set(dir(package)) >= set(package.__all__)
 
 
 def test_is_a_workspace_sandbox(make_sandbox):

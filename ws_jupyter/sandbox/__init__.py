@@ -1,11 +1,27 @@
-"""Commands and background processes: ``LocalSandbox``, its process manager and isolation."""
+"""Commands and background processes: ``LocalSandbox``, its process manager and isolation.
+
+Names are imported lazily, as in the top-level package: modules that only need the vocabulary
+(``sandbox.types``, as the workspace does) do not load the process manager, psutil or the
+isolation builders.
+"""
 
 from __future__ import annotations
 
-from .isolation.config import Mount, NativeSandboxConfig
-from .local import LocalSandbox
-from .processes import ProcessHandle, ProcessManager
-from .types import CommandResult, IsolationDetection, ProcessInfo, SandboxInfo, WorkspaceSandbox
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS = {
+    "CommandResult": "ws_jupyter.sandbox.types",
+    "IsolationDetection": "ws_jupyter.sandbox.types",
+    "LocalSandbox": "ws_jupyter.sandbox.local",
+    "Mount": "ws_jupyter.sandbox.isolation.config",
+    "NativeSandboxConfig": "ws_jupyter.sandbox.isolation.config",
+    "ProcessHandle": "ws_jupyter.sandbox.processes",
+    "ProcessInfo": "ws_jupyter.sandbox.types",
+    "ProcessManager": "ws_jupyter.sandbox.processes",
+    "SandboxInfo": "ws_jupyter.sandbox.types",
+    "WorkspaceSandbox": "ws_jupyter.sandbox.types",
+}
 
 __all__ = [
     "CommandResult",
@@ -19,3 +35,23 @@ __all__ = [
     "SandboxInfo",
     "WorkspaceSandbox",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ws_jupyter.sandbox' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__
+
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .isolation.config import Mount, NativeSandboxConfig
+    from .local import LocalSandbox
+    from .processes import ProcessHandle, ProcessManager
+    from .types import CommandResult, IsolationDetection, ProcessInfo, SandboxInfo, WorkspaceSandbox
