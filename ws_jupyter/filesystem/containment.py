@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from ..errors import InvalidPathError, PathEscapeError
 
-__all__ = ["Containment", "ResolvedPath", "normalize_input_path"]
+__all__ = ["Containment", "ResolvedPath", "is_within", "normalize_input_path"]
 
 _DIR_FLAGS = (
     os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -111,8 +111,11 @@ def _is_link_at(name: str, dir_fd: int) -> bool:
         return False
 
 
-def _inside(path: str, root: str) -> bool:
-    return path == root or path.startswith(root + "/") or root == "/"
+def is_within(path: str, root: str) -> bool:
+    """Whether normalised absolute ``path`` is ``root`` or lies below it (no symlink resolution)."""
+    if path == root or root == "/":
+        return True
+    return path.startswith(root if root.endswith("/") else root + "/")
 
 
 class Containment:
@@ -178,7 +181,7 @@ class Containment:
 
         lexical_root = None
         for r in self.lexical_roots:
-            if _inside(lexical, r) and (lexical_root is None or len(r) > len(lexical_root)):
+            if is_within(lexical, r) and (lexical_root is None or len(r) > len(lexical_root)):
                 lexical_root = r
         if lexical_root is None:
             raise PathEscapeError(raw, self._escape_message(raw, expanded))
@@ -218,7 +221,7 @@ class Containment:
     def display_real(self, real_path: str) -> str:
         """Like :meth:`display` for a path found by walking real directories."""
         for lexical, real in zip(self.lexical_roots, (os.path.realpath(r) for r in self.lexical_roots)):
-            if _inside(real_path, real):
+            if is_within(real_path, real):
                 tail = real_path[len(real) :].strip("/")
                 full = posixpath.join(lexical, tail) if tail else lexical
                 return self.display(full)
@@ -266,7 +269,7 @@ class Containment:
     def _real_root_of(self, real: str) -> str | None:
         best: str | None = None
         for root in self.real_roots:
-            if _inside(real, root) and (best is None or len(root) > len(best)):
+            if is_within(real, root) and (best is None or len(root) > len(best)):
                 best = root
         return best
 

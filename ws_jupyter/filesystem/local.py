@@ -39,7 +39,7 @@ from ..errors import (
 )
 from ..lifecycle import Lifecycle
 from ..request_context import RequestContext
-from .containment import Containment, ResolvedPath
+from .containment import Containment, ResolvedPath, is_within
 from .mime import guess_mime_type
 from .types import FileEntry, FileStat, FilesystemInfo, InstructionsOption
 
@@ -311,7 +311,7 @@ class LocalFilesystem:
                     elif os.path.isdir(real):
                         kind, size = "directory", None
                         # a link to a directory of the listed tree is listed where it really is
-                        if not (real == root_real or real.startswith(root_real + "/")):
+                        if not is_within(real, root_real):
                             descend_into = real
                     else:
                         kind = "file"

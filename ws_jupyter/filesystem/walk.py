@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import FilesystemError, InvalidArgumentError, NotADirectory
+from .containment import is_within
 
 __all__ = ["IgnoreRules", "WalkEntry", "ancestor_rules", "relative_to", "walk"]
 
@@ -294,7 +295,7 @@ def _scan_local(
                         size = None if is_dir else tst.st_size
                         mtime = tst.st_mtime
                         # a link to a directory inside the walked tree is walked where it really is
-                        inside_tree = real == root_real or real.startswith(root_real + "/")
+                        inside_tree = is_within(real, root_real)
                         if is_dir and follow_symlinks and not inside_tree:
                             descend = real
                 elif stat_mod.S_ISDIR(st.st_mode):

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import SkillValidationError
+from ..filesystem.containment import is_within
 from .discovery import PRUNED_DIRS, SKILL_FILE, SkillLocation, join_path
 from .model import Skill, SkillIssue
 from .parsing import parse_skill_md
@@ -25,7 +26,6 @@ __all__ = [
     "SKILL_SUBDIRS",
     "LoadedSkill",
     "fingerprint_changed",
-    "is_inside",
     "is_skill_content",
     "load_skill",
 ]
@@ -54,14 +54,6 @@ class LoadedSkill:
     issue: SkillIssue | None = None
 
 
-def is_inside(child_real: str, parent_real: str) -> bool:
-    """Whether a real path lies inside (or is) another one."""
-    if child_real == parent_real:
-        return True
-    prefix = parent_real if parent_real.endswith("/") else parent_real + "/"
-    return child_real.startswith(prefix)
-
-
 def fingerprint_changed(source: Any, fingerprint: Fingerprint) -> bool:
     return any(source_fingerprint(source, path) != fp for path, fp in fingerprint)
 
@@ -86,7 +78,7 @@ def _list_files(
             if entry.is_symlink:
                 if entry.type == "directory":
                     continue
-                if not is_inside(source_realpath(source, path), location.real_path):
+                if not is_within(source_realpath(source, path), location.real_path):
                     warnings.append(f"skipped {rel_path}: a symlink that leads outside the skill folder")
                     continue
             if entry.type == "directory":

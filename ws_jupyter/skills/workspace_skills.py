@@ -44,9 +44,10 @@ from ..errors import (
     WorkspaceConfigError,
     WorkspaceNotReadyError,
 )
+from ..filesystem.containment import is_within
 from ..request_context import RequestContext
 from .discovery import DEFAULT_MAX_DEPTH, DiscoveryResult, discover_skills, join_path, watched_changed
-from .loader import SKILL_SUBDIRS, LoadedSkill, fingerprint_changed, is_inside, load_skill
+from .loader import SKILL_SUBDIRS, LoadedSkill, fingerprint_changed, load_skill
 from .model import (
     SOURCE_KIND_RANK,
     Skill,
@@ -543,7 +544,7 @@ class WorkspaceSkills:
         if subdir is not None and segments[0] != subdir:
             rel = f"{subdir}/{rel}"
         full = join_path(skill.path, rel)
-        if not is_inside(source_realpath(catalog.source, full), skill.real_path):
+        if not is_within(source_realpath(catalog.source, full), skill.real_path):
             raise SkillPathError(f"Invalid {label} path: {raw} (leads outside the skill folder)", path=raw)
         return rel
 
