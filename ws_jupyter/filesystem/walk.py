@@ -27,7 +27,7 @@ from typing import Any
 from ..errors import FilesystemError, InvalidArgumentError, NotADirectory
 from .containment import is_within
 
-__all__ = ["IgnoreRules", "WalkEntry", "ancestor_rules", "relative_to", "walk"]
+__all__ = ["IgnoreRules", "WalkEntry", "ancestor_rules", "relative_to", "start_rules", "walk"]
 
 
 @dataclass(frozen=True)
@@ -112,9 +112,7 @@ def walk(
     if start.type != "directory":
         raise NotADirectory(start.path)
     start_rel = start.path
-    rules = ancestor_rules(fs, start_rel) if respect_gitignore else IgnoreRules()
-    if rules and start_rel != "." and rules.is_ignored(start_rel, True):
-        rules = IgnoreRules()
+    rules = start_rules(fs, start_rel) if respect_gitignore else IgnoreRules()
     containment = getattr(fs, "containment", None)
     if containment is not None and hasattr(fs, "host_path"):
         host = fs.host_path(start_rel)
@@ -145,6 +143,15 @@ def _join(rel_dir: str, name: str) -> str:
 
 def _sort_key(entry: WalkEntry) -> tuple[int, str, str]:
     return (0 if entry.is_dir else 1, entry.name.lower(), entry.name)
+
+
+def start_rules(fs: Any, start_rel: str) -> IgnoreRules:
+    """The rules in effect when walking from ``start_rel``: its ancestors' — or none when
+    ``start_rel`` is itself ignored (a directory asked for explicitly is walked)."""
+    rules = ancestor_rules(fs, start_rel)
+    if rules and start_rel not in ("", ".") and rules.is_ignored(start_rel, True):
+        return IgnoreRules()
+    return rules
 
 
 def ancestor_rules(fs: Any, start_rel: str) -> IgnoreRules:

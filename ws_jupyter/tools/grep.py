@@ -46,7 +46,7 @@ from typing import Any
 
 from ..errors import DirectoryNotFound, FileNotFound, WorkspaceError
 from ..filesystem.mime import SNIFF_BYTES, looks_like_text
-from ..filesystem.walk import IgnoreRules, ancestor_rules, relative_to, walk
+from ..filesystem.walk import IgnoreRules, relative_to, start_rules, walk
 from .base import ToolCall, ToolSpec, file_chunks, split_lines
 from .globs import compile_globs, split_glob_path
 from .names import WORKSPACE_TOOLS
@@ -281,9 +281,7 @@ class _Visibility:
         self.base = base
         self.host_base = host_base
         self.include_hidden = include_hidden
-        rules = ancestor_rules(fs, base)
-        if rules and base != "." and rules.is_ignored(base, True):
-            rules = IgnoreRules()
+        rules = start_rules(fs, base)
         self._dir_rules: dict[str, IgnoreRules] = {}
         self._base_rules = rules
         self._dir_visible: dict[str, bool] = {}
