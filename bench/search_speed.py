@@ -188,20 +188,22 @@ def bench_update(docs: list[str], n_files: int = 50_000) -> None:
         report = AutoIndexer(fs, engine).rebuild(["."])
         full = time.perf_counter() - t0
         print(f"first indexing: {full:.1f}s for {report.chunks:,} chunks ({len(report.indexed):,} files)")
-        target = tmp / "d007" / "f07007.txt"
+        changed = n_files * 7 // 50  # a file in the middle of the tree, whatever its size
+        rel = f"d{changed // 1000:03d}/f{changed:05d}.txt"
+        target = tmp / rel
         target.write_text(target.read_text()[:3000] + "\nan edited line about ribosome kinetics\n")
         t0 = time.perf_counter()
         rep2 = AutoIndexer(fs, engine).rebuild(["."])
         inc = time.perf_counter() - t0
-        assert rep2.indexed == ["d007/f07007.txt"], rep2
+        assert rep2.indexed == [rel], rep2
         # what watch() runs for a change event: only the changed file (and its directory listing)
         target.write_text(target.read_text() + "\nanother edit\n")
         t0 = time.perf_counter()
-        rep3 = AutoIndexer(fs, engine).update(["d007/f07007.txt"], ["."])
+        rep3 = AutoIndexer(fs, engine).update([rel], ["."])
         watched = time.perf_counter() - t0
-        assert rep3.indexed == ["d007/f07007.txt"], rep3
+        assert rep3.indexed == [rel], rep3
         t0 = time.perf_counter()
-        engine.index_document("d007/f07007.txt", target.read_text() + "\nagain\n")
+        engine.index_document(rel, target.read_text() + "\nagain\n")
         engine.flush()
         one = time.perf_counter() - t0
         print(f"one changed 4 KB file: full incremental pass {inc * 1000:.0f} ms ({inc / full * 100:.2f}% of "

@@ -571,15 +571,17 @@ class Workspace:
         from .search.indexer import AutoIndexer
 
         fs = self.resolve_filesystem(None)
-        wanted = (
-            self._auto_index_paths
-            if paths is None
-            else ((paths,) if isinstance(paths, str) else tuple(paths))
-        )
+        wanted = self._index_paths(paths)
         # A full pass over auto_index_paths also drops files indexed under paths no longer configured.
         result = AutoIndexer(fs, engine).rebuild(wanted, progress=progress, prune_outside=paths is None)
         self._touch()
         return result
+
+    def _index_paths(self, paths: Sequence[str] | str | None) -> tuple[str, ...]:
+        """The paths an indexing call covers: the given ones, or ``auto_index_paths``."""
+        if paths is None:
+            return self._auto_index_paths
+        return (paths,) if isinstance(paths, str) else tuple(paths)
 
     def watch(
         self,
@@ -602,11 +604,7 @@ class Workspace:
             raise WorkspaceConfigError(
                 "watch() needs a local filesystem (a base_path to watch)", code="INVALID_CONFIG",
                 workspace_id=self._id)
-        wanted = (
-            self._auto_index_paths
-            if paths is None
-            else ((paths,) if isinstance(paths, str) else tuple(paths))
-        )
+        wanted = self._index_paths(paths)
         watcher = Watcher(AutoIndexer(fs, engine), wanted, os.path.realpath(root), debounce=debounce,
                           on_update=on_update, prune_outside=paths is None)
         with self._lock:

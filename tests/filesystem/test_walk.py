@@ -163,3 +163,9 @@ def test_ignore_rules_negation_and_directories():
     assert not rules.is_ignored("sub/x.csv", False)  # deeper rule wins
     assert rules.is_ignored("sub/y.csv", False)
     assert not IgnoreRules().with_file(".", "# only a comment\n\n")  # empty rule files add nothing
+
+
+def test_walk_and_stat_agree_on_mtime(tree):
+    """One microsecond-resolution float everywhere, so the index manifest never sees two values."""
+    for entry in walk(tree, include_hidden=True):
+        assert entry.mtime == tree.stat(entry.path).mtime, entry.path

@@ -41,7 +41,7 @@ from ..lifecycle import Lifecycle
 from ..request_context import RequestContext
 from .containment import Containment, ResolvedPath, is_within
 from .mime import guess_mime_type
-from .types import FileEntry, FileStat, FilesystemInfo, InstructionsOption
+from .types import FileEntry, FileStat, FilesystemInfo, InstructionsOption, mtime_of
 
 __all__ = ["LocalFilesystem"]
 
@@ -705,7 +705,7 @@ def _file_stat(rel: str, st: os.stat_result) -> FileStat:
         type="directory" if is_dir else "file",
         size=st.st_size,
         created_at=_utc(created),
-        modified_at=datetime.fromtimestamp(st.st_mtime_ns // 1000 / 1_000_000, tz=timezone.utc),
+        modified_at=datetime.fromtimestamp(mtime_of(st), tz=timezone.utc),
         mime_type=None if is_dir else guess_mime_type(rel),
     )
 

@@ -6,12 +6,23 @@ tests, a remote store) can back a Workspace, its tools and its search index.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 from ..request_context import RequestContext
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_MICROSECOND = timedelta(microseconds=1)
+
+
+def mtime_of(st: os.stat_result) -> float:
+    """A stat result's modification time at microsecond resolution — the one float every
+    component (FileStat, the walker, the search manifest) uses, so they compare equal."""
+    return (st.st_mtime_ns // 1000) / 1_000_000
+
 
 __all__ = [
     "FileEntry",
@@ -20,6 +31,7 @@ __all__ = [
     "FilesystemInfo",
     "InstructionsOption",
     "WorkspaceFilesystem",
+    "mtime_of",
 ]
 
 FileType = Literal["file", "directory"]
@@ -54,8 +66,9 @@ class FileStat:
 
     @property
     def mtime(self) -> float:
-        """Modification time as a POSIX timestamp (what ``expected_mtime`` compares against)."""
-        return self.modified_at.timestamp()
+        """Modification time as a POSIX timestamp at microsecond resolution (what
+        ``expected_mtime`` compares against, and equal to :func:`mtime_of` for the same file)."""
+        return ((self.modified_at - _EPOCH) // _MICROSECOND) / 1_000_000
 
 
 @dataclass(frozen=True)

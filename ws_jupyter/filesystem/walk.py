@@ -26,6 +26,7 @@ from typing import Any
 
 from ..errors import FilesystemError, InvalidArgumentError, NotADirectory
 from .containment import is_within
+from .types import mtime_of
 
 __all__ = ["IgnoreRules", "WalkEntry", "ancestor_rules", "relative_to", "start_rules", "walk"]
 
@@ -300,15 +301,15 @@ def _scan_local(
                         is_dir = stat_mod.S_ISDIR(tst.st_mode)
                         kind = "directory" if is_dir else "file"
                         size = None if is_dir else tst.st_size
-                        mtime = tst.st_mtime
+                        mtime = mtime_of(tst)
                         # a link to a directory inside the walked tree is walked where it really is
                         inside_tree = is_within(real, root_real)
                         if is_dir and follow_symlinks and not inside_tree:
                             descend = real
                 elif stat_mod.S_ISDIR(st.st_mode):
-                    kind, size, mtime, descend = "directory", None, st.st_mtime, e.path
+                    kind, size, mtime, descend = "directory", None, mtime_of(st), e.path
                 else:
-                    kind, size, mtime = "file", st.st_size, st.st_mtime
+                    kind, size, mtime = "file", st.st_size, mtime_of(st)
         except OSError:
             continue  # vanished, or a dangling link target: nothing to report
         if rules and rules.is_ignored(rel, kind == "directory"):
