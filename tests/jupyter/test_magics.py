@@ -632,7 +632,7 @@ def test_core_results_display_richly_after_load(ws_ip: Any, ws_dir: Path) -> Non
     assert "<table" in data["text/html"] and "isolation" in data["text/html"]
     handle = workspace.sandbox.processes.spawn("sleep 5")
     data, _ = ws_ip.display_formatter.format(handle)
-    assert data["text/plain"].startswith(f"<ProcessHandle pid={handle.pid} running")
+    assert data["text/plain"].startswith(f"<ProcessHandle pid={handle.pid} running")  # the core repr
     handle.kill()
     ws_ip.run_line_magic("ws", f"init {ws_dir}")
     skill = ws_ip.user_ns["ws"].skills.get("tidy")

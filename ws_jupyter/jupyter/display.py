@@ -698,7 +698,9 @@ class RunSummary(RichView):
         return cls(
             command=getattr(result, "command", "") if command is None else command,
             exit_code=result.exit_code,
-            duration=float(getattr(result, "execution_time_ms", 0.0)) / 1000 if duration is None else duration,
+            duration=float(getattr(result, "execution_time_ms", 0.0)) / 1000
+            if duration is None
+            else duration,
             stdout=result.stdout,
             stderr=result.stderr,
             timed_out=bool(getattr(result, "timed_out", False)),
@@ -972,11 +974,6 @@ def _workspace_info_html(info: Any) -> str:
     return InfoView(f"Workspace {info.name}", info_rows(info))._repr_html_()
 
 
-def _process_handle_text(handle: Any, p: Any, cycle: bool) -> None:
-    state = "running" if handle.exit_code is None else f"exited ({handle.exit_code})"
-    p.text(f"<ProcessHandle pid={handle.pid} {state}: {handle.command}>")
-
-
 _HTML_FORMATTERS: list[tuple[str, str, Callable[[Any], str]]] = [
     ("ws_jupyter.sandbox.types", "CommandResult", _command_result_html),
     ("ws_jupyter.search.results", "SearchResult", _search_result_html),
@@ -991,9 +988,6 @@ def _skill_markdown(skill: Any) -> str:
 _MARKDOWN_FORMATTERS: list[tuple[str, str, Callable[[Any], str]]] = [
     ("ws_jupyter.skills.model", "Skill", _skill_markdown),
 ]
-_TEXT_FORMATTERS: list[tuple[str, str, Callable[[Any, Any, bool], None]]] = [
-    ("ws_jupyter.sandbox.process", "ProcessHandle", _process_handle_text),
-]
 
 
 def register_formatters(shell: Any) -> None:
@@ -1003,8 +997,6 @@ def register_formatters(shell: Any) -> None:
         formatters["text/html"].for_type_by_name(module, name, fn)
     for module, name, mfn in _MARKDOWN_FORMATTERS:
         formatters["text/markdown"].for_type_by_name(module, name, mfn)
-    for module, name, tfn in _TEXT_FORMATTERS:
-        formatters["text/plain"].for_type_by_name(module, name, tfn)
 
 
 def unregister_formatters(shell: Any) -> None:
@@ -1012,7 +1004,6 @@ def unregister_formatters(shell: Any) -> None:
     tables: list[tuple[str, list[Any]]] = [
         ("text/html", _HTML_FORMATTERS),
         ("text/markdown", _MARKDOWN_FORMATTERS),
-        ("text/plain", _TEXT_FORMATTERS),
     ]
     for mime, table in tables:
         fmt = formatters[mime]
