@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
+
+_T = TypeVar("_T")
 
 
 def write(root: Path, rel: str, content: str | bytes = "x") -> Path:
@@ -14,3 +19,14 @@ def write(root: Path, rel: str, content: str | bytes = "x") -> Path:
     else:
         p.write_text(content)
     return p
+
+
+def wait_for(predicate: Callable[[], _T], timeout: float = 10.0, interval: float = 0.02) -> _T:
+    """Poll ``predicate`` until it returns something truthy or ``timeout`` passes; return its last
+    value (falsy on timeout), so callers write ``assert wait_for(...)``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value or time.monotonic() > deadline:
+            return value
+        time.sleep(interval)

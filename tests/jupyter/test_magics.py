@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +26,8 @@ from ws_jupyter.jupyter.display import (
     TreeView,
 )
 from ws_jupyter.jupyter.magics import WsCommandError, WsMagics
+
+from ..helpers import wait_for
 
 
 def ws(shell: Any, line: str, cell: str | None = None) -> Any:
@@ -364,7 +365,7 @@ def test_bg_ps_logs_send_kill(ws_ip: Any) -> None:
     msg = ws(ws_ip, f"send {handle.pid} hello world")
     assert msg.message == f"Sent 12 bytes to PID {handle.pid}"
     ws(ws_ip, f"send {handle.pid}", "a\nb")
-    _wait_for(lambda: handle.stdout.count("got") == 3)
+    assert wait_for(lambda: handle.stdout.count("got") == 3)
     logs = ws(ws_ip, f"logs {handle.pid}")
     assert isinstance(logs, LogView) and logs.stdout == "got hello world\ngot a\ngot b\n" and logs.running
     assert ws(ws_ip, f"logs {handle.pid} --tail 1").stdout == "got b\n"
@@ -380,7 +381,7 @@ def test_bg_ps_logs_send_kill(ws_ip: Any) -> None:
 
 def test_logs_tail_is_capped_by_max_lines_and_says_so(ws_ip: Any) -> None:
     handle = ws(ws_ip, "bg --no-widget seq 1 10")
-    _wait_for(lambda: handle.exit_code == 0)
+    assert wait_for(lambda: handle.exit_code == 0)
     ws_ip.run_line_magic("config", "WsMagics.max_lines = 3")
     logs = ws(ws_ip, f"logs {handle.pid} --tail 5")
     assert logs.stdout == "8\n9\n10\n" and logs.shown == "last 3 lines"
@@ -391,7 +392,7 @@ def test_send_eof_and_kill_all(ws_ip: Any) -> None:
     cat = ws(ws_ip, "bg --no-widget cat")
     sleeper = ws(ws_ip, "bg --no-widget sleep 60")
     assert "closed its stdin" in ws(ws_ip, f"send --eof {cat.pid} last line").message
-    _wait_for(lambda: cat.exit_code == 0)
+    assert wait_for(lambda: cat.exit_code == 0)
     assert cat.stdout == "last line\n"
     assert "Killed PID" in ws(ws_ip, "kill --all").message
     assert sleeper.exit_code is not None
@@ -406,7 +407,7 @@ def test_ps_states_agree_with_the_live_widget(ws_ip: Any) -> None:
     code = ws(ws_ip, "bg --no-widget exit 130")  # a failure, though the code is above 128
     killed = ws(ws_ip, "bg --no-widget sleep 30")
     killed.kill()
-    _wait_for(lambda: timed.exit_code is not None and code.exit_code is not None)
+    assert wait_for(lambda: timed.exit_code is not None and code.exit_code is not None)
     states = {r.pid: r.state for r in ws(ws_ip, "ps").rows}
     assert states == {timed.pid: "timed out", code.pid: "failed", killed.pid: "killed"}
     for handle in (timed, code, killed):
@@ -419,12 +420,12 @@ def test_bg_shows_a_live_widget(ws_ip: Any) -> None:
     from ws_jupyter.jupyter.widgets.process_output import ProcessOutput
 
     handle = ws(ws_ip, "bg echo from-bg")
-    _wait_for(lambda: handle.exit_code == 0)
+    assert wait_for(lambda: handle.exit_code == 0)
     magics = next(c for c in ws_ip.configurables if isinstance(c, WsMagics))
     closers = magics.session._closers
     assert closers and isinstance(closers[-1].__self__, ProcessOutput)
     view = closers[-1].__self__
-    _wait_for(lambda: (view.refresh(), view.output)[1] == "from-bg\n")
+    assert wait_for(lambda: (view.refresh(), view.output)[1] == "from-bg\n")
     assert view.state == "exited" and view.exit_code == 0
 
 
@@ -507,15 +508,6 @@ def test_skills_not_configured(ws_ip: Any) -> None:
 
 
 # --- helpers ----------------------------------------------------------------------------------------
-
-
-def _wait_for(predicate: Any, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.02)
-    raise AssertionError("condition not met in time")
 
 
 def _write_skill(folder: Path, name: str, description: str, refs: dict[str, str] | None = None) -> None:

@@ -23,15 +23,7 @@ from ws_jupyter.jupyter.widgets.process_output import ProcessOutput, clean_termi
 from ws_jupyter.jupyter.widgets.search_panel import SearchPanel
 from ws_jupyter.jupyter.widgets.skills_browser import SkillsBrowser
 
-
-def wait_for(predicate: Any, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.02)
-    raise AssertionError("condition not met in time")
-
+from ..helpers import wait_for
 
 # --- live-update plumbing -----------------------------------------------------------------------
 
@@ -77,14 +69,14 @@ def test_process_output_follows_kills_and_sends(workspace: Any) -> None:
         "python3 -u -c \"import sys\nprint('ready', flush=True)\nfor line in sys.stdin: print('echo', line.strip(), flush=True)\""
     )
     view = ProcessOutput(handle, interval=0.1)
-    wait_for(lambda: "ready" in view.output)
+    assert wait_for(lambda: "ready" in view.output)
     assert view.state == "running" and view.exit_code == -1 and view.pid == handle.pid
     view.stdin_box.value = "ping"
     view._send_from_box()  # what Enter in the box does
-    wait_for(lambda: "echo ping" in view.output)
+    assert wait_for(lambda: "echo ping" in view.output)
     assert "PID" in view.status.value and "running" in view.status.value
     view.kill_button.click()  # kills on a worker thread
-    wait_for(lambda: view.state == "killed")
+    assert wait_for(lambda: view.state == "killed")
     assert view.exit_code in (143, 137) and view.kill_button.disabled
     assert not psutil.pid_exists(handle.pid) or psutil.Process(handle.pid).status() == psutil.STATUS_ZOMBIE
     view.close()
@@ -94,7 +86,7 @@ def test_process_output_is_throttled_under_a_flood(workspace: Any) -> None:
     handle = workspace.sandbox.processes.spawn("seq 1 200000")
     view = ProcessOutput(handle, interval=0.1, max_chars=10_000)
     handle.wait()
-    wait_for(lambda: view.state == "exited")
+    assert wait_for(lambda: view.state == "exited")
     view.refresh()
     assert view.output.endswith("200000\n") and len(view.output) <= 10_000
     assert view._throttle.calls < 60  # 1.3 MB of output, a handful of renders
@@ -105,7 +97,7 @@ def test_click_is_handled_while_a_process_streams_fast(workspace: Any) -> None:
     """QUALITY: a button click is handled while a background process streams 10k lines/s."""
     handle = workspace.sandbox.processes.spawn("seq 1 1000000000")  # ~9 bytes a line, as fast as it can
     view = ProcessOutput(handle, interval=0.1)
-    wait_for(lambda: handle.stdout_bytes > 500_000)
+    assert wait_for(lambda: handle.stdout_bytes > 500_000)
     started = time.perf_counter()
     bytes_before = handle.stdout_bytes
     time.sleep(0.5)
@@ -114,7 +106,7 @@ def test_click_is_handled_while_a_process_streams_fast(workspace: Any) -> None:
     t0 = time.perf_counter()
     view.kill_button.click()  # the handler must return at once even under the flood
     assert time.perf_counter() - t0 < 0.05
-    wait_for(lambda: view.state == "killed")
+    assert wait_for(lambda: view.state == "killed")
     assert view._throttle.calls < 40  # the flood did not turn into one update per chunk
 
 
@@ -190,13 +182,13 @@ def test_process_monitor_table_follow_and_kill(workspace: Any) -> None:
     assert str(slow.pid) in monitor.table.value
     monitor.chooser.value = slow.pid  # what picking it in the dropdown does
     assert monitor.selected_pid == slow.pid and monitor.view is not None
-    wait_for(lambda: "tick 3" in monitor.view.output)  # type: ignore[union-attr]
+    assert wait_for(lambda: "tick 3" in monitor.view.output)  # type: ignore[union-attr]
     before = len(monitor.view.output)  # type: ignore[union-attr]
-    wait_for(lambda: len(monitor.view.output) > before)  # type: ignore[union-attr]  # grows live
+    assert wait_for(lambda: len(monitor.view.output) > before)  # type: ignore[union-attr]  # grows live
     assert monitor.kill(slow.pid)
-    wait_for(lambda: {r["pid"]: r["state"] for r in monitor.rows}[slow.pid] == "killed")
+    assert wait_for(lambda: {r["pid"]: r["state"] for r in monitor.rows}[slow.pid] == "killed")
     late = manager.spawn("sleep 30")
-    wait_for(lambda: late.pid in {r["pid"] for r in monitor.rows})  # polled without being asked
+    assert wait_for(lambda: late.pid in {r["pid"] for r in monitor.rows})  # polled without being asked
     assert monitor.kill_all() == 1 and late.exit_code is not None
     monitor.close()
 
@@ -398,13 +390,13 @@ def test_widgets_do_not_block_the_calling_thread(workspace: Any) -> None:
     t0 = time.perf_counter()
     view.kill()
     assert time.perf_counter() - t0 < 0.1
-    wait_for(lambda: view.state == "killed", timeout=15)
+    assert wait_for(lambda: view.state == "killed", timeout=15)
     panel = SearchPanel(workspace)
     done = threading.Event()
     t0 = time.perf_counter()
     panel.index()
     assert time.perf_counter() - t0 < 0.1
-    wait_for(lambda: panel.status.startswith("Indexed"))
+    assert wait_for(lambda: panel.status.startswith("Indexed"))
     done.set()
 
 
@@ -446,9 +438,9 @@ def test_tool_activity_logs_calls_and_approves(workspace: Any) -> None:
     first = threading.Thread(target=agent, args=("first", "echo first"))
     second = threading.Thread(target=agent, args=("second", "echo second"))
     first.start()
-    wait_for(lambda: (activity.refresh(), len(activity.pending))[1] == 1)
+    assert wait_for(lambda: (activity.refresh(), len(activity.pending))[1] == 1)
     second.start()
-    wait_for(lambda: (activity.refresh(), len(activity.pending))[1] == 2)
+    assert wait_for(lambda: (activity.refresh(), len(activity.pending))[1] == 2)
     assert len(activity.pending_box.children) == 2
     row = activity.pending_box.children[0]
     approve, deny = row.children[1], row.children[2]
@@ -476,7 +468,7 @@ def test_closing_tool_activity_refuses_waiting_calls(workspace: Any) -> None:
     out: list[Any] = []
     thread = threading.Thread(target=lambda: out.append(tool.run({"command": "echo never"})))
     thread.start()
-    wait_for(lambda: bool(activity.feed.pending()))
+    assert wait_for(lambda: bool(activity.feed.pending()))
     activity.close()
     thread.join(10)
     assert str(out[0]) == "Tool call refused by user."

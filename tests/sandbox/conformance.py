@@ -27,8 +27,8 @@ from ws_jupyter.errors import (
 )
 from ws_jupyter.sandbox import LocalSandbox
 
-from ..helpers import write
-from .conftest import alive, marker, processes_with, wait_for
+from ..helpers import wait_for, write
+from .conftest import alive, marker, processes_with
 
 PY = sys.executable  # visible inside bubblewrap too (allow_system_binaries binds the prefix)
 

@@ -18,9 +18,9 @@ import pytest
 from ws_jupyter.errors import SandboxError
 from ws_jupyter.sandbox import LocalSandbox
 
-from ..helpers import write
+from ..helpers import wait_for, write
 from .conformance import SandboxConformance
-from .conftest import alive, marker, processes_with, requires_bwrap, wait_for
+from .conftest import alive, marker, processes_with, requires_bwrap
 
 pytestmark = [requires_bwrap, pytest.mark.bwrap]
 PY = sys.executable

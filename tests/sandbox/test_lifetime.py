@@ -14,7 +14,8 @@ import time
 
 import pytest
 
-from .conftest import BWRAP, marker, processes_with, wait_for
+from ..helpers import wait_for
+from .conftest import BWRAP, marker, processes_with
 
 ISOLATIONS = [
     "none",

@@ -22,8 +22,9 @@ from ws_jupyter.errors import (
 from ws_jupyter.sandbox import LocalSandbox, NativeSandboxConfig
 from ws_jupyter.sandbox.types import WorkspaceSandbox
 
+from ..helpers import wait_for
 from .conformance import SandboxConformance
-from .conftest import BWRAP, marker, processes_with, wait_for
+from .conftest import BWRAP, marker, processes_with
 
 
 class TestUnisolated(SandboxConformance):
