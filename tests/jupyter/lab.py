@@ -173,14 +173,6 @@ class LabPage:
         self.page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=timeout)
         self.wait_kernel_idle(timeout)
 
-    def kernel_status(self) -> str:
-        return str(
-            self.page.evaluate(
-                "() => Array.from(document.querySelectorAll('.jp-StatusBar-TextItem'))"
-                ".map(e => e.textContent).find(t => t.includes(' | ')) || ''"
-            )
-        )
-
     def wait_kernel_idle(self, timeout: float = 90_000) -> None:
         """Keys sent before the status bar says Idle are dropped: always wait for it."""
         self.page.wait_for_function(

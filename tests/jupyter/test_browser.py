@@ -67,7 +67,12 @@ def new_page(browser: Any, lab: JupyterLab) -> LabPage:
 def test_harness_runs_a_trivial_notebook(browser: Any, lab: JupyterLab) -> None:
     lp = new_page(browser, lab)
     lp.open_notebook("hello.ipynb")
-    assert "Python 3 (ws-jupyter) | Idle" in lp.kernel_status()
+    # the status bar names our kernel and reaches Idle (it may flicker to Busy right after start-up)
+    lp.page.wait_for_function(
+        "() => Array.from(document.querySelectorAll('.jp-StatusBar-TextItem'))"
+        ".some(e => e.textContent.trim() === 'Python 3 (ws-jupyter) | Idle')",
+        timeout=60_000,
+    )
     lp.run_all()
     output = lp.page.locator(".jp-OutputArea-output").first
     assert output.inner_text().strip() == "42"
