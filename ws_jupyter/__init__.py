@@ -11,8 +11,9 @@ extension) stays fast: chromadb and onnxruntime load only when search first need
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
+
+from ._lazy import lazy_exports
 
 __version__ = "0.1.0"
 
@@ -93,17 +94,7 @@ _EXPORTS.update(dict.fromkeys(_ERRORS, "ws_jupyter.errors"))
 __all__ = sorted([*_EXPORTS, "load_ipython_extension", "unload_ipython_extension", "__version__"])
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'ws_jupyter' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)
 
 
 def load_ipython_extension(ipython: Any) -> None:

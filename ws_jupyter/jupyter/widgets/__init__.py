@@ -12,19 +12,20 @@ first used, which keeps ``%load_ext ws_jupyter`` fast.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ..._lazy import lazy_exports
 
 _EXPORTS = {
-    "CommandRunner": "command_runner",
-    "Dashboard": "dashboard",
-    "FileBrowser": "file_browser",
-    "ProcessMonitor": "process_monitor",
-    "ProcessOutput": "process_output",
-    "SearchPanel": "search_panel",
-    "SkillsBrowser": "skills_browser",
-    "ToolActivity": "tool_activity",
-    "ToolCallPanel": "tool_call",
+    "CommandRunner": ".command_runner",
+    "Dashboard": ".dashboard",
+    "FileBrowser": ".file_browser",
+    "ProcessMonitor": ".process_monitor",
+    "ProcessOutput": ".process_output",
+    "SearchPanel": ".search_panel",
+    "SkillsBrowser": ".skills_browser",
+    "ToolActivity": ".tool_activity",
+    "ToolCallPanel": ".tool_call",
 }
 
 __all__ = [
@@ -40,17 +41,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'ws_jupyter.jupyter.widgets' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)
 
 
 if TYPE_CHECKING:  # pragma: no cover
