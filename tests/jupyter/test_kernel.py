@@ -229,8 +229,17 @@ def execute(
         messages.append(msg)
         if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
             idle = True
-    reply = kc.get_shell_msg(timeout=timeout)
-    return reply, messages
+    return shell_reply(kc, msg_id, timeout), messages
+
+
+def shell_reply(kc: Any, msg_id: str, timeout: float = 60) -> dict[str, Any]:
+    """The shell reply to ``msg_id``. Replies to other requests are skipped: on a loaded machine
+    ``wait_for_ready`` may have sent several ``kernel_info`` requests whose replies arrive late."""
+    deadline = time.monotonic() + timeout
+    while True:
+        reply = kc.get_shell_msg(timeout=max(0.0, deadline - time.monotonic()))
+        if reply["parent_header"].get("msg_id") == msg_id:
+            return dict(reply)
 
 
 def streamed(messages: list[dict[str, Any]], name: str = "stdout") -> str:
@@ -287,8 +296,7 @@ def test_kernel_interrupt_kills_the_process_tree(kernel: tuple[Any, Any], tmp_pa
     pids = [int(p) for p in pidfile.read_text().split()]
     assert all(psutil.pid_exists(p) for p in pids)
     km.interrupt_kernel()
-    reply = kc.get_shell_msg(timeout=30)
-    assert reply["parent_header"]["msg_id"] == msg_id
+    reply = shell_reply(kc, msg_id, timeout=30)
     assert reply["content"]["status"] == "ok"  # the magic handled the interrupt and reported it
     deadline = time.monotonic() + 10
     while any(psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE for p in pids):
