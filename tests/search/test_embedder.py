@@ -173,7 +173,7 @@ def test_graph_is_built_once_into_the_cache_dir(tmp_path, monkeypatch):
 def test_missing_model_files_give_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setattr(emb_mod, "packaged_model_dir", lambda: None)
-    with pytest.raises(EmbedderError, match=r"setup\.sh"):
+    with pytest.raises(EmbedderError, match=r"run `ws-jupyter install-model`"):
         DefaultEmbedder().embed(["x"])
 
 

