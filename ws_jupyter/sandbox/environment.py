@@ -9,11 +9,12 @@ everything, on purpose. A value of ``None`` removes a variable.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Iterable, Mapping
 
 from ..errors import InvalidArgumentError
 
-__all__ = ["EnvMapping", "build_environment", "filter_path", "validate_env"]
+__all__ = ["EnvMapping", "build_environment", "filter_path", "python_bin_dir", "validate_env"]
 
 #: What ``env=`` accepts: values are strings, or ``None`` to remove the variable.
 EnvMapping = Mapping[str, "str | None"]
@@ -51,21 +52,39 @@ def filter_path(path: str, visible: Callable[[str], bool]) -> str:
     return os.pathsep.join(p for p in path.split(os.pathsep) if p and visible(p))
 
 
+def python_bin_dir() -> str:
+    """Where the notebook's Python keeps ``python``, ``pip`` and its console scripts.
+
+    A kernel started by Jupyter from a virtual environment usually does not have that
+    environment on its ``PATH``; commands that find the system Python instead would miss the
+    notebook's packages.
+    """
+    candidate = os.path.join(sys.prefix, "bin")
+    if os.path.isfile(os.path.join(candidate, os.path.basename(sys.executable))):
+        return candidate
+    return os.path.dirname(sys.executable)
+
+
 def build_environment(
     *,
     home: str,
     tmpdir: str,
     host_path: str | None = None,
+    python_bin: str | None = None,
     layers: Iterable[Mapping[str, str | None]] = (),
     path_filter: Callable[[str], bool] | None = None,
 ) -> dict[str, str]:
     """The curated base environment with ``layers`` applied in order (later layers win).
+
+    ``python_bin`` goes first on ``PATH`` (the notebook's Python, see ``python_bin_dir``).
 
     >>> env = build_environment(home="/h", tmpdir="/t", host_path="/usr/bin", layers=[{"A": "1"}])
     >>> env["HOME"], env["A"], "OPENAI_API_KEY" in env
     ('/h', '1', False)
     """
     path = host_path if host_path is not None else os.environ.get("PATH") or _FALLBACK_PATH
+    if python_bin and path.split(os.pathsep)[:1] != [python_bin]:
+        path = os.pathsep.join((python_bin, path))
     if path_filter is not None:
         # Only the host's PATH is filtered; a PATH the user passes is taken as given.
         path = filter_path(path, path_filter)

@@ -7,6 +7,8 @@ them, so foreground commands and background processes share one code path and on
 
 from __future__ import annotations
 
+import contextlib
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
@@ -16,11 +18,23 @@ __all__ = ["CommandLauncher", "LaunchSpec"]
 
 @dataclass(frozen=True)
 class LaunchSpec:
-    """Exactly what to exec: ``argv`` in host ``cwd`` with environment ``env`` (nothing inherited)."""
+    """Exactly what to exec: ``argv`` in host ``cwd`` with environment ``env``.
+
+    ``pass_fds`` are descriptors the child must inherit (bwrap's seccomp filter); they belong to
+    the spec: whoever starts the process passes them (``subprocess.Popen(pass_fds=...)``) and
+    calls ``close()`` afterwards. Nothing else is inherited.
+    """
 
     argv: list[str]
     cwd: str
     env: dict[str, str]
+    pass_fds: tuple[int, ...] = ()
+
+    def close(self) -> None:
+        """Closes ``pass_fds`` in this process (after the child was started, or instead)."""
+        for fd in self.pass_fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
 
 class CommandLauncher(Protocol):

@@ -29,9 +29,10 @@ from ..errors import (
     SandboxStateError,
     WorkspaceConfigError,
 )
+from ..filesystem.containment import is_within
 from ..lifecycle import Lifecycle
 from ..request_context import RequestContext
-from .environment import build_environment, validate_env
+from .environment import build_environment, python_bin_dir, validate_env
 from .guard import orphan_guard
 from .isolation.bwrap import BwrapPlan
 from .isolation.config import Mount, NativeSandboxConfig
@@ -41,6 +42,7 @@ from .isolation.seatbelt import (
     is_generated_profile,
     profile_file_name,
     seatbelt_argv,
+    seatbelt_wrap,
 )
 from .launch import LaunchSpec
 from .processes import (
@@ -115,6 +117,8 @@ class LocalSandbox:
         if instructions is not None and not isinstance(instructions, str) and not callable(instructions):
             raise WorkspaceConfigError("instructions must be a string, a function or None")
         self._instructions = instructions
+        # Commands find the notebook's own Python first (python, pip, console scripts).
+        self._python_bin = python_bin_dir()
 
         if isolation not in _ISOLATION_MODES:
             raise WorkspaceConfigError(
@@ -368,24 +372,96 @@ class LocalSandbox:
         environment = build_environment(
             home=os.path.join(state, "home"),
             tmpdir=os.path.join(state, "tmp"),
+            python_bin=self._python_bin,
             layers=(self._env, call_env),
             path_filter=plan.on_path if plan is not None else None,
         )
         if self._isolation == "bwrap":
             assert plan is not None
-            if not plan.is_visible(directory):
-                raise SandboxError(
-                    f"The command's working directory {directory} is not visible inside the sandbox; "
-                    "add it to native_sandbox read_write_paths/read_only_paths or mount() it",
-                    code="INVALID_CWD",
-                )
-            argv = plan.argv(command, directory)
-        elif self._isolation == "seatbelt":
+            self._check_visible(plan, directory)
+            # The filter reaches bwrap as an inherited descriptor (no extra process); with a
+            # cgroup the command line has a shell in front anyway, which opens it itself.
+            fd = None
+            if plan.seccomp_path is not None and not plan.cgroup_procs:
+                fd = os.open(plan.seccomp_path, os.O_RDONLY | os.O_CLOEXEC)
+            argv = plan.argv(command, directory, seccomp_fd=fd)
+            return LaunchSpec(argv=argv, cwd=directory, env=environment, pass_fds=() if fd is None else (fd,))
+        if self._isolation == "seatbelt":
             assert profile is not None
             argv = seatbelt_argv(profile, command)
         else:
             argv = ["/bin/sh", "-c", command]
         return LaunchSpec(argv=argv, cwd=directory, env=environment)
+
+    @staticmethod
+    def _check_visible(plan: BwrapPlan, directory: str) -> None:
+        if not plan.is_visible(directory):
+            raise SandboxError(
+                f"The command's working directory {directory} is not visible inside the sandbox; "
+                "add it to native_sandbox read_write_paths/read_only_paths or mount() it",
+                code="INVALID_CWD",
+            )
+
+    def wrap_argv(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str | None = None,
+        binds: Sequence[str | os.PathLike[str] | Mount] = (),
+        env: Mapping[str, str | None] | None = None,
+    ) -> LaunchSpec:
+        """Wraps an exec-style ``argv`` in this sandbox's isolation, for a launcher of one's own.
+
+        The entry point for running something other than a shell command — a Jupyter kernel
+        (``python -m ipykernel_launcher -f {connection_file}``) — under exactly the isolation,
+        limits and curated environment of the sandbox's commands. ``binds`` are extra host paths
+        visible (read-write, or as given by a ``Mount``) to this launch only, such as the
+        directory of a kernel's connection file and ipc sockets. ``env`` is layered over the
+        sandbox's environment like a command's (``None`` values unset).
+
+        The returned ``LaunchSpec`` needs no inherited descriptor (``pass_fds`` is empty), so any
+        launcher can start it, and start it again: ``subprocess.Popen(spec.argv, cwd=spec.cwd,
+        env=spec.env)``, or a jupyter_client kernelspec argv. The caller owns the process: start
+        it in its own session and kill it; under bwrap it dies with its parent
+        (``--die-with-parent``) and takes its pid namespace along.
+        """
+        if isinstance(argv, (str, bytes)) or not isinstance(argv, Sequence) or not argv:
+            raise InvalidArgumentError("argv must be a non-empty list of strings")
+        if not all(isinstance(a, str) and "\0" not in a for a in argv):
+            raise InvalidArgumentError("argv must be a list of strings without NUL bytes")
+        self.ensure_running()
+        call_env = validate_env(env, what="env")
+        directory = self.resolve_cwd(cwd)
+        mounts = []
+        for b in binds:
+            if isinstance(b, Mount):
+                mounts.append(b)
+            elif isinstance(b, (str, os.PathLike)) and os.fspath(b):
+                mounts.append(Mount(os.path.realpath(os.path.expanduser(os.fspath(b)))))
+            else:
+                raise InvalidArgumentError(f"binds must be paths or Mount objects, got {b!r}")
+        with self._lock:
+            state, plan, profile = self._state_dir, self._plan, self._seatbelt_profile
+            if state is None:
+                raise SandboxStateError(f"The sandbox {self.id} is not running (status: {self.status})")
+        environment = build_environment(
+            home=os.path.join(state, "home"),
+            tmpdir=os.path.join(state, "tmp"),
+            python_bin=self._python_bin,
+            layers=(self._env, call_env),
+            path_filter=plan.on_path if plan is not None else None,
+        )
+        if self._isolation == "bwrap":
+            assert plan is not None
+            if not (plan.is_visible(directory) or any(is_within(directory, m.path) for m in mounts)):
+                self._check_visible(plan, directory)
+            wrapped = plan.wrap(list(argv), directory, binds=mounts)
+        elif self._isolation == "seatbelt":
+            assert profile is not None
+            wrapped = seatbelt_wrap(profile, argv)
+        else:
+            wrapped = list(argv)
+        return LaunchSpec(argv=wrapped, cwd=directory, env=environment)
 
     def execute_command(
         self,
@@ -444,8 +520,18 @@ class LocalSandbox:
             "mounts": [{"path": m.path, "read_only": m.read_only} for m in self.mounts],
             "processes_running": sum(1 for p in self.processes.list() if p.running),
         }
+        metadata["python_executable"] = os.path.join(self._python_bin, os.path.basename(sys.executable))
         if self._isolation != "none":
             metadata["native_sandbox"] = self._config.to_dict()
+        plan = self._plan
+        if plan is not None:
+            metadata["hardening"] = {
+                "seccomp": plan.seccomp_path is not None,
+                "uid": self._config.uid,
+                "rlimits": plan.rlimits_applied,
+                "working_directory_writable": plan.working_directory_writable,
+                "read_only_python": list(plan.protected_prefixes),
+            }
         if self._isolation_warning:
             metadata["warning"] = self._isolation_warning
         if self._seatbelt_profile:
@@ -469,14 +555,17 @@ class LocalSandbox:
 
     def default_instructions(self) -> str:
         wd = self._working_directory
+        plan = self._plan
         if self._isolation == "bwrap":
             net = (
                 "Network access is allowed."
                 if self._config.allow_network
                 else "There is no network access (only loopback inside the sandbox)."
             )
+            access = "writable" if plan is None or plan.working_directory_writable else "read-only"
+            user = f" as uid {self._config.uid}" if self._config.uid is not None else ""
             text = (
-                f'Commands run in a bubblewrap sandbox. Working directory: "{wd}" (writable). '
+                f'Commands run in a bubblewrap sandbox{user}. Working directory: "{wd}" ({access}). '
                 "System directories are read-only and other host paths are not visible; "
                 f"files written elsewhere (except $TMPDIR and $HOME) fail. {net}"
             )
@@ -493,10 +582,29 @@ class LocalSandbox:
                 f'Local command execution on the host, without isolation. Working directory: "{wd}". '
                 "Commands can read and change anything the notebook user can."
             )
+        text += " " + self._python_sentence()
         if self._isolation_warning:
             text += f" Warning: {self._isolation_warning}."
         timeout = f"{self._timeout:g} s" if self._timeout is not None else "none"
         return f"{text} Default command timeout: {timeout}."
+
+    def _python_sentence(self) -> str:
+        """Which Python commands get: the notebook's own, when the sandbox can see it."""
+        exe = os.path.join(self._python_bin, os.path.basename(sys.executable))
+        plan = self._plan
+        if plan is not None and not plan.on_path(self._python_bin):
+            return (
+                "The notebook's Python is not visible in the sandbox (allow_system_binaries is off); "
+                "`python3` is the system's."
+            )
+        version = sys.version.split()[0]
+        ro = (
+            " (read-only: install extra packages with `pip install --target DIR`)" if plan is not None else ""
+        )
+        return (
+            f"`python`, `python3` and `pip` are the notebook's Python {version} ({exe}) with its "
+            f"installed packages and console scripts{ro}."
+        )
 
     def get_instructions(self, request_context: RequestContext | None = None) -> str:
         """What to tell a model about this sandbox (the ``instructions=`` option overrides it)."""

@@ -822,7 +822,10 @@ class ProcessManager:
                 code="TOO_MANY_PROCESSES",
             )
         spec = self._launcher.prepare_launch(command, cwd, env)
-        popen = self._popen(spec, stdin, inline)
+        try:
+            popen = self._popen(spec, stdin, inline)
+        finally:
+            spec.close()
         handle = ProcessHandle(
             self,
             popen,
@@ -954,6 +957,7 @@ class ProcessManager:
                 stderr=subprocess.PIPE,
                 start_new_session=True,  # own process group: the tree can be signalled as one
                 close_fds=True,
+                pass_fds=spec.pass_fds,
                 bufsize=0,
             )
 

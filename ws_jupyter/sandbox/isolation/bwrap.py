@@ -15,7 +15,12 @@ Layout inside the sandbox:
 * the sandbox's root read-only, so writes anywhere else fail instead of vanishing;
 * every namespace unshared (user, pid, ipc, uts, cgroup, network — the network only unless
   ``allow_network``), all capabilities dropped, a new session (no TIOCSTI on the terminal), and
-  ``--die-with-parent`` so the whole pid namespace dies with the kernel.
+  ``--die-with-parent`` so the whole pid namespace dies with the kernel;
+* hardening for a notebook that runs as root, where the sandbox's user maps to host root:
+  Docker's read-only and masked /proc paths (``proc_hardening``), uid/gid 1000 inside, a
+  seccomp filter (``seccomp.py``), and rlimits set by ``prlimit`` in front of the command;
+* the running Python, when it lies inside a writable bind (a ``.venv`` in the workspace),
+  bound read-only again on top.
 
 The environment is *not* put on the command line (``--setenv`` would show secrets in ``ps``
 to every user of the machine): bwrap gets exactly the curated environment from its parent and
@@ -27,15 +32,24 @@ from __future__ import annotations
 import atexit
 import functools
 import os
+import shlex
 import shutil
 import sys
 import tempfile
 import threading
 from collections.abc import Iterable, Sequence
 
-from .config import Mount, NativeSandboxConfig
+from .config import DEFAULT_SANDBOX_UID, Mount, NativeSandboxConfig
 
-__all__ = ["BwrapPlan", "system_binds"]
+__all__ = [
+    "PROC_MASKED",
+    "PROC_READ_ONLY",
+    "BwrapPlan",
+    "proc_hardening",
+    "python_prefixes",
+    "rlimit_args",
+    "system_binds",
+]
 
 _SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _ETC_ENTRIES = (
@@ -106,6 +120,7 @@ def _staged_etc() -> str | None:
                     os.symlink(os.readlink(src), dst)  # resolves inside the sandbox too
                 elif os.path.exists(src):
                     shutil.copyfile(src, dst)  # follows links (resolv.conf -> /run/...)
+            _add_sandbox_user(path)
             for root, _dirs, files in os.walk(path):
                 os.chmod(root, 0o755)
                 for f in files:
@@ -119,6 +134,27 @@ def _staged_etc() -> str | None:
             path = None
         _staged.append(path)
         return path
+
+
+def _add_sandbox_user(etc: str) -> None:
+    """Names the default sandbox uid/gid in the copied passwd/group when the host has no such ids.
+
+    Tools that look their user up (``whoami``, ``id -un``, some installers) then work inside.
+    """
+    uid = DEFAULT_SANDBOX_UID
+    for name, line in (
+        ("passwd", f"sandbox:x:{uid}:{uid}:workspace sandbox:/nonexistent:/bin/sh\n"),
+        ("group", f"sandbox:x:{uid}:\n"),
+    ):
+        path = os.path.join(etc, name)
+        if not os.path.isfile(path) or os.path.islink(path):
+            continue
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+        if any(row.split(":")[2:3] == [str(uid)] for row in text.splitlines()):
+            continue
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(("" if not text or text.endswith("\n") else "\n") + line)
 
 
 def _copy_tree(src: str, dst: str, rel: str) -> None:
@@ -172,11 +208,8 @@ def system_binds(allow_system_binaries: bool) -> tuple[tuple[str, ...], tuple[st
                 if os.path.exists(real):
                     args += ["--ro-bind", real, path]
     if allow_system_binaries:
-        prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
-        # A virtual environment's interpreter is a symlink to the base installation: both are needed.
-        prefixes.add(os.path.dirname(os.path.dirname(os.path.realpath(sys.executable))))
-        for p in sorted(prefixes, key=len):
-            if os.path.isdir(p) and not any(_under(p, r) for r in roots):
+        for p in python_prefixes():
+            if not any(_under(p, r) for r in roots):
                 args += ["--ro-bind", p, p]
                 roots.append(p)
         for d in _EXTRA_BINARY_DIRS:
@@ -186,13 +219,117 @@ def system_binds(allow_system_binaries: bool) -> tuple[tuple[str, ...], tuple[st
     return tuple(args), tuple(roots)
 
 
+#: Docker's default lists (moby ``oci/defaults.go``): /proc entries bound read-only over
+#: themselves, and entries masked (an empty read-only directory, or /dev/null for a file).
+#: bwrap's fresh /proc leaves ``/proc/sys`` writable for a sandbox whose user maps to host root:
+#: a write to ``kernel/core_pattern`` would run a program of the sandbox's choosing as root on
+#: the host. (/sys, where Docker masks ``/sys/firmware``, is not mounted in the sandbox at all.)
+PROC_READ_ONLY = ("bus", "fs", "irq", "sys", "sysrq-trigger")
+PROC_MASKED = (
+    "asound",
+    "acpi",
+    "kcore",
+    "keys",
+    "latency_stats",
+    "timer_list",
+    "timer_stats",
+    "sched_debug",
+    "scsi",
+)
+
+
+def _empty_dir() -> str:
+    path = tempfile.mkdtemp(prefix="ws-sandbox-empty-")
+    os.chmod(path, 0o555)
+    atexit.register(shutil.rmtree, path, True)
+    return path
+
+
+@functools.lru_cache(maxsize=1)
+def proc_hardening() -> tuple[str, ...]:
+    """bwrap args that make Docker's read-only /proc paths read-only and mask the others.
+
+    Only entries this kernel has are listed (a bind onto a missing /proc entry fails).
+    """
+    args: list[str] = []
+    for name in PROC_READ_ONLY:
+        path = "/proc/" + name
+        if os.path.exists(path):
+            args += ["--ro-bind", path, path]
+    empty: str | None = None
+    for name in PROC_MASKED:
+        path = "/proc/" + name
+        if os.path.isdir(path):
+            empty = empty or _empty_dir()
+            args += ["--ro-bind", empty, path]
+        elif os.path.exists(path):
+            args += ["--ro-bind", "/dev/null", path]
+    return tuple(args)
+
+
+def python_prefixes() -> tuple[str, ...]:
+    """The running Python's installation directories (real paths, shortest first).
+
+    A virtual environment's interpreter is a symlink into the base installation: both count.
+    """
+    prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    prefixes.add(os.path.dirname(os.path.dirname(os.path.realpath(sys.executable))))
+    return tuple(sorted((p for p in prefixes if os.path.isdir(p)), key=len))
+
+
+@functools.lru_cache(maxsize=1)
+def _prlimit() -> str | None:
+    return shutil.which("prlimit", path="/usr/bin:/bin:/usr/sbin:/sbin")
+
+
+def _mib(value: int | None) -> int | None:
+    return None if value is None else value << 20
+
+
+def rlimit_args(config: NativeSandboxConfig) -> list[str]:
+    """``prlimit`` options for the configured limits (soft = hard, so a command cannot raise them).
+
+    Each limit is clamped to this process's own hard limit, which an unprivileged process could
+    not exceed anyway. Core dumps are always off: nothing writes multi-GB ``core`` files into the
+    workspace, and no sandboxed crash feeds the host's core handler.
+    """
+    import resource
+
+    wanted = (
+        ("nproc", resource.RLIMIT_NPROC, config.max_processes),
+        ("data", resource.RLIMIT_DATA, _mib(config.max_memory_mb)),
+        ("cpu", resource.RLIMIT_CPU, config.max_cpu_seconds),
+        ("fsize", resource.RLIMIT_FSIZE, _mib(config.max_file_size_mb)),
+        ("nofile", resource.RLIMIT_NOFILE, config.max_open_files),
+        ("core", resource.RLIMIT_CORE, 0),
+    )
+    out = []
+    for name, which, value in wanted:
+        if value is None:
+            continue
+        hard = resource.getrlimit(which)[1]
+        if hard != resource.RLIM_INFINITY:
+            value = min(value, hard)
+        out.append(f"--{name}={value}:{value}")
+    return out
+
+
+#: The fd bwrap reads the seccomp filter from when the argv must stand alone (see ``wrap``).
+STANDALONE_SECCOMP_FD = 9
+
+
 class BwrapPlan:
     """A sandbox's bwrap arguments, computed once and reused for every command.
 
-    >>> plan = BwrapPlan(working_directory="/srv/ws", state_dir="/tmp/state")
+    >>> plan = BwrapPlan(working_directory="/srv/ws", state_dir="/tmp/state",
+    ...                  config=NativeSandboxConfig(seccomp=False))
     >>> argv = plan.argv("echo hi", cwd="/srv/ws")
     >>> argv[0], argv[-3:], "--unshare-all" in argv
     ('bwrap', ['/bin/sh', '-c', 'echo hi'], True)
+
+    ``wrap()`` is the entry point for anything else that must run inside the same isolation
+    (a Jupyter kernel, for instance): any argv, extra binds, and a command line that needs no
+    inherited file descriptor.
     """
 
     def __init__(
@@ -203,22 +340,40 @@ class BwrapPlan:
         config: NativeSandboxConfig | None = None,
         mounts: Iterable[Mount] = (),
         bwrap_path: str = "bwrap",
+        cgroup_procs: Sequence[str] = (),
     ) -> None:
         self.config = config = config or NativeSandboxConfig()
         self.working_directory = working_directory
+        mounts = list(mounts)
         sys_args, sys_roots = system_binds(config.allow_system_binaries)
+        # The seccomp program is compiled once per process; a missing libseccomp is an error
+        # here, at sandbox start, not a silently weaker sandbox.
+        self.seccomp_path: str | None = None
+        if config.seccomp:
+            from .seccomp import filter_path
 
+            self.seccomp_path = filter_path()
+
+        # A read-only mount of the working directory (or of a directory holding it) — what a
+        # read-only filesystem asks for — makes the working directory itself read-only.
+        exact = [m for m in mounts if m.path == working_directory]
+        self.working_directory_writable = (
+            not exact[-1].read_only
+            if exact
+            else not any(m.read_only and _under(working_directory, m.path) for m in mounts)
+        )
         # (path, writable, must_exist)
         binds: list[tuple[str, bool, bool]] = []
         for p in config.read_only_paths:
             binds.append((self._abs(p), False, False))
-        binds.append((working_directory, True, True))
+        binds.append((working_directory, self.working_directory_writable, True))
         for p in config.read_write_paths:
             binds.append((self._abs(p), True, False))
         if state_dir:
             binds.append((state_dir, True, True))
         for m in mounts:
-            binds.append((m.path, not m.read_only, False))
+            if m.path != working_directory:
+                binds.append((m.path, not m.read_only, False))
         # Shallow paths first so a nested bind lands on top of its parent; on ties read-only
         # first, so listing a path both ways leaves it writable (the explicit, stronger grant).
         binds.sort(key=lambda b: (b[0].rstrip("/").count("/"), b[1]))
@@ -231,25 +386,45 @@ class BwrapPlan:
             "--new-session",
             "--cap-drop",
             "ALL",
-            "--dev",
-            "/dev",
-            "--proc",
-            "/proc",
-            "--tmpfs",
-            "/tmp",
-            *sys_args,
         ]
+        if config.uid is not None or config.gid is not None:
+            args.append("--unshare-user")
+            if config.uid is not None:
+                args += ["--uid", str(config.uid)]
+            if config.gid is not None:
+                args += ["--gid", str(config.gid)]
+        args += ["--dev", "/dev"]
+        if config.tmp_size_mb is not None:
+            args += ["--size", str(config.tmp_size_mb << 20)]
+        args += ["--tmpfs", "/dev/shm", "--proc", "/proc", *proc_hardening()]
+        if config.tmp_size_mb is not None:
+            args += ["--size", str(config.tmp_size_mb << 20)]
+        args += ["--tmpfs", "/tmp", *sys_args]
         roots = list(sys_roots)
-        for path, writable, must_exist in binds:
-            if writable:
+        writable: list[str] = []
+        for path, rw, must_exist in binds:
+            if rw:
                 args += ["--bind" if must_exist else "--bind-try", path, path]
+                writable.append(path)
             else:
                 args += ["--ro-bind" if must_exist else "--ro-bind-try", path, path]
             roots.append(path)
+        # The running Python inside a writable bind (a .venv in the workspace): bound read-only
+        # again on top, or a command could plant a .pth file that the notebook's Python runs.
+        self.protected_prefixes = tuple(p for p in python_prefixes() if any(_under(p, w) for w in writable))
+        for p in self.protected_prefixes:
+            args += ["--ro-bind", p, p]
         self._prefix = args
         self._suffix: tuple[str, ...] = tuple(config.bwrap_args or ())
         self.visible_roots: tuple[str, ...] = tuple(roots)
         self._path_dirs: dict[str, bool] = {}
+        self.cgroup_procs = tuple(cgroup_procs)
+        # Per-command limits, set inside the sandbox (after the user namespace exists, so the
+        # process limit counts the sandbox's processes, not every process of the notebook user).
+        limits = rlimit_args(config)
+        prlimit = _prlimit()
+        self.rlimits_applied = bool(limits) and prlimit is not None and self.is_visible(prlimit)
+        self._inner: tuple[str, ...] = (prlimit, *limits, "--") if self.rlimits_applied and prlimit else ()
 
     def _abs(self, path: str) -> str:
         return os.path.realpath(os.path.join(self.working_directory, path))
@@ -268,12 +443,42 @@ class BwrapPlan:
             visible = self._path_dirs[directory] = self.is_visible(directory)
         return visible
 
-    def argv(self, command: str, cwd: str) -> list[str]:
-        return self.wrap(["/bin/sh", "-c", command], cwd)
+    def argv(self, command: str, cwd: str, *, seccomp_fd: int | None = None) -> list[str]:
+        """A shell command line in the sandbox (``wrap()`` of ``/bin/sh -c command``)."""
+        return self.wrap(["/bin/sh", "-c", command], cwd, seccomp_fd=seccomp_fd)
 
-    def wrap(self, argv: Sequence[str], cwd: str) -> list[str]:
-        """Wraps an exec-style argv (``argv()`` wraps a shell command line)."""
+    def wrap(
+        self,
+        argv: Sequence[str],
+        cwd: str,
+        *,
+        binds: Iterable[Mount] = (),
+        seccomp_fd: int | None = None,
+    ) -> list[str]:
+        """Wraps an exec-style argv in this sandbox's isolation.
+
+        ``binds`` are extra paths visible for this launch only (for a kernel: the directory of
+        its connection file and sockets). ``seccomp_fd`` is a descriptor, opened on
+        ``seccomp_path`` and inherited by the child (``pass_fds``), that bwrap reads the filter
+        from. Without one — or when the sandbox has a cgroup — the command line stands alone:
+        a ``/bin/sh`` in front puts the process in the cgroup and opens the filter itself,
+        so any launcher (jupyter_client's, a restart) can run it as it is.
+        """
+        args = list(self._prefix)
+        for m in binds:
+            flag = "--ro-bind-try" if m.read_only else "--bind-try"
+            args += [flag, m.path, m.path]
+        standalone = self.cgroup_procs or (self.seccomp_path is not None and seccomp_fd is None)
+        if self.seccomp_path is not None:
+            args += ["--seccomp", str(STANDALONE_SECCOMP_FD if standalone else seccomp_fd)]
         # The root is bwrap's own tmpfs: remounting it read-only last (after every mount point
         # was created, user args included) makes a write to /etc/x or /x fail loudly instead of
         # landing in a throw-away directory.
-        return [*self._prefix, "--chdir", cwd, *self._suffix, "--remount-ro", "/", "--", *argv]
+        args += ["--chdir", cwd, *self._suffix, "--remount-ro", "/", "--", *self._inner, *argv]
+        if not standalone:
+            return args
+        script = "".join(f"echo $$ > {shlex.quote(f)} || exit 125; " for f in self.cgroup_procs)
+        script += 'exec "$@"'
+        if self.seccomp_path is not None:
+            script += f" {STANDALONE_SECCOMP_FD}<{shlex.quote(self.seccomp_path)}"
+        return ["/bin/sh", "-c", script, "ws-sandbox", *args]

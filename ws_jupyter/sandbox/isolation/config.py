@@ -4,12 +4,35 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from ...errors import WorkspaceConfigError
 
-__all__ = ["Mount", "NativeSandboxConfig"]
+__all__ = ["DEFAULT_SANDBOX_UID", "Mount", "NativeSandboxConfig", "default_memory_mb"]
+
+#: The uid (and gid) commands have inside a bubblewrap sandbox by default.
+DEFAULT_SANDBOX_UID = 1000
+
+
+def default_memory_mb() -> int:
+    """Half of this machine's memory: a runaway command cannot take the notebook down with it."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
+        return 4096
+    return max(256, total // 2 // (1 << 20))
+
+
+#: The resource limits and their defaults (None: no limit), in the order the README lists them.
+_LIMITS = (
+    "max_processes",
+    "max_memory_mb",
+    "max_cpu_seconds",
+    "max_file_size_mb",
+    "max_open_files",
+    "tmp_size_mb",
+)
 
 
 def _paths(value: object, name: str) -> tuple[str, ...]:
@@ -42,8 +65,24 @@ class NativeSandboxConfig:
     * ``seatbelt_profile_path``: macOS only; an existing file without our marker comment is used
       exactly as written, otherwise a profile is generated there.
 
-    >>> NativeSandboxConfig(allow_network=True, read_write_paths=["/tmp/cache"])
-    NativeSandboxConfig(allow_network=True, read_only_paths=(), read_write_paths=('/tmp/cache',), bwrap_args=None, allow_system_binaries=True, seatbelt_profile_path=None)
+    Hardening of bubblewrap sandboxes (see the README's "Isolation" section for the why):
+
+    * ``seccomp``: load a seccomp filter that refuses the syscalls a workspace never needs
+      (keyring, ptrace, mounts, namespaces, kexec, modules, bpf, perf, setuid/setgid modes).
+    * ``uid`` / ``gid``: the ids commands have inside (default 1000, a user namespace maps them
+      to the notebook's own user: files they create belong to the notebook user on the host);
+      ``None`` keeps the notebook's ids.
+    * ``max_processes``, ``max_memory_mb``, ``max_cpu_seconds``, ``max_file_size_mb``,
+      ``max_open_files``: limits per command (rlimits, set by ``prlimit`` inside the sandbox)
+      and, where a cgroup can be created, processes and memory for the whole sandbox;
+      ``tmp_size_mb`` bounds the RAM-backed ``/tmp`` and ``/dev/shm``. ``None`` lifts a limit.
+    * ``cgroup``: put each sandbox in its own cgroup when this machine allows it (root, or a
+      delegated cgroup v2 tree): limits then hold for the sandbox as a whole, and every process
+      it started is found and killed on destroy or crash, daemons included.
+
+    >>> cfg = NativeSandboxConfig(allow_network=True, read_write_paths=["/tmp/cache"])
+    >>> cfg.read_write_paths, cfg.seccomp, cfg.uid, cfg.max_processes, cfg.max_cpu_seconds
+    (('/tmp/cache',), True, 1000, 4096, None)
     """
 
     allow_network: bool = False
@@ -52,11 +91,35 @@ class NativeSandboxConfig:
     bwrap_args: tuple[str, ...] | None = None
     allow_system_binaries: bool = True
     seatbelt_profile_path: str | None = None
+    seccomp: bool = True
+    uid: int | None = DEFAULT_SANDBOX_UID
+    gid: int | None = DEFAULT_SANDBOX_UID
+    max_processes: int | None = 4096
+    max_memory_mb: int | None = field(default_factory=default_memory_mb)
+    max_cpu_seconds: int | None = None
+    max_file_size_mb: int | None = 16384
+    max_open_files: int | None = 16384
+    tmp_size_mb: int | None = 512
+    cgroup: bool = True
 
     def __post_init__(self) -> None:
-        for name in ("allow_network", "allow_system_binaries"):
+        for name in ("allow_network", "allow_system_binaries", "seccomp", "cgroup"):
             if not isinstance(getattr(self, name), bool):
                 raise WorkspaceConfigError(f"NativeSandboxConfig.{name} must be True or False")
+        for name in ("uid", "gid"):
+            value = getattr(self, name)
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**32 - 1
+            ):
+                raise WorkspaceConfigError(
+                    f"NativeSandboxConfig.{name} must be a user/group id or None, got {value!r}"
+                )
+        for name in _LIMITS:
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value <= 0):
+                raise WorkspaceConfigError(
+                    f"NativeSandboxConfig.{name} must be a positive integer or None (no limit), got {value!r}"
+                )
         object.__setattr__(self, "read_only_paths", _paths(self.read_only_paths, "read_only_paths"))
         object.__setattr__(self, "read_write_paths", _paths(self.read_write_paths, "read_write_paths"))
         if self.bwrap_args is not None:

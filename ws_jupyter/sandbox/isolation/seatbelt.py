@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from .config import Mount, NativeSandboxConfig
 
@@ -130,4 +130,9 @@ def profile_file_name(working_directory: str, config: NativeSandboxConfig) -> st
 
 
 def seatbelt_argv(profile_path: str, command: str, sandbox_exec: str = _SANDBOX_EXEC) -> list[str]:
-    return [sandbox_exec, "-f", profile_path, "/bin/sh", "-c", command]
+    return seatbelt_wrap(profile_path, ["/bin/sh", "-c", command], sandbox_exec)
+
+
+def seatbelt_wrap(profile_path: str, argv: Sequence[str], sandbox_exec: str = _SANDBOX_EXEC) -> list[str]:
+    """An exec-style argv under the profile (``seatbelt_argv`` wraps a shell command line)."""
+    return [sandbox_exec, "-f", profile_path, *argv]
