@@ -14,6 +14,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ._lazy import lazy_exports
+from ._trusted_imports import install as _trust_dependencies
+
+_trust_dependencies()  # a workspace's pathspec.py is never imported in place of ours
 
 __version__ = "0.1.0"
 

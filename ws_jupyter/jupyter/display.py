@@ -331,6 +331,9 @@ def info_rows(info: Any) -> list[tuple[str, str]]:
         rows.append(("isolation", str(getattr(sb, "isolation", "none"))))
         if getattr(sb, "working_directory", None):
             rows.append(("working directory", str(sb.working_directory)))
+        warning = (getattr(sb, "metadata", None) or {}).get("warning")
+        if warning:
+            rows.append(("warning", str(warning)))
     search = getattr(info, "search", None)
     if search:
         rows.append(("search", ", ".join(search.get("modes", [])) or "none"))

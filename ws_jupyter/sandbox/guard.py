@@ -1,12 +1,17 @@
-"""A watchdog that kills our process groups if the kernel dies without cleaning up.
+"""A watchdog that kills our process trees if the kernel dies without cleaning up.
 
 ``atexit`` covers a normal exit and a kernel shutdown, but not a crash or the ``SIGKILL`` a
 kernel manager sends to an unresponsive kernel: the background processes (in their own sessions,
 so the kernel's process-group kill misses them) would live on as orphans. The guard is a tiny
 Python process in its own session holding the read end of a pipe; we tell it each process group
-we start and reap. When the kernel dies for any reason the pipe closes, and the guard kills every
-group still registered. (``PR_SET_PDEATHSIG`` was not used: it fires when the *thread* that
-spawned the child exits, and reaches only the direct child, not the group.)
+we start and reap, and each sandbox cgroup we make. When the kernel dies for any reason the pipe
+closes, and the guard kills every registered group *and every descendant of its processes*
+(read from /proc, frozen with SIGSTOP before the kill so nothing forks meanwhile) — a
+``setsid`` grandchild whose parent is alive is one of them — then empties and removes the
+cgroups. What no walk can find is a daemon that double-forked and whose parent already exited
+(re-parented to init): only a cgroup or a pid namespace (bubblewrap) holds on to it.
+(``PR_SET_PDEATHSIG`` was not used: it fires when the *thread* that spawned the child exits,
+and reaches only the direct child, not the group.)
 """
 
 from __future__ import annotations
@@ -20,12 +25,13 @@ import threading
 __all__ = ["OrphanGuard", "orphan_guard"]
 
 _GUARD_SCRIPT = r"""
-import os, signal, sys
+import os, signal, sys, time
 signal.signal(signal.SIGINT, signal.SIG_IGN)
-groups = set()
+groups, cgroups = set(), set()
 for line in sys.stdin.buffer:
     line = line.strip()
-    if not line:
+    if line[:2] in (b"+c", b"-c"):
+        (cgroups.add if line[:1] == b"+" else cgroups.discard)(line[2:].decode())
         continue
     try:
         pgid = int(line[1:])
@@ -35,11 +41,86 @@ for line in sys.stdin.buffer:
         groups.add(pgid)
     else:
         groups.discard(pgid)
-for pgid in groups:
+
+def table():
+    procs = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open("/proc/" + name + "/stat", "rb") as f:
+                    st = f.read()
+                fields = st[st.rindex(b")") + 2:].split()
+                procs[int(name)] = (int(fields[1]), int(fields[2]))  # ppid, pgrp
+            except (OSError, ValueError, IndexError):
+                pass
+    return procs
+
+def tree():
+    # Every process of a registered group, and all their descendants, whatever session or
+    # group those moved to (a setsid grandchild whose parent is still alive).
+    procs = table()
+    children = {}
+    for pid, (ppid, _pgrp) in procs.items():
+        children.setdefault(ppid, []).append(pid)
+    stack = [p for p in groups if p in procs]
+    stack += [pid for pid, (_ppid, pgrp) in procs.items() if pgrp in groups]
+    seen = set()
+    while stack:
+        pid = stack.pop()
+        if pid not in seen and pid != os.getpid():
+            seen.add(pid)
+            stack.extend(children.get(pid, ()))
+    return seen
+
+def signal_all(pids, sig):
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+        except OSError:
+            pass
+
+if groups:
+    # Freeze first (a stopped process forks no more), look again for children forked
+    # meanwhile, then kill everything found.
+    found = tree()
+    for _ in range(3):
+        signal_all(found, signal.SIGSTOP)
+        more = tree() - found
+        if not more:
+            break
+        found |= more
+    signal_all(found, signal.SIGKILL)
+    for pgid in groups:
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except OSError:
+            pass
+for path in cgroups:
+    deadline = time.monotonic() + 5
     try:
-        os.killpg(pgid, signal.SIGKILL)
+        with open(path + "/cgroup.kill", "w") as f:
+            f.write("1")
     except OSError:
-        pass
+        while time.monotonic() < deadline:
+            try:
+                with open(path + "/cgroup.procs") as f:
+                    pids = [int(x) for x in f.read().split()]
+            except (OSError, ValueError):
+                break
+            if not pids:
+                break
+            signal_all(pids, signal.SIGKILL)
+            time.sleep(0.01)
+    while True:
+        try:
+            os.rmdir(path)
+            break
+        except FileNotFoundError:
+            break
+        except OSError:
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.02)
 """
 
 
@@ -98,6 +179,15 @@ class OrphanGuard:
     def unregister(self, pgid: int) -> None:
         if self._proc is not None:
             self._send(b"-%d\n" % pgid)
+
+    def register_cgroup(self, path: str) -> None:
+        """After a crash the guard kills what is left in the cgroup and removes it."""
+        if "\n" not in path:
+            self._send(b"+c" + os.fsencode(path) + b"\n")
+
+    def unregister_cgroup(self, path: str) -> None:
+        if self._proc is not None and "\n" not in path:
+            self._send(b"-c" + os.fsencode(path) + b"\n")
 
     def close(self) -> None:
         """Stops the watchdog (it kills whatever is still registered)."""

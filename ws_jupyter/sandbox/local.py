@@ -34,7 +34,8 @@ from ..lifecycle import Lifecycle
 from ..request_context import RequestContext
 from .environment import build_environment, python_bin_dir, validate_env
 from .guard import orphan_guard
-from .isolation.bwrap import BwrapPlan
+from .isolation.bwrap import BwrapPlan, python_prefixes
+from .isolation.cgroups import SandboxCgroup
 from .isolation.config import Mount, NativeSandboxConfig
 from .isolation.detect import detect_isolation, probe_backend
 from .isolation.seatbelt import (
@@ -147,6 +148,7 @@ class LocalSandbox:
         self._mounts: dict[str, Mount] = {}
         self._state_dir: str | None = None
         self._plan: BwrapPlan | None = None
+        self._cgroup: SandboxCgroup | None = None
         self._seatbelt_profile: str | None = None
         self._seatbelt_generated = False
         self.created_at = _now()
@@ -221,6 +223,17 @@ class LocalSandbox:
                 self._state_dir = tempfile.mkdtemp(prefix=f"ws-sandbox-{self.id[-8:]}-")
             for sub in ("home", "tmp"):
                 os.makedirs(os.path.join(self._state_dir, sub), exist_ok=True)
+            if self._isolation == "bwrap" and self._config.cgroup and self._cgroup is None:
+                self._cgroup = SandboxCgroup.create(
+                    f"ws-sandbox-{os.getpid()}-{uuid.uuid4().hex[:8]}",
+                    max_processes=self._config.max_processes,
+                    max_memory_bytes=None
+                    if self._config.max_memory_mb is None
+                    else self._config.max_memory_mb << 20,
+                )
+                if self._cgroup is not None:
+                    for path in self._cgroup.paths:
+                        orphan_guard.register_cgroup(path)
             self._rebuild_wrapper()
         orphan_guard.ensure_started()
 
@@ -254,6 +267,12 @@ class LocalSandbox:
             state, self._state_dir = self._state_dir, None
             profile = self._seatbelt_profile if self._seatbelt_generated else None
             self._plan = None
+            cgroup, self._cgroup = self._cgroup, None
+        if cgroup is not None:
+            paths = list(cgroup.paths)
+            cgroup.destroy()  # whatever escaped the process manager's tree kill dies here
+            for path in paths:
+                orphan_guard.unregister_cgroup(path)
         if state:
             shutil.rmtree(state, ignore_errors=True)
         if profile and (not state or not profile.startswith(state)):
@@ -314,6 +333,7 @@ class LocalSandbox:
                 config=self._config,
                 mounts=self._mounts.values(),
                 bwrap_path=shutil.which("bwrap") or "bwrap",
+                cgroup_procs=self._cgroup.procs_files if self._cgroup is not None else (),
             )
         elif self._isolation == "seatbelt":
             self._write_seatbelt_profile()
@@ -531,9 +551,11 @@ class LocalSandbox:
                 "rlimits": plan.rlimits_applied,
                 "working_directory_writable": plan.working_directory_writable,
                 "read_only_python": list(plan.protected_prefixes),
+                "cgroup": dict(self._cgroup.limits) if self._cgroup is not None else None,
             }
-        if self._isolation_warning:
-            metadata["warning"] = self._isolation_warning
+        warnings = [w for w in (self._isolation_warning, self.environment_warning()) if w]
+        if warnings:
+            metadata["warning"] = "; ".join(warnings)
         if self._seatbelt_profile:
             metadata["seatbelt_profile"] = self._seatbelt_profile
         resources: dict[str, Any] = {"cpu_cores": os.cpu_count()}
@@ -551,6 +573,26 @@ class LocalSandbox:
             isolation=self._isolation,
             metadata=metadata,
             resources=resources,
+        )
+
+    def environment_warning(self) -> str | None:
+        """A warning when the notebook's own Python environment lies inside the working directory.
+
+        Code there runs on the host with the notebook's rights the next time Python starts (a
+        planted ``.pth`` file, a replaced package). Under bubblewrap commands see it read-only,
+        but the workspace's file tools, and commands without isolation, can change it.
+        """
+        inside = [p for p in python_prefixes() if is_within(p, self._working_directory)]
+        if not inside:
+            return None
+        protection = (
+            "sandboxed commands see it read-only, but the workspace's file tools can still change it"
+            if self._isolation == "bwrap"
+            else "commands and the workspace's file tools can change it"
+        )
+        return (
+            f"the workspace contains the notebook's Python environment ({inside[0]}): {protection}, "
+            "and the notebook runs what it finds there; keep the environment outside the workspace"
         )
 
     def default_instructions(self) -> str:

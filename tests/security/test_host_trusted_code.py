@@ -1,0 +1,97 @@
+"""Attack: plant code in the workspace that the notebook's own Python then runs on the host.
+
+Two routes: a ``.venv`` inside the workspace (the sandbox's read-write workspace bind covered
+the read-only bind of the environment, so a command could drop a ``.pth`` file that every
+later Python start executes), and the kernel's working directory on ``sys.path`` (an
+agent-written ``pathspec.py`` was imported by the package's own lazy import). Both are closed;
+the running environment inside the workspace is also reported as a warning.
+"""
+
+from __future__ import annotations
+
+import os
+import site
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from ..sandbox.conftest import BWRAP
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_planted_dependency_modules_are_not_imported(workdir):
+    marker = workdir.parent / "PLANTED-RAN"
+    for name in ("pathspec", "yaml", "psutil"):
+        (workdir / f"{name}.py").write_text(f"open({str(marker)!r}, 'a').write({name!r})\n")
+    (workdir / ".gitignore").write_text("*.log\n")
+    (workdir / "a.txt").write_text("a\n")
+    code = """
+        import sys
+        assert sys.path[0] == ""  # like a kernel: the working directory comes first
+        from ws_jupyter import LocalFilesystem, LocalSandbox
+        fs = LocalFilesystem(".")
+        print(sorted(e.name for e in fs.readdir(".")))
+        from ws_jupyter.filesystem.walk import walk
+        print(sum(1 for _ in walk(fs)))
+        import ws_jupyter.skills.parsing, pathspec, yaml, psutil
+        print(pathspec.__file__, yaml.__file__)
+    """
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert not marker.exists(), f"the kernel ran planted modules: {marker.read_text()}"
+    assert str(workdir) not in proc.stdout.splitlines()[-1]
+
+
+@pytest.mark.skipif(not BWRAP.available, reason=BWRAP.message)
+def test_a_venv_inside_the_workspace_is_read_only_in_the_sandbox(workdir):
+    venv = workdir / ".venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    site_packages = next(venv.glob("lib/python*/site-packages"))
+    code = """
+        import json, sys
+        from ws_jupyter import LocalSandbox
+        sb = LocalSandbox(working_directory=sys.argv[1], isolation="bwrap")
+        try:
+            r = sb.execute_command(f"echo 'import os' > {sys.argv[2]}/evil.pth; echo ok > made.txt")
+            print(json.dumps([r.stderr, sb.get_info().metadata.get("warning", ""), sys.prefix]))
+        finally:
+            sb.destroy()
+    """
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), *site.getsitepackages()]))
+    proc = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", textwrap.dedent(code), str(workdir), str(site_packages)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert proc.returncode == 0, proc.stderr
+    import json
+
+    stderr, warning, prefix = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert prefix == str(venv)
+    assert not (site_packages / "evil.pth").exists(), "a .pth file was planted in the running environment"
+    assert "Read-only file system" in stderr
+    assert (workdir / "made.txt").read_text() == "ok\n"  # the rest of the workspace stays writable
+    assert "contains the notebook's Python environment" in warning and str(venv) in warning
+
+
+def test_no_warning_when_the_environment_is_elsewhere(workdir):
+    from ws_jupyter import LocalSandbox
+
+    sb = LocalSandbox(working_directory=str(workdir))
+    try:
+        assert sb.environment_warning() is None
+        assert "warning" not in sb.get_info().metadata
+    finally:
+        sb.destroy()
