@@ -63,26 +63,55 @@ def bench_true(runs: int) -> dict[str, float]:
     return result
 
 
+#: bubblewrap with the hardening off: namespaces and binds only (what "bare" measures).
+BARE = {
+    "seccomp": False,
+    "uid": None,
+    "gid": None,
+    "cgroup": False,
+    "max_processes": None,
+    "max_memory_mb": None,
+    "max_file_size_mb": None,
+    "max_open_files": None,
+    "tmp_size_mb": None,
+}
+
+
 def bench_bwrap(runs: int) -> dict[str, float]:
     """What bubblewrap adds to a command, against unisolated commands run alongside.
 
+    Three sandboxes interleaved: unisolated, bubblewrap with the hardening off (``BARE``), and the
+    default (seccomp filter, uid 1000, /proc masks, rlimits, a cgroup where one can be made).
     Run after ``bench_true``: tearing down bubblewrap's network namespaces keeps kernel workers
     busy for a while, which would slow whatever runs next.
     """
     with tempfile.TemporaryDirectory() as tmp:
         sb = LocalSandbox(working_directory=os.path.join(tmp, "wd"))
+        bare = LocalSandbox(
+            working_directory=os.path.join(tmp, "wdb"), isolation="bwrap", native_sandbox=BARE
+        )
         sbx = LocalSandbox(working_directory=os.path.join(tmp, "wdx"), isolation="bwrap")
         plain: list[float] = []
+        unhardened: list[float] = []
         iso: list[float] = []
         for _ in range(3):
             sb.execute_command("true")
+            bare.execute_command("true")
             sbx.execute_command("true")
         for _ in range(runs):
             plain += timed(lambda: sb.execute_command("true"), 1)
+            unhardened += timed(lambda: bare.execute_command("true"), 1)
             iso += timed(lambda: sbx.execute_command("true"), 1)
-        sb.destroy()
-        sbx.destroy()
-    return {"bwrap_p50_ms": p50(iso) * 1e3, "bwrap_added_ms": (p50(iso) - p50(plain)) * 1e3}
+        hardening = sbx.get_info().metadata["hardening"]
+        for s in (sb, bare, sbx):
+            s.destroy()
+    return {
+        "bwrap_p50_ms": p50(iso) * 1e3,
+        "bwrap_added_ms": (p50(iso) - p50(plain)) * 1e3,
+        "bare_added_ms": (p50(unhardened) - p50(plain)) * 1e3,
+        "hardening_added_ms": (p50(iso) - p50(unhardened)) * 1e3,
+        "cgroup": str(hardening.get("cgroup")),
+    }
 
 
 class PeakRss:
@@ -229,6 +258,8 @@ def main() -> int:
         rows += [
             ('execute_command("true") under bwrap p50', f"{t['bwrap_p50_ms']:.2f} ms"),
             ("  added by bwrap", f"{t['bwrap_added_ms']:.2f} ms"),
+            ("  of which namespaces and binds", f"{t['bare_added_ms']:.2f} ms"),
+            (f"  of which hardening (cgroup: {t['cgroup']})", f"{t['hardening_added_ms']:.2f} ms"),
         ]
     rows += [
         (f"cat {d['mb']} MB > /dev/null (p50)", f"{d['devnull_s'] * 1e3:.0f} ms"),

@@ -5,7 +5,7 @@ workspace gets a contained filesystem there, a sandbox whose working directory i
 (unless --no-bm25), vector search with the offline all-MiniLM-L6-v2 model with --vector, and the
 skills found in DIR/skills (or the --skills paths, relative to DIR). Running `%ws init` again
 replaces the workspace: background processes of the old one are killed, files are kept.
-Without isolation, commands find this kernel's Python first on PATH (`python`, `pip`).
+Commands find this kernel's Python first on PATH (`python`, `pip`), in every isolation mode.
 
 Examples:
   %ws init
@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import glob
 import os
-import sys
 from typing import Any
 
 from ..display import InfoView, info_rows
@@ -25,7 +24,7 @@ from ..parsing import WsArgumentParser
 from ._common import load_skills, positive_float
 from .base import Invocation, Subcommand
 
-__all__ = ["COMMAND", "kernel_python_first"]
+__all__ = ["COMMAND"]
 
 
 def configure(parser: WsArgumentParser) -> None:
@@ -60,22 +59,6 @@ def configure(parser: WsArgumentParser) -> None:
     )
 
 
-def kernel_python_first(isolation: str) -> dict[str, str] | None:
-    """``PATH`` with this kernel's Python first, so ``python``/``pip`` in commands are the notebook's.
-
-    A kernel started by Jupyter from a virtualenv does not have the environment on its ``PATH``:
-    without this, ``%ws run python ...`` would find the system Python (without the notebook's
-    packages). Only without isolation: a bubblewrap sandbox shows its own curated ``PATH``.
-    """
-    if isolation != "none":
-        return None
-    bindir = os.path.dirname(sys.executable)
-    path = os.environ.get("PATH", "")
-    if bindir in path.split(os.pathsep):
-        return None
-    return {"PATH": os.pathsep.join(p for p in (bindir, path) if p)}
-
-
 def run(inv: Invocation) -> InfoView:
     from ... import LocalFilesystem, LocalSandbox, Workspace
 
@@ -102,7 +85,6 @@ def run(inv: Invocation) -> InfoView:
             working_directory=root,
             isolation=isolation,
             timeout=timeout,
-            env=kernel_python_first(isolation),
         ),
         bm25=True if bm25 else None,
         embedder="default" if vector else None,
