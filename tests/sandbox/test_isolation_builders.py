@@ -163,3 +163,27 @@ def test_seatbelt_profile_includes_python_when_binaries_allowed():
         f'"{sys.base_prefix}"' in with_py and f'"{sys.base_prefix}"' not in without.split(";; ...except")[1]
     )
     assert os.path.isabs(sys.base_prefix)
+
+
+def test_read_only_mount_of_the_working_directory_in_both_builders(tmp_path):
+    wd = str(tmp_path / "wd")
+    ro = [Mount(wd, read_only=True)]
+    plan = BwrapPlan(working_directory=wd, config=NativeSandboxConfig(seccomp=False), mounts=ro)
+    argv = plan.argv("true", cwd=wd)
+    assert not plan.working_directory_writable
+    assert _index(argv, "--ro-bind", wd, wd) and ("--bind", wd, wd) not in zip(argv, argv[1:], argv[2:])
+    # a read-only parent counts too; an explicit writable mount of the directory itself wins
+    assert not BwrapPlan(
+        working_directory=wd, config=NativeSandboxConfig(seccomp=False), mounts=[Mount(str(tmp_path), True)]
+    ).working_directory_writable
+    assert BwrapPlan(
+        working_directory=wd,
+        config=NativeSandboxConfig(seccomp=False),
+        mounts=[Mount(str(tmp_path), True), Mount(wd, False)],
+    ).working_directory_writable
+    text = build_seatbelt_profile(
+        working_directory=wd, config=NativeSandboxConfig(), mounts=ro, home="/Users/a"
+    )
+    writes = [line for line in text.splitlines() if line.startswith("(allow file-write*")]
+    assert all((f'"{wd}"' not in line and "(subpath" in line) or "literal" in line for line in writes), writes
+    assert "(allow file-write* )" not in text  # an empty filter would allow every write

@@ -39,7 +39,7 @@ import tempfile
 import threading
 from collections.abc import Iterable, Sequence
 
-from .config import DEFAULT_SANDBOX_UID, Mount, NativeSandboxConfig
+from .config import DEFAULT_SANDBOX_UID, Mount, NativeSandboxConfig, working_directory_writable
 
 __all__ = [
     "PROC_MASKED",
@@ -356,12 +356,7 @@ class BwrapPlan:
 
         # A read-only mount of the working directory (or of a directory holding it) — what a
         # read-only filesystem asks for — makes the working directory itself read-only.
-        exact = [m for m in mounts if m.path == working_directory]
-        self.working_directory_writable = (
-            not exact[-1].read_only
-            if exact
-            else not any(m.read_only and _under(working_directory, m.path) for m in mounts)
-        )
+        self.working_directory_writable = working_directory_writable(working_directory, mounts)
         # (path, writable, must_exist)
         binds: list[tuple[str, bool, bool]] = []
         for p in config.read_only_paths:

@@ -9,7 +9,13 @@ from typing import Any
 
 from ...errors import WorkspaceConfigError
 
-__all__ = ["DEFAULT_SANDBOX_UID", "Mount", "NativeSandboxConfig", "default_memory_mb"]
+__all__ = [
+    "DEFAULT_SANDBOX_UID",
+    "Mount",
+    "NativeSandboxConfig",
+    "default_memory_mb",
+    "working_directory_writable",
+]
 
 #: The uid (and gid) commands have inside a bubblewrap sandbox by default.
 DEFAULT_SANDBOX_UID = 1000
@@ -169,3 +175,17 @@ class Mount:
 
     path: str
     read_only: bool = False
+
+
+def working_directory_writable(working_directory: str, mounts: Iterable[Mount]) -> bool:
+    """Whether commands may write the working directory, given the sandbox's mounts.
+
+    A mount of the working directory itself decides; otherwise a read-only mount of a directory
+    holding it (what a read-only filesystem over a parent asks for) makes it read-only.
+    """
+    mounts = list(mounts)
+    exact = [m for m in mounts if m.path == working_directory]
+    if exact:
+        return not exact[-1].read_only
+    root = working_directory.rstrip("/") + "/"
+    return not any(m.read_only and root.startswith(m.path.rstrip("/") + "/") for m in mounts)

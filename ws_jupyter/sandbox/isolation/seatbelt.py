@@ -18,7 +18,7 @@ import os
 import sys
 from collections.abc import Iterable, Sequence
 
-from .config import Mount, NativeSandboxConfig
+from .config import Mount, NativeSandboxConfig, working_directory_writable
 
 __all__ = [
     "SEATBELT_MARKER",
@@ -75,7 +75,10 @@ def build_seatbelt_profile(
         return os.path.abspath(os.path.join(wd, p))
 
     ro = [absolute(p) for p in config.read_only_paths] + [m.path for m in mounts if m.read_only]
-    rw = [wd, *(absolute(p) for p in config.read_write_paths), *(m.path for m in mounts if not m.read_only)]
+    own = [wd] if working_directory_writable(wd, mounts) else []
+    if not own:
+        ro.append(wd)
+    rw = [*own, *(absolute(p) for p in config.read_write_paths), *(m.path for m in mounts if not m.read_only)]
     if state_dir:
         rw.append(state_dir)
     python: list[str] = []
@@ -105,7 +108,8 @@ def build_seatbelt_profile(
         f"(allow file-read* {_subpaths([*rw, *ro, *python])})",
         "",
         ";; writes",
-        f"(allow file-write* {_subpaths(rw)})",
+        # (an empty filter list would allow writes everywhere: no line at all when nothing is writable)
+        *([f"(allow file-write* {_subpaths(rw)})"] if rw else []),
         '(allow file-write* (literal "/dev/null") (literal "/dev/zero") (literal "/dev/tty")',
         '       (literal "/dev/dtracehelper") (regex #"^/dev/fd/"))',
         "",
