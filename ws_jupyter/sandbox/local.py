@@ -547,7 +547,7 @@ class LocalSandbox:
         if plan is not None:
             metadata["hardening"] = {
                 "seccomp": plan.seccomp_path is not None,
-                "uid": self._config.uid,
+                "uid": self._config.uid if plan.maps_ids else None,
                 "rlimits": plan.rlimits_applied,
                 "working_directory_writable": plan.working_directory_writable,
                 "read_only_python": list(plan.protected_prefixes),
@@ -605,7 +605,11 @@ class LocalSandbox:
                 else "There is no network access (only loopback inside the sandbox)."
             )
             access = "writable" if plan is None or plan.working_directory_writable else "read-only"
-            user = f" as uid {self._config.uid}" if self._config.uid is not None else ""
+            user = (
+                f" as uid {self._config.uid}"
+                if plan is not None and plan.maps_ids and self._config.uid is not None
+                else ""
+            )
             text = (
                 f'Commands run in a bubblewrap sandbox{user}. Working directory: "{wd}" ({access}). '
                 "System directories are read-only and other host paths are not visible; "

@@ -278,6 +278,24 @@ def python_prefixes() -> tuple[str, ...]:
 
 
 @functools.lru_cache(maxsize=1)
+def user_namespaces_available() -> bool:
+    """Whether this kernel lets a process make user namespaces (bwrap's ``--unshare-user``)."""
+    try:
+        with open("/proc/sys/user/max_user_namespaces", encoding="ascii") as f:
+            if int(f.read().strip() or 0) <= 0:
+                return False
+    except (OSError, ValueError):
+        return os.path.exists("/proc/self/ns/user")
+    try:
+        with open("/proc/sys/kernel/unprivileged_userns_clone", encoding="ascii") as f:
+            if f.read().strip() == "0" and os.geteuid() != 0:
+                return False
+    except OSError:
+        pass
+    return os.path.exists("/proc/self/ns/user")
+
+
+@functools.lru_cache(maxsize=1)
 def _prlimit() -> str | None:
     return shutil.which("prlimit", path="/usr/bin:/bin:/usr/sbin:/sbin")
 
@@ -382,7 +400,9 @@ class BwrapPlan:
             "--cap-drop",
             "ALL",
         ]
-        if config.uid is not None or config.gid is not None:
+        # Where user namespaces are off (a setuid bwrap still works there), ids cannot be mapped.
+        self.maps_ids = (config.uid is not None or config.gid is not None) and user_namespaces_available()
+        if self.maps_ids:
             args.append("--unshare-user")
             if config.uid is not None:
                 args += ["--uid", str(config.uid)]
