@@ -17,7 +17,7 @@ from ws_jupyter.sandbox import CommandResult, LocalSandbox
 from ..helpers import write
 from ..sandbox.conftest import BWRAP, make_sandbox, requires_bwrap
 
-__all__ = ["BWRAP", "SYSCALLS", "make_sandbox", "requires_bwrap", "run_python"]
+__all__ = ["BWRAP", "FORK_BOMB", "SYSCALLS", "make_sandbox", "requires_bwrap", "run_python"]
 
 #: Syscall numbers for the calls that libc does not wrap (x86-64 and arm64).
 SYSCALLS: dict[str, int] = {
@@ -42,6 +42,24 @@ SYSCALLS: dict[str, int] = {
         "setns": 268,
     },
 }.get(platform.machine(), {})
+
+
+#: Forks ``argv[1]`` times (children sleep 3 s) and prints how many forks worked and failed.
+FORK_BOMB = """
+import os, sys, time
+made = refused = 0
+for _ in range(int(sys.argv[1])):
+    try:
+        pid = os.fork()
+    except OSError:
+        refused += 1
+        continue
+    if pid == 0:
+        time.sleep(3)
+        os._exit(0)
+    made += 1
+print(made, refused, flush=True)
+"""
 
 
 def run_python(sb: LocalSandbox, code: str, *args: str, timeout: float = 60) -> CommandResult:

@@ -13,30 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import requires_bwrap, run_python
+from .conftest import FORK_BOMB, requires_bwrap, run_python
 
 pytestmark = [requires_bwrap, pytest.mark.bwrap]
-
-BOMB = """
-import os, time
-made = refused = 0
-for _ in range(300):
-    try:
-        pid = os.fork()
-    except OSError:
-        refused += 1
-        continue
-    if pid == 0:
-        time.sleep(3)
-        os._exit(0)
-    made += 1
-print(made, refused, flush=True)
-"""
 
 
 def test_fork_bomb_is_contained(make_sandbox):
     sb = make_sandbox("bwrap", native_sandbox={"max_processes": 64})
-    r = run_python(sb, BOMB)
+    r = run_python(sb, FORK_BOMB, "300")
     made, refused = map(int, r.stdout.split())
     assert made < 64 and refused == 300 - made, (r.stdout, r.stderr)
     # the sandbox is still usable afterwards (the sleeping children ended with the command)

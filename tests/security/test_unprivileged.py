@@ -21,7 +21,7 @@ import pytest
 
 from ws_jupyter.sandbox.isolation import BwrapPlan, NativeSandboxConfig
 
-from .conftest import SYSCALLS, requires_bwrap
+from .conftest import FORK_BOMB, SYSCALLS, requires_bwrap
 
 USER = "ws-sandbox-test"
 
@@ -118,26 +118,9 @@ def test_keyring_syscalls_are_refused(user, wd):
     assert r.stdout.split() == ["-1", "1"], (r.stdout, r.stderr)
 
 
-BOMB = """
-import os, time
-made = refused = 0
-for _ in range(200):
-    try:
-        pid = os.fork()
-    except OSError:
-        refused += 1
-        continue
-    if pid == 0:
-        time.sleep(3)
-        os._exit(0)
-    made += 1
-print(made, refused, flush=True)
-"""
-
-
 def test_process_limit_contains_a_fork_bomb(user, wd):
     # 200 forks against a limit of 60 processes: the excess fail at once, nothing hangs.
-    (wd / "bomb.py").write_text(BOMB)
-    r = run_as(user, wd, "/usr/bin/python3 bomb.py", max_processes=60)
+    (wd / "bomb.py").write_text(FORK_BOMB)
+    r = run_as(user, wd, "/usr/bin/python3 bomb.py 200", max_processes=60)
     made, refused = map(int, r.stdout.split())
     assert made < 60 and refused == 200 - made, (r.stdout, r.stderr)

@@ -385,17 +385,7 @@ class LocalSandbox:
                 f"The command's working directory does not exist: {cwd if cwd is not None else directory}",
                 code="INVALID_CWD",
             )
-        with self._lock:
-            state, plan, profile = self._state_dir, self._plan, self._seatbelt_profile
-            if state is None:
-                raise SandboxStateError(f"The sandbox {self.id} is not running (status: {self.status})")
-        environment = build_environment(
-            home=os.path.join(state, "home"),
-            tmpdir=os.path.join(state, "tmp"),
-            python_bin=self._python_bin,
-            layers=(self._env, call_env),
-            path_filter=plan.on_path if plan is not None else None,
-        )
+        plan, profile, environment = self._launch_context(call_env)
         if self._isolation == "bwrap":
             assert plan is not None
             self._check_visible(plan, directory)
@@ -412,6 +402,23 @@ class LocalSandbox:
         else:
             argv = ["/bin/sh", "-c", command]
         return LaunchSpec(argv=argv, cwd=directory, env=environment)
+
+    def _launch_context(
+        self, call_env: Mapping[str, str | None]
+    ) -> tuple[BwrapPlan | None, str | None, dict[str, str]]:
+        """(bwrap plan, seatbelt profile, environment) of a launch; the sandbox must be running."""
+        with self._lock:
+            state, plan, profile = self._state_dir, self._plan, self._seatbelt_profile
+            if state is None:
+                raise SandboxStateError(f"The sandbox {self.id} is not running (status: {self.status})")
+        environment = build_environment(
+            home=os.path.join(state, "home"),
+            tmpdir=os.path.join(state, "tmp"),
+            python_bin=self._python_bin,
+            layers=(self._env, call_env),
+            path_filter=plan.on_path if plan is not None else None,
+        )
+        return plan, profile, environment
 
     @staticmethod
     def _check_visible(plan: BwrapPlan, directory: str) -> None:
@@ -460,17 +467,7 @@ class LocalSandbox:
                 mounts.append(Mount(os.path.realpath(os.path.expanduser(os.fspath(b)))))
             else:
                 raise InvalidArgumentError(f"binds must be paths or Mount objects, got {b!r}")
-        with self._lock:
-            state, plan, profile = self._state_dir, self._plan, self._seatbelt_profile
-            if state is None:
-                raise SandboxStateError(f"The sandbox {self.id} is not running (status: {self.status})")
-        environment = build_environment(
-            home=os.path.join(state, "home"),
-            tmpdir=os.path.join(state, "tmp"),
-            python_bin=self._python_bin,
-            layers=(self._env, call_env),
-            path_filter=plan.on_path if plan is not None else None,
-        )
+        plan, profile, environment = self._launch_context(call_env)
         if self._isolation == "bwrap":
             assert plan is not None
             if not (plan.is_visible(directory) or any(is_within(directory, m.path) for m in mounts)):
