@@ -133,6 +133,9 @@ class SandboxCgroup:
             ):
                 _write(os.path.join(path, "memory.swap.max"), "0")
                 cg.limits["memory"] = "v2"
+            if not cg.limits:  # no controller here (hybrid systems): each join costs a write
+                remove_cgroup(path)
+                cg.paths.remove(path)
             break
         for mount, mount_root, fstype, options in _mounts():
             if fstype != "cgroup":
