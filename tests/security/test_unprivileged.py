@@ -15,6 +15,8 @@ import os
 import pwd
 import shutil
 import subprocess
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -78,15 +80,14 @@ def run_as(
 
 
 @pytest.fixture
-def wd(tmp_path: Path, user: pwd.struct_passwd) -> Path:
-    path = Path(os.path.realpath(tmp_path)) / "wd"
-    path.mkdir()
-    os.chown(path, user.pw_uid, user.pw_gid)
-    for parent in (path.parent, *path.parent.parents):
-        if parent == Path("/"):
-            break
-        os.chmod(parent, os.stat(parent).st_mode | 0o011)  # traversable (pytest's tmp dirs are 0700)
-    return path
+def wd(user: pwd.struct_passwd) -> Iterator[Path]:
+    """A working directory of that user's own, outside pytest's private (0700) temp tree."""
+    path = Path(tempfile.mkdtemp(prefix="ws-unprivileged-"))
+    try:
+        os.chown(path, user.pw_uid, user.pw_gid)
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def test_identity_and_file_ownership(user, wd):
