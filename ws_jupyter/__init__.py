@@ -86,7 +86,7 @@ _ERRORS = (
     "WorkspaceError WorkspaceConfigError InvalidArgumentError WorkspaceNotReadyError OperationTimeoutError FilesystemNotAvailableError "
     "SandboxNotAvailableError SearchNotAvailableError FilesystemError FileNotFound DirectoryNotFound "
     "FileExists IsADirectory NotADirectory DirectoryNotEmpty PathEscapeError ReadOnlyError "
-    "StaleFileError FileReadRequiredError InvalidPathError FileEncodingError FilesystemNotReadyError "
+    "StaleFileError FileReadRequiredError FileTooLargeError InvalidPathError FileEncodingError FilesystemNotReadyError "
     "SandboxError SandboxStateError "
     "IsolationUnavailableError ProcessNotFoundError ProcessWaitTimeoutError StdinClosedError SearchError SearchModeError "
     "EmbedderError IndexCorruptedError SkillError SkillValidationError SkillNotFoundError "

@@ -26,6 +26,7 @@ Each also derives from the builtin a Python user would naturally catch, so
     │   ├── FileReadRequiredError                    OSError             EREAD_REQUIRED
     │   ├── InvalidPathError                         ValueError          EINVAL
     │   ├── FileEncodingError                        ValueError          EENCODING
+    │   ├── FileTooLargeError                        OSError             EFBIG
     │   └── FilesystemNotReadyError                  OSError             ENOTREADY
     ├── SandboxError                                 RuntimeError    SANDBOX_ERROR
     │   ├── SandboxStateError                        RuntimeError    SANDBOX_STATE
@@ -67,6 +68,7 @@ __all__ = [
     "FileExists",
     "FileNotFound",
     "FileReadRequiredError",
+    "FileTooLargeError",
     "FilesystemError",
     "FilesystemNotAvailableError",
     "FilesystemNotReadyError",
@@ -351,6 +353,23 @@ class FileEncodingError(FilesystemError, ValueError):
             **kw,
         )
         self.encoding = encoding
+
+
+class FileTooLargeError(FilesystemError):
+    """A file is larger than what this operation reads whole; nothing was read into memory."""
+
+    default_code = "EFBIG"
+    errno_value = _errno.EFBIG
+
+    def __init__(self, path: str, size: int, limit: int, message: str | None = None, **kw: Any) -> None:
+        super().__init__(
+            message
+            or f"File too large: {path} is {size:,} bytes, over the {limit:,}-byte limit for reading it whole",
+            path=path,
+            **kw,
+        )
+        self.size = size
+        self.limit = limit
 
 
 class FilesystemNotReadyError(FilesystemError):

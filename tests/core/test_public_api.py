@@ -31,7 +31,7 @@ PUBLIC = {
     "OperationTimeoutError", "FilesystemNotAvailableError", "SandboxNotAvailableError",
     "SearchNotAvailableError", "FilesystemError", "FileNotFound", "DirectoryNotFound", "FileExists",
     "IsADirectory", "NotADirectory", "DirectoryNotEmpty", "PathEscapeError", "ReadOnlyError",
-    "StaleFileError", "FileReadRequiredError", "InvalidPathError", "FileEncodingError",
+    "StaleFileError", "FileReadRequiredError", "FileTooLargeError", "InvalidPathError", "FileEncodingError",
     "FilesystemNotReadyError", "SandboxError", "SandboxStateError", "IsolationUnavailableError",
     "ProcessNotFoundError", "ProcessWaitTimeoutError", "StdinClosedError", "SearchError",
     "SearchModeError", "EmbedderError", "IndexCorruptedError", "SkillError", "SkillValidationError",

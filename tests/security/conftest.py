@@ -1,23 +1,41 @@
-"""Fixtures for the attack-replay tests: bubblewrap sandboxes and a way to run Python inside them.
+"""Fixtures for the attack-replay tests.
 
-Each module replays one class of attack found by an adversarial review against a real sandbox
-and asserts that it fails; they run as root (as CI does), and ``test_unprivileged`` replays the
-main ones as an ordinary user too.
+Each module replays one class of attack found by an adversarial review and asserts that it fails.
+Sandbox attacks run against a real bubblewrap sandbox (as root, as CI does; ``test_unprivileged``
+replays the main ones as an ordinary user too). Attacks on the workspace's own code run in a child
+process (``replay``), so that one that still works (a hang, a memory blow-up) fails its test instead
+of taking the test run — or the machine — down with it.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import platform
+import resource
+import subprocess
 import sys
+import textwrap
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ws_jupyter.sandbox import CommandResult, LocalSandbox
 
 from ..helpers import write
 from ..sandbox.conftest import BWRAP, make_sandbox, requires_bwrap
 
-__all__ = ["BWRAP", "FORK_BOMB", "SYSCALLS", "make_sandbox", "requires_bwrap", "run_python"]
+__all__ = [
+    "BWRAP",
+    "FORK_BOMB",
+    "SYSCALLS",
+    "Replay",
+    "make_sandbox",
+    "replay",
+    "requires_bwrap",
+    "run_python",
+]
 
 #: Syscall numbers for the calls that libc does not wrap (x86-64 and arm64).
 SYSCALLS: dict[str, int] = {
@@ -68,3 +86,48 @@ def run_python(sb: LocalSandbox, code: str, *args: str, timeout: float = 60) -> 
     write(Path(sb.working_directory), name, code)
     quoted = " ".join(f"'{a}'" for a in args)
     return sb.execute_command(f"{sys.executable} {name} {quoted}", timeout=timeout)
+
+PRELUDE = """
+import json, os, sys
+from ws_jupyter import Workspace, LocalFilesystem
+def tools_of(root, **kw):
+    ws = Workspace(filesystem=LocalFilesystem(root), **kw)
+    return ws, {t.name: t for t in ws.tools()}
+def emit(value):
+    print("RESULT " + json.dumps(value), flush=True)
+"""
+
+
+@dataclass
+class Replay:
+    finished: bool  # False: killed at the timeout (the attack hung the call)
+    results: list[Any]
+    returncode: int | None
+    stderr: str
+
+
+def replay(script: str, *, timeout: float = 60.0, memory_bytes: int = 3 << 30, **env: str) -> Replay:
+    """Run ``script`` (PRELUDE first: ``tools_of``, ``emit``) in a child Python with an address
+    space limit; ``emit(value)`` calls come back as ``results``."""
+
+    def limit() -> None:  # pragma: no cover - runs in the child
+        resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+
+    code = PRELUDE + textwrap.dedent(script)
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            preexec_fn=limit,
+            env={**os.environ, **env},
+        )
+    except subprocess.TimeoutExpired as exc:
+        out = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+        return Replay(False, _results(out), None, "")
+    return Replay(True, _results(proc.stdout), proc.returncode, proc.stderr[-3000:])
+
+
+def _results(out: str) -> list[Any]:
+    return [json.loads(line[7:]) for line in out.splitlines() if line.startswith("RESULT ")]

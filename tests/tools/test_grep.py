@@ -247,3 +247,28 @@ def test_both_engines_give_identical_output(workdir, seed):
         assert grep_mod.format_result(rg, args["context_lines"]) == grep_mod.format_result(
             py, args["context_lines"]
         ), case
+
+
+@needs_rg
+def test_engines_agree_on_unicode_classes_and_python_only_syntax(workdir):
+    write(workdir, "u.txt", "café au lait\nλx = 3\n١٢٣ digits\nnbsp\u00a0here\ntab\there\nend\r\n")
+    fs = LocalFilesystem(workdir)
+    for pattern in [r"^\w+\s", r"\w+é", r"^\d+", r"\D\d", r"p\sh", r"\S+$", r"[\w]+", r"x{,2} =", r"\Aλ", r"d\Z"]:
+        rg = grep_mod.search(fs, pattern, engine="ripgrep")
+        py = grep_mod.search(fs, pattern, engine="python")
+        assert grep_mod.format_result(rg, 0) == grep_mod.format_result(py, 0), pattern
+
+
+def test_translation_to_re2():
+    from ws_jupyter.tools.regex import translate
+
+    assert translate(r"a{,3}") == "a{0,3}"
+    assert translate(r"\u00e9\Z") == r"\x{00e9}$"
+    assert translate(r"[\d\]]x\\d") == r"[\p{Nd}\]]x\\d"
+    assert translate(r"[]a]\w") == r"[]a][\p{L}\p{M}\p{Nd}\p{Pc}]"
+
+
+def test_patterns_re2_cannot_run_still_work(fs_tools, workdir):
+    write(workdir, "a.txt", "abab\nabcd\n")
+    assert grep(fs_tools, pattern=r"(ab)\1") == "1 match across 1 file\n---\na.txt:1:1: abab"
+    assert grep(fs_tools, pattern=r"(?<=a)bc") == "1 match across 1 file\n---\na.txt:2:2: abcd"

@@ -24,7 +24,6 @@ from typing import Any
 from ..errors import (
     DirectoryNotEmpty,
     DirectoryNotFound,
-    FileEncodingError,
     FileExists,
     FileNotFound,
     FilesystemError,
@@ -41,6 +40,7 @@ from ..lifecycle import Lifecycle
 from ..request_context import RequestContext
 from .containment import Containment, ResolvedPath, is_within
 from .mime import guess_mime_type
+from .reading import decode_text, iter_fd, open_regular
 from .types import FileEntry, FileStat, FilesystemInfo, InstructionsOption, mtime_of
 
 __all__ = ["LocalFilesystem"]
@@ -196,12 +196,7 @@ class LocalFilesystem:
             data = b"".join(self._read_chunks(r))
         if encoding is None or encoding in _BINARY_ENCODINGS:
             return data
-        try:
-            return data.decode(encoding)
-        except UnicodeDecodeError as exc:
-            raise FileEncodingError(
-                r.rel, encoding, f"invalid byte 0x{data[exc.start]:02x} at offset {exc.start}"
-            ) from None
+        return decode_text(data, r.rel, encoding)
 
     def open_read(self, path: str) -> Iterator[bytes]:
         """Stream a file in chunks (for large files: hashing, copying, uploading)."""
@@ -212,24 +207,15 @@ class LocalFilesystem:
     def _read_chunks(self, r: ResolvedPath) -> Iterator[bytes]:
         with self._paths.parent_dir_fd(r) as dfd:
             try:
-                fd = os.open(r.name, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC, dir_fd=dfd)
-            except OSError as exc:
-                if exc.errno == errno.ELOOP:
-                    raise PathEscapeError(
-                        r.rel, f'Permission denied: "{r.rel}" changed to a symlink while in use'
-                    )
-                raise
+                fd, _ = open_regular(r.name, dir_fd=dfd, rel=r.rel)
+            except PathEscapeError:
+                raise PathEscapeError(
+                    r.rel, f'Permission denied: "{r.rel}" changed to a symlink while in use'
+                ) from None
+            except IsADirectoryError:
+                raise IsADirectory(r.rel) from None
         try:
-            st = os.fstat(fd)
-            if stat_mod.S_ISDIR(st.st_mode):
-                raise IsADirectory(r.rel)
-            if not stat_mod.S_ISREG(st.st_mode):
-                raise FilesystemError(f"Not a regular file: {r.rel}", code="EINVAL", path=r.rel)
-            while True:
-                chunk = os.read(fd, _COPY_CHUNK)
-                if not chunk:
-                    break
-                yield chunk
+            yield from iter_fd(fd, rel=r.rel)
         finally:
             os.close(fd)
 

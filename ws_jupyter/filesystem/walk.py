@@ -24,8 +24,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import FilesystemError, InvalidArgumentError, NotADirectory
+from ..errors import FilesystemError, InvalidArgumentError, NotADirectory, WorkspaceError
 from .containment import is_within
+from .reading import MAX_CONFIG_BYTES, open_regular, read_config, read_fd
 from .types import mtime_of
 
 __all__ = ["IgnoreRules", "WalkEntry", "ancestor_rules", "relative_to", "start_rules", "walk"]
@@ -173,11 +174,24 @@ def ancestor_rules(fs: Any, start_rel: str) -> IgnoreRules:
 
 
 def _read_text(fs: Any, rel: str) -> str | None:
+    """A rules file as text; None when absent or unusable (a symlink, a FIFO, over 1 MiB...)."""
+    data = read_config(fs, rel)
+    return None if data is None else data.decode("utf-8", "replace")
+
+
+def _read_rules_file(host: str) -> str | None:
+    """A ``.gitignore`` met while walking: a regular file (never a symlink or a FIFO) of at most
+    ``MAX_CONFIG_BYTES``, else treated as absent."""
     try:
-        data = fs.read_file(rel, encoding="binary")
-    except (FilesystemError, OSError):
+        fd, st = open_regular(host)
+    except (WorkspaceError, OSError):
         return None
-    return bytes(data).decode("utf-8", "replace")
+    try:
+        return read_fd(fd, max_bytes=MAX_CONFIG_BYTES, size=st.st_size).decode("utf-8", "replace")
+    except (WorkspaceError, OSError):
+        return None
+    finally:
+        os.close(fd)
 
 
 _Scanned = list[tuple[WalkEntry, "str | None"]]
@@ -267,11 +281,9 @@ def _scan_local(
     if respect_gitignore:
         for e in raw:
             if e.name == ".gitignore":
-                try:
-                    with open(e.path, "rb") as fh:
-                        rules = rules.with_file(rel_dir, fh.read().decode("utf-8", "replace"))
-                except OSError:
-                    pass
+                text = _read_rules_file(e.path)
+                if text:
+                    rules = rules.with_file(rel_dir, text)
                 break
     entries: _Scanned = []
     for e in raw:

@@ -33,6 +33,7 @@ def load_file_view(
     caller already has it (it is not looked up again).
     """
     from ..filesystem.mime import guess_mime_type, looks_like_text
+    from ..filesystem.reading import read_limited
 
     if stat is None:
         stat = fs.stat(path)
@@ -40,14 +41,14 @@ def load_file_view(
         raise InvalidArgumentError(f"{stat.path} is a directory")
     mime = stat.mime_type or guess_mime_type(stat.path)
     if mime in IMAGE_TYPES and stat.size <= MAX_IMAGE_BYTES and lines is None:
-        data = bytes(fs.read_file(stat.path, encoding="binary"))
+        data = read_limited(fs, stat.path, MAX_IMAGE_BYTES, size=stat.size)
         return FileView(stat.path, data=data, mime_type=mime, size=stat.size, base_path=base_path)
     if stat.size > MAX_TEXT_BYTES:
         raise InvalidArgumentError(
             f"{stat.path} is {stat.size:,} bytes, too large to show; look at parts of it with "
             f"`%ws run head -n 50 {stat.path}`"
         )
-    data = bytes(fs.read_file(stat.path, encoding="binary"))
+    data = read_limited(fs, stat.path, MAX_TEXT_BYTES, size=stat.size)
     if not looks_like_text(data[:8192]):
         return FileView(stat.path, mime_type=mime, size=stat.size, base_path=base_path)
     all_lines = data.decode("utf-8", errors="replace").splitlines()

@@ -30,8 +30,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import FilesystemError, InvalidArgumentError, WorkspaceError
+from ..errors import FilesystemError, FileTooLargeError, InvalidArgumentError, WorkspaceError
 from ..filesystem.mime import SNIFF_BYTES, looks_like_text
+from ..filesystem.reading import read_limited
 from ..filesystem.walk import WalkEntry, walk
 from ..tools.globs import expand_braces, split_glob_path
 from .engine import SearchEngine, content_hash
@@ -313,7 +314,10 @@ class AutoIndexer:
             self._drop(path, rec, report, _TOO_LARGE, size, mtime_ns)
             return
         try:
-            data = self.fs.read_file(path, encoding="binary")
+            data = read_limited(self.fs, path, self.max_file_bytes, size=size)
+        except FileTooLargeError:  # it grew since it was listed
+            self._drop(path, rec, report, _TOO_LARGE, size, mtime_ns)
+            return
         except (OSError, WorkspaceError) as exc:
             report.skipped.append((path, f"unreadable: {exc}"))
             return

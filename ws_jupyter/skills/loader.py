@@ -14,8 +14,9 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import SkillValidationError
+from ..errors import FileTooLargeError, SkillValidationError
 from ..filesystem.containment import is_within
+from ..filesystem.reading import MAX_CONFIG_BYTES
 from .discovery import PRUNED_DIRS, SKILL_FILE, SkillLocation, join_path
 from .model import Skill, SkillIssue
 from .parsing import parse_skill_md
@@ -111,7 +112,12 @@ def load_skill(source: Any, location: SkillLocation) -> LoadedSkill:
     if folder_name in ("", ".", ".."):
         folder_name = posixpath.basename(location.real_path.rstrip("/"))
     try:
+        size = source.stat(skill_md).size
+        if size > MAX_CONFIG_BYTES:
+            raise FileTooLargeError(skill_md, size, MAX_CONFIG_BYTES)
         content = source.read_file(skill_md)
+        if len(content) > MAX_CONFIG_BYTES:
+            raise FileTooLargeError(skill_md, len(content), MAX_CONFIG_BYTES)
         definition = parse_skill_md(content, path=skill_md, folder_name=folder_name)
     except SkillValidationError as exc:
         reasons = tuple(getattr(exc, "reasons", (str(exc),)))

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from ..errors import DirectoryNotFound, FileNotFound, IsADirectory, NotADirectory
+from ..filesystem.reading import MAX_FILE_BYTES, read_host_file, read_limited
 from ..filesystem.types import FileEntry, FileStat, WorkspaceFilesystem
 
 __all__ = [
@@ -145,11 +146,11 @@ class LocalSkillSource:
     def read_file(self, path: str) -> bytes:
         host = self._host(path)
         try:
-            return host.read_bytes()
+            return read_host_file(host, MAX_FILE_BYTES)
         except FileNotFoundError:
-            raise FileNotFound(path)
+            raise FileNotFound(path) from None
         except IsADirectoryError:
-            raise IsADirectory(path)
+            raise IsADirectory(path) from None
 
     def readdir(self, path: str) -> list[FileEntry]:
         host = self._host(path)
@@ -204,8 +205,7 @@ class FilesystemSkillSource:
         return self.filesystem.stat(path)
 
     def read_file(self, path: str) -> bytes:
-        data = self.filesystem.read_file(path, encoding="binary")
-        return data.encode("utf-8") if isinstance(data, str) else data
+        return read_limited(self.filesystem, path, MAX_FILE_BYTES)
 
     def readdir(self, path: str) -> list[FileEntry]:
         return self.filesystem.readdir(path)

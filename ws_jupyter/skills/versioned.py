@@ -51,7 +51,9 @@ from ..errors import (
     SkillNotFoundError,
     SkillPathError,
     SkillValidationError,
+    WorkspaceError,
 )
+from ..filesystem.reading import MAX_CONFIG_BYTES, read_host_file
 from ..filesystem.types import FileEntry, FileStat
 from .loader import MAX_SKILL_FILES, is_skill_content
 from .parsing import parse_skill_md, validate_name
@@ -114,11 +116,16 @@ class BlobStore:
         """The blob's bytes, verified against the digest (a damaged blob raises, never misleads)."""
         path = self.path_for(digest)
         try:
-            data = path.read_bytes()
+            # a blob is a regular file no larger than a published file: never a symlink or FIFO
+            data = read_host_file(path, MAX_PUBLISHED_FILE_BYTES, follow_symlinks=False)
         except FileNotFoundError:
             raise SkillError(
                 f"Blob {digest[:12]} is missing from the store at {self.root}", code="BLOB_MISSING"
-            )
+            ) from None
+        except (OSError, WorkspaceError) as exc:
+            raise SkillError(
+                f"Blob {digest[:12]} is unreadable in {self.root}: {exc}", code="BLOB_CORRUPTED"
+            ) from None
         if hashlib.sha256(data).hexdigest() != digest:
             raise SkillError(
                 f"Blob {digest[:12]} is corrupted (content does not match its digest) in {self.root}",
@@ -223,9 +230,9 @@ class VersionedSkillSource:
             if cached is not None and cached[0] == token:
                 return cached[1]
         try:
-            data = json.loads(path.read_text("utf-8"))
+            data = json.loads(read_host_file(path, MAX_CONFIG_BYTES, follow_symlinks=False).decode("utf-8"))
             history = [dict(e) for e in data["history"]]
-        except (OSError, ValueError, KeyError, TypeError) as exc:
+        except (OSError, ValueError, KeyError, TypeError, WorkspaceError) as exc:
             raise SkillError(
                 f"The version history of skill {name!r} is unreadable: {exc}", code="BLOB_CORRUPTED"
             )

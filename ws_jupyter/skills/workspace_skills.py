@@ -37,6 +37,7 @@ from typing import Any
 from ..errors import (
     DuplicateSkillError,
     FileNotFound,
+    FileTooLargeError,
     SkillError,
     SkillNotFoundError,
     SkillPathError,
@@ -555,6 +556,8 @@ class WorkspaceSkills:
             if st.type == "directory":
                 return None
             data = catalog.source.read_file(full)
+        except FileTooLargeError:
+            raise
         except (OSError, ValueError):
             return None
         return data.encode("utf-8") if isinstance(data, str) else bytes(data)
@@ -682,7 +685,10 @@ class WorkspaceSkills:
         cached = catalog.texts.get(key)
         if cached is not None and fp is not None and cached[0] == fp:
             return cached[1]
-        data = self._read_bytes(catalog, skill, rel)
+        try:
+            data = self._read_bytes(catalog, skill, rel)
+        except FileTooLargeError:
+            data = None
         text = None if data is None or len(data) > MAX_INDEXED_BYTES else _as_text(data)
         if fp is not None:
             catalog.texts[key] = (fp, text)

@@ -9,12 +9,13 @@ tracking, write locks — lives in :mod:`ws_jupyter.tools.wrappers`, never in a 
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
 from ..errors import FileReadRequiredError, InvalidPathError
+from ..filesystem.reading import file_chunks, iter_lines
 from .config import ResolvedToolConfig
 from .schema import Param
 from .tracking import ReadRecord, ReadTracker, path_key
@@ -126,24 +127,7 @@ def iso_time(ts: float | datetime) -> str:
     return dt.astimezone(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-def file_chunks(fs: Any, path: str) -> Generator[bytes, None, None]:
-    """A file's bytes in chunks: streamed when the provider can (``open_read``), else whole."""
-    opener = getattr(fs, "open_read", None)
-    if callable(opener):
-        yield from opener(path)
-    else:
-        yield bytes(fs.read_file(path, encoding="binary"))
-
-
 def split_lines(chunks: Iterator[bytes]) -> Iterator[bytes]:
-    """Raw lines without their ``\\n`` (a final newline does not start another line)."""
-    pending = b""
-    for chunk in chunks:
-        if not chunk:
-            continue
-        data = pending + chunk if pending else chunk
-        parts = data.split(b"\n")
-        pending = parts.pop()
-        yield from parts
-    if pending:
-        yield pending
+    """Raw lines without their ``\\n`` (a final newline does not start another line); one linear
+    pass with bounded memory (:func:`ws_jupyter.filesystem.reading.iter_lines`)."""
+    return iter_lines(chunks)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 
 from ..errors import IsADirectory
+from ..filesystem.reading import MAX_FILE_BYTES, decode_text, read_limited
 from .base import ToolCall, ToolSpec
 from .names import WORKSPACE_TOOLS
 from .output import number_line
@@ -104,8 +105,7 @@ def edit_file(call: ToolCall) -> str:
         return ToolErrorText(
             "old_string is empty: give the exact text to replace (use workspace_write_file to write a whole file)."
         )
-    content = fs.read_file(path)
-    assert isinstance(content, str)
+    content = decode_text(read_limited(fs, path, MAX_FILE_BYTES, size=st.size), shown)
     offsets = _find_all(content, old)
     if not offsets and "\r\n" in content and "\n" in old and "\r\n" not in old:
         crlf_old = old.replace("\n", "\r\n")

@@ -15,12 +15,15 @@ Two engines, one output (a test runs both on generated trees and compares):
   above (ancestor ``.gitignore`` files, hidden path parts, sniffing); a second run extracts their
   lines as JSON. Those files are passed by path, so each one with results is checked again
   afterwards: its real path must still be the walked one, inside the workspace.
-* the **pure-Python fallback** walks with :func:`ws_jupyter.filesystem.walk.walk` and searches each
-  file line by line (through the filesystem, so it works on any provider), stopping as soon as the
-  output is full. It is used when ripgrep is missing, for non-local filesystems, for patterns
-  ripgrep's syntax rejects (look-around, back-references), and when
-  ``WS_JUPYTER_GREP_ENGINE=python``. A search stops after 60 s (said in the summary); a pattern
-  that backtracks catastrophically on one line can still take long in this engine.
+* the **Python engine** walks with :func:`ws_jupyter.filesystem.walk.walk` and reads each file
+  through the filesystem (so it works on any provider) in blocks of whole lines, matched by RE2 in
+  linear time (:mod:`ws_jupyter.tools.regex`; patterns RE2 cannot express run in a child process
+  that the time budget kills), stopping as soon as the output is full. It is used when ripgrep is
+  missing, for one file, for non-local filesystems, for patterns ripgrep's syntax rejects, when a
+  ``.gitignore`` is not a regular file of at most 1 MiB (ripgrep would hang on a FIFO or read a
+  symlink's target; ``find`` checks for that while ripgrep runs), and when
+  ``WS_JUPYTER_GREP_ENGINE=python``. A search stops after 60 s (said in the summary), checked
+  between blocks and enforced by killing the child process or ripgrep.
 
 Patterns are Python regular expressions, validated first (an invalid one gives
 ``Error: Invalid regex pattern: ...``); ripgrep's Rust syntax agrees on everything common. At most
@@ -34,23 +37,34 @@ import json
 import os
 import posixpath
 import re
+import select
 import shutil
 import stat as stat_mod
 import subprocess
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import DirectoryNotFound, FileNotFound, WorkspaceError
 from ..filesystem.mime import SNIFF_BYTES, looks_like_text
+from ..filesystem.reading import (
+    CHUNK_BYTES,
+    MAX_CONFIG_BYTES,
+    MAX_LINE_BYTES,
+    file_chunks,
+    read_config,
+    sized_line_blocks,
+)
 from ..filesystem.walk import IgnoreRules, relative_to, start_rules, walk
-from .base import ToolCall, ToolSpec, file_chunks, split_lines
+from .base import ToolCall, ToolSpec
 from .globs import compile_globs, split_glob_path
 from .names import WORKSPACE_TOOLS
 from .output import truncate_head
+from .regex import GrepPattern, PatternError, compile_pattern
 from .schema import Param
 from .types import ToolErrorText
 
@@ -62,6 +76,7 @@ MAX_LINE_CHARS = 500
 #: A NUL byte within this many leading bytes makes a file binary (ripgrep's first buffer).
 NUL_WINDOW = 64 * 1024
 _TIME_BUDGET = 60.0
+_ALL = 1 << 62
 _SIMPLE_EXT_GLOB = re.compile(r"^(?:\*\*/)?\*\.[A-Za-z0-9_+-]+$")
 
 DESCRIPTION = (
@@ -182,9 +197,10 @@ class _Binary(Exception):
     pass
 
 
-def _text_lines(fs: Any, path: str) -> Iterator[tuple[bytes, int]]:
-    """``(line, end offset)`` of a text file; raises ``_Binary`` when the file is not text: its
-    first 8 KiB do not look like text, or a NUL byte is met while reading."""
+def _blocks(fs: Any, path: str) -> Iterator[tuple[bytes, int, int]]:
+    """``(block, offset, first line number)`` over a text file: blocks of whole lines
+    (``line_blocks``), with the file offset of their first byte. Raises ``_Binary`` when the first 8 KiB do not look like
+    text or a NUL byte is met within the first 64 KiB (ripgrep's first buffer)."""
     chunks = file_chunks(fs, path)
     head: list[bytes] = []
     size = 0
@@ -202,72 +218,152 @@ def _text_lines(fs: Any, path: str) -> Iterator[tuple[bytes, int]]:
         yield data
         yield from chunks
 
-    offset = 0
-    for raw in split_lines(rest()):
-        if b"\0" in raw:
-            raise _Binary()
-        offset += len(raw) + 1
-        yield raw, offset
+    offset, line = 0, 1
+    for block, consumed, _ended in sized_line_blocks(rest()):
+        yield block, offset, line
+        offset += consumed
+        line += block.count(b"\n") + 1
+
+
+def _normalized(block: bytes) -> bytes:
+    """The block as lines are matched and shown: without the ``\r`` of CRLF line ends (the last
+    line's newline is not in the block, so its ``\r`` is removed on its own)."""
+    if b"\r" not in block:
+        return block
+    norm = block.replace(b"\r\n", b"\n")
+    return norm[:-1] if norm.endswith(b"\r") else norm
+
+
+def _line_text(raw: bytes) -> str:
+    return raw.decode("utf-8", "replace")
+
+
+def _drain(raw: bytes, rel_stop: int) -> tuple[bytes, bool]:
+    """What ripgrep still reads of a block after its last wanted match: the bytes before
+    ``rel_stop`` (block-relative end of the 64 KiB buffer holding that match) and the rest of
+    the line that crosses it. Second value: the reading stops within this block."""
+    if rel_stop >= len(raw):
+        return raw, False
+    end = raw.find(b"\n", max(rel_stop, 0))
+    return (raw if end < 0 else raw[:end]), True
 
 
 def search_file(
     fs: Any,
     path: str,
     shown: str,
-    rx: re.Pattern[str],
+    rx: GrepPattern,
     context: int,
     limit: int | None,
     deadline: float,
     max_count: int | None = None,
 ) -> FileMatches:
-    """Matching lines of one file; raises ``_Binary`` for a binary file.
+    """Matching lines of one file; raises ``_Binary`` for a binary file, ``TimeoutError`` past
+    ``deadline``.
 
-    Keeps ``limit`` matches and their context. To decide "binary" exactly as ripgrep does, reading
-    goes on (without keeping anything) until ripgrep would stop: the end of the file, or — with
-    ``max_count`` — the end of the 64 KiB block holding the ``max_count``-th match.
+    Keeps ``limit`` matches and their context. To decide "binary" as ripgrep does, reading goes on
+    (without matching) until ripgrep would stop: the end of the file, or — with ``max_count`` —
+    the end of the 64 KiB buffer holding the ``max_count``-th match. A block of lines without a
+    match costs one RE2 search; only the lines around matches are decoded.
     """
     result = FileMatches(shown)
-    before: list[tuple[int, str]] = []
+    before: deque[tuple[int, str]] = deque(maxlen=max(context, 1))
     after_left = 0
     seen = 0
-    stop_at: int | None = None
-    for n, (raw, end) in enumerate(_text_lines(fs, path), start=1):
-        if stop_at is not None and end - len(raw) - 1 >= stop_at:
-            break
-        if n % 4096 == 0 and time.monotonic() > deadline:
+    stop_at: int | None = None  # file offset where reading ends once max_count is reached
+    for raw, offset, first_no in _blocks(fs, path):
+        if time.monotonic() > deadline:
             raise TimeoutError()
+        if stop_at is not None:
+            part, done = _drain(raw, stop_at - offset)
+            if b"\0" in part:
+                raise _Binary()
+            if after_left:
+                for k, piece in enumerate(_normalized(part).split(b"\n")[:after_left]):
+                    result.lines[first_no + k] = _line_text(piece)
+                after_left = max(0, after_left - (part.count(b"\n") + 1))
+            if done:
+                break
+            continue
         collecting = limit is None or len(result.matches) < limit
-        if not collecting and after_left == 0 and max_count is None:
+        if max_count is None and not collecting and after_left == 0:
+            if b"\0" in raw:
+                raise _Binary()
             continue  # only looking for binary data until the end of the file
-        line = raw.decode("utf-8", "replace")
-        if line.endswith("\r"):
-            line = line[:-1]
-        if max_count is not None and seen >= max_count:
+        norm = _normalized(raw)
+        if max_count is not None:
+            wanted = max_count - seen
+        else:
+            wanted = _ALL if limit is None else limit - len(result.matches)
+        hits = rx.find_lines(norm, wanted, deadline)
+        if not hits and not after_left:
+            if b"\0" in raw:
+                raise _Binary()
+            if context and collecting:
+                count = norm.count(b"\n") + 1
+                tail = norm.rsplit(b"\n", context)[-context:]
+                for k, piece in enumerate(tail):
+                    before.append((first_no + count - len(tail) + k, _line_text(piece)))
+            continue
+        lines = norm.split(b"\n")
+        cols = dict(hits)
+        stop_line: int | None = None
+        if max_count is not None and seen + len(hits) >= max_count:
+            stop_line = hits[max_count - seen - 1][0]
+            stop_at = -(-(offset + _raw_line_end(raw, stop_line)) // NUL_WINDOW) * NUL_WINDOW
+            part, _ = _drain(raw, stop_at - offset)
+        else:
+            part = raw
+        if b"\0" in part:
+            raise _Binary()
+        lo = 0 if after_left else max(0, hits[0][0] - context)
+        hi = len(lines) - 1
+        if not hits:
+            hi = min(hi, after_left - 1)
+        elif stop_line is None:
+            hi = min(hi, hits[-1][0] + context)
+        else:
+            hi = min(hi, stop_line + context, part.count(b"\n"))
+        if context:
+            for k in range(max(0, lo - context), lo):
+                before.append((first_no + k, _line_text(lines[k])))
+        for idx in range(lo, hi + 1):
+            n = first_no + idx
+            line = _line_text(lines[idx])
+            collecting = limit is None or len(result.matches) < limit
+            if max_count is not None and seen >= max_count:
+                if after_left > 0:
+                    result.lines[n] = line
+                    after_left -= 1
+                continue
+            col = cols.get(idx)
+            if col is not None:
+                seen += 1
+                if collecting:
+                    for bn, bt in before:
+                        result.lines.setdefault(bn, bt)
+                    before.clear()
+                    result.matches.append((n, col, line))
+                    result.lines[n] = line
+                    after_left = context
+                    continue
             if after_left > 0:
                 result.lines[n] = line
                 after_left -= 1
-            continue
-        m = rx.search(line)
-        if m is not None:
-            seen += 1
-            if max_count is not None and seen == max_count:
-                stop_at = -(-end // NUL_WINDOW) * NUL_WINDOW
-            if collecting:
-                for bn, bt in before:
-                    result.lines.setdefault(bn, bt)
-                before.clear()
-                result.matches.append((n, m.start() + 1, line))
-                result.lines[n] = line
-                after_left = context
-                continue
-        if after_left > 0:
-            result.lines[n] = line
-            after_left -= 1
-        elif context and collecting:
-            before.append((n, line))
-            if len(before) > context:
-                before.pop(0)
+            elif context and collecting:
+                before.append((n, line))
+        if context and hi < len(lines) - 1 and stop_line is None:
+            for k in range(max(hi + 1, len(lines) - context), len(lines)):
+                before.append((first_no + k, _line_text(lines[k])))
+        if stop_line is not None and part is not raw:
+            break
     return result
+
+
+def _raw_line_end(raw: bytes, index: int) -> int:
+    """Block-relative offset just past line ``index`` of ``raw`` (after its newline)."""
+    pieces = raw.split(b"\n", index + 1)
+    return sum(len(p) for p in pieces[: index + 1]) + index + 1
 
 
 # --- visibility (the walker's rules, for files found by ripgrep) ---------------------------------
@@ -295,14 +391,8 @@ class _Visibility:
             parent_rules = self._base_rules
         else:
             parent_rules = self._rules_in(posixpath.dirname(rel_dir) or ".")
-        # read where the walk found the directory, as the walker reads .gitignore files
-        below = relative_to(self.base, rel_dir)
-        host_dir = self.host_base if below == "." else os.path.join(self.host_base, below)
-        try:
-            with open(os.path.join(host_dir, ".gitignore"), "rb") as fh:
-                text: str | None = fh.read().decode("utf-8", "replace")
-        except OSError:
-            text = None
+        data = read_config(self.fs, rel_dir + "/.gitignore" if rel_dir != "." else ".gitignore")
+        text = None if data is None else data.decode("utf-8", "replace")
         rules = parent_rules.with_file(rel_dir, text) if text else parent_rules
         self._dir_rules[rel_dir] = rules
         return rules
@@ -373,8 +463,10 @@ def _ripgrep_extract(
     case_sensitive: bool,
     context: int,
     max_count: int | None,
+    deadline: float,
 ) -> list[FileMatches] | None:
-    """Matching lines (and context) of the selected files, by ripgrep's JSON output.
+    """Matching lines (and context) of the selected files, by ripgrep's JSON output (read with
+    bounded memory: a line too long for it makes the Python engine do the search instead).
 
     The files are passed to ripgrep by path, so each one with results is checked again afterwards
     (its real path must still be the one the walk found, inside the workspace): a directory swapped
@@ -400,13 +492,10 @@ def _ripgrep_extract(
         if limit is not None:
             cmd += ["-m", str(limit)]
         cmd += ["-e", pattern, "--", *files]
-        try:
-            proc = subprocess.run(cmd, capture_output=True, timeout=_TIME_BUDGET)
-        except (OSError, subprocess.SubprocessError):
+        messages = _json_lines(cmd, deadline)
+        if messages is None:
             return None
-        if proc.returncode not in (0, 1):
-            return None
-        for raw in proc.stdout.splitlines():
+        for raw in messages:
             if not raw.startswith(b'{"type":"match"') and not raw.startswith(b'{"type":"context"'):
                 continue
             msg = json.loads(raw)
@@ -441,6 +530,43 @@ def _ripgrep_extract(
     return out
 
 
+def _json_lines(cmd: list[str], deadline: float) -> list[bytes] | None:
+    """The output lines of a ``rg --json`` run; None when it failed, ran out of time, or printed a
+    line longer than twice ``MAX_LINE_BYTES`` (its output is read with bounded memory)."""
+    try:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+    except OSError:
+        return None
+    assert proc.stdout is not None
+    cap = 2 * MAX_LINE_BYTES
+    lines: list[bytes] = []
+    try:
+        fd = proc.stdout.fileno()
+
+        def chunks() -> Iterator[bytes]:
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0 or not select.select([fd], [], [], left)[0]:
+                    raise TimeoutError()
+                piece = os.read(fd, CHUNK_BYTES)
+                if not piece:
+                    return
+                yield piece
+
+        for block, consumed, _ in sized_line_blocks(chunks(), cap):
+            if consumed > len(block) + 1:
+                return None  # a line was cut
+            lines.extend(block.split(b"\n"))
+    except (TimeoutError, OSError):
+        return None
+    finally:
+        _stop(proc)
+        proc.stdout.close()
+    if proc.returncode not in (0, 1, -9):
+        return None
+    return lines
+
+
 def _still_inside(host: str, real_dirs: dict[str, bool]) -> bool:
     """The walked path has no symlink in it now: a regular file in directories that are their
     own real path (each directory checked once)."""
@@ -456,6 +582,36 @@ def _still_inside(host: str, real_dirs: dict[str, bool]) -> bool:
     return ok
 
 
+def _start_rules_check(host_base: str) -> subprocess.Popen[bytes] | None:
+    """``find`` printing the first .gitignore that is not a regular file of at most 1 MiB."""
+    find = shutil.which("find")
+    if find is None:
+        return None
+    try:
+        return subprocess.Popen(
+            [find, host_base, "-name", ".git", "-prune", "-o", "-name", ".gitignore",
+             "(", "!", "-type", "f", "-o", "-size", f"+{MAX_CONFIG_BYTES // 1024}k", ")", "-print", "-quit"],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+    except OSError:
+        return None
+
+
+def _rules_check_failed(checker: subprocess.Popen[bytes], deadline: float) -> bool:
+    """True when the check found an unusable .gitignore (or could not finish)."""
+    try:
+        out, _ = checker.communicate(timeout=max(0.1, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        return True
+    return bool(out.strip()) or checker.returncode != 0
+
+
+def _stop(proc: subprocess.Popen[bytes] | None) -> None:
+    if proc is not None and proc.poll() is None:
+        proc.kill()
+        proc.wait()
+
+
 def _ripgrep_candidates(
     rg: str,
     fs: Any,
@@ -466,6 +622,7 @@ def _ripgrep_candidates(
     max_count: int | None,
     glob: str | None,
     result: GrepResult,
+    deadline: float,
 ) -> list[tuple[str, int, str]] | None:
     """``(path, matching lines, host path)`` of files ripgrep found, in tree order; None if rg
     cannot do this search."""
@@ -491,19 +648,37 @@ def _ripgrep_candidates(
     if glob is not None and _SIMPLE_EXT_GLOB.match(glob):
         cmd += ["-g", glob.removeprefix("**/")]
     cmd += ["-e", pattern, "--", host_base]
+    # ripgrep reads every .gitignore it meets with a plain open(): a FIFO would hang it, a symlink
+    # to /dev/zero feed it forever, one to an outside file lend it rules. ``find`` (which opens
+    # nothing) looks for such files meanwhile; if there is one, the Python engine (which treats
+    # them as absent, like the walker) does the search.
+    checker = _start_rules_check(host_base)
     try:
-        proc = subprocess.run(cmd, capture_output=True, timeout=_TIME_BUDGET, cwd=host_base)
-    except (OSError, subprocess.SubprocessError):
+        proc = subprocess.Popen(
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=host_base, stdin=subprocess.DEVNULL
+        )
+    except OSError:
+        _stop(checker)
         return None
-    stderr = proc.stderr.decode("utf-8", "replace")
+    try:
+        if checker is not None and _rules_check_failed(checker, deadline):
+            return None
+        stdout, stderr_raw = proc.communicate(timeout=max(0.1, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        result.timed_out = True
+        return []
+    finally:
+        _stop(proc)
+        _stop(checker)
+    stderr = stderr_raw.decode("utf-8", "replace")
     if proc.returncode not in (0, 1) and (
-        "regex" in stderr.lower() or "error parsing" in stderr.lower() or not proc.stdout
+        "regex" in stderr.lower() or "error parsing" in stderr.lower() or not stdout
     ):
         return None  # a pattern ripgrep's syntax rejects: let the fallback search
     result.read_errors += sum(1 for line in stderr.splitlines() if "os error" in line.lower())
     prefix = host_base.rstrip("/") + "/"
     found: list[tuple[str, int, str]] = []
-    for line in proc.stdout.split(b"\n"):
+    for line in stdout.split(b"\n"):
         if not line:
             continue
         raw_path, _, count = line.rpartition(b"\0")
@@ -533,11 +708,12 @@ def _search_with_ripgrep(
     glob: str | None,
     max_matches: int,
     result: GrepResult,
+    deadline: float,
 ) -> bool:
     """ripgrep counts per file; the files the output needs are checked against the walker's rules
     and sniffed; ripgrep then extracts their lines. False when ripgrep cannot do this search."""
     found = _ripgrep_candidates(
-        rg, fs, base, pattern, case_sensitive, include_hidden, max_count, glob, result
+        rg, fs, base, pattern, case_sensitive, include_hidden, max_count, glob, result, deadline
     )
     if found is None:
         return False
@@ -556,7 +732,10 @@ def _search_with_ripgrep(
         remaining -= take
         if remaining <= 0:
             break
-    files = _ripgrep_extract(rg, selected, pattern, case_sensitive, context, max_count)
+    if result.timed_out:
+        result.engine = "ripgrep"
+        return True
+    files = _ripgrep_extract(rg, selected, pattern, case_sensitive, context, max_count, deadline)
     if files is None:
         return False
     result.engine = "ripgrep"
@@ -578,7 +757,36 @@ def search(
     max_matches: int = MAX_MATCHES,
 ) -> GrepResult:
     """Search ``fs``; ``engine`` is ``"auto"`` (ripgrep when usable), ``"ripgrep"`` or ``"python"``."""
-    rx = re.compile(pattern, 0 if case_sensitive else re.IGNORECASE)
+    rx = compile_pattern(pattern, case_sensitive)
+    try:
+        return _search(
+            fs,
+            rx,
+            pattern,
+            path,
+            context_lines,
+            max_count,
+            case_sensitive,
+            include_hidden,
+            engine,
+            max_matches,
+        )
+    finally:
+        rx.close()
+
+
+def _search(
+    fs: Any,
+    rx: GrepPattern,
+    pattern: str,
+    path: str,
+    context_lines: int,
+    max_count: int | None,
+    case_sensitive: bool,
+    include_hidden: bool,
+    engine: str,
+    max_matches: int,
+) -> GrepResult:
     base, glob = split_glob_path(path)
     matcher = compile_globs([glob]) if glob else None
     result = GrepResult([])
@@ -627,6 +835,7 @@ def search(
             glob,
             max_matches,
             result,
+            deadline,
         )
     ):
         return result
@@ -714,18 +923,17 @@ def grep(call: ToolCall) -> str:
             f"Error: Pattern too long ({len(pattern)} chars, max {MAX_PATTERN}). Use a shorter pattern."
         )
     try:
-        re.compile(pattern, 0 if args["case_sensitive"] else re.IGNORECASE)
-    except re.error as exc:
-        return ToolErrorText(f"Error: Invalid regex pattern: {exc}")
-    result = search(
-        call.filesystem(),
-        pattern,
-        args["path"],
-        context_lines=args["context_lines"],
-        max_count=args["max_count"],
-        case_sensitive=args["case_sensitive"],
-        include_hidden=args["include_hidden"],
-    )
+        result = search(
+            call.filesystem(),
+            pattern,
+            args["path"],
+            context_lines=args["context_lines"],
+            max_count=args["max_count"],
+            case_sensitive=args["case_sensitive"],
+            include_hidden=args["include_hidden"],
+        )
+    except PatternError as exc:
+        return ToolErrorText(f"Error: {exc}")
     summary, body = format_result(result, args["context_lines"])
     if not body:
         return summary

@@ -12,9 +12,10 @@ import base64
 from collections.abc import Iterator
 from typing import Any
 
-from ..errors import FileNotFound, IsADirectory
+from ..errors import FileNotFound, FileTooLargeError, IsADirectory
 from ..filesystem.mime import SNIFF_BYTES, guess_mime_type, looks_like_text
-from .base import ToolCall, ToolSpec, file_chunks, split_lines
+from ..filesystem.reading import MAX_FILE_BYTES, file_chunks, line_blocks, read_head, read_limited
+from .base import ToolCall, ToolSpec
 from .config import DEFAULT_MAX_MEDIA_BYTES, DEFAULT_MEDIA_TYPES
 from .names import WORKSPACE_TOOLS
 from .output import cut_line, number_line, truncate_head
@@ -83,10 +84,16 @@ def read_file(call: ToolCall) -> str | ToolResult:
     mime = st.mime_type or guess_mime_type(rel)
 
     if encoding in _RAW_ENCODINGS:
-        raw = bytes(fs.read_file(path, encoding="binary"))
+        # Only what the output budget can show is read (a few KB by default), and never more
+        # than MAX_FILE_BYTES: an 8 GB file cannot fill the memory.
+        budget = call.max_tokens
+        cap = MAX_FILE_BYTES if not budget else min(MAX_FILE_BYTES, budget * 8)
+        if st.size > cap and not budget:
+            raise FileTooLargeError(rel, st.size, MAX_FILE_BYTES)
+        raw = read_head(fs, path, cap)
         data = base64.b64encode(raw).decode("ascii") if encoding == "base64" else raw.hex()
         call.tracker.record(key, st.mtime, st.size, whole=True)
-        return truncate_head(f"{rel} ({len(raw)} bytes, {encoding})\n{data}", call.max_tokens)
+        return truncate_head(f"{rel} ({st.size} bytes, {encoding})\n{data}", call.max_tokens)
 
     media_types = tuple(call.option("media_types", DEFAULT_MEDIA_TYPES))
     if encoding is None and mime in media_types:
@@ -97,7 +104,7 @@ def read_file(call: ToolCall) -> str | ToolResult:
                 f"{rel} ({st.size} bytes, {mime}) — exceeds max_media_bytes ({limit}). Returning metadata only; "
                 "raise max_media_bytes in the read_file tool config to receive it."
             )
-        raw = bytes(fs.read_file(path, encoding="binary"))
+        raw = read_limited(fs, path, limit, size=st.size)
         return ToolResult(text=f"{rel} ({len(raw)} bytes, {mime})", media=(MediaPart.from_bytes(mime, raw),))
 
     chunks = file_chunks(fs, path)
@@ -131,16 +138,24 @@ def _render_text(call: ToolCall, key: str, st: Any, rel: str, chunks: Iterator[b
     kept: list[str] = []
     kept_chars = 0
     total = 0
-    for total, raw in enumerate(split_lines(chunks), start=1):
-        if total < offset or (last_wanted is not None and total > last_wanted):
+    # Blocks of lines outside the window (or past what the budget can show) are only counted.
+    for block in line_blocks(chunks):
+        first = total + 1
+        total += block.count(b"\n") + 1
+        if total < offset or (last_wanted is not None and first > last_wanted):
             continue
         if keep_chars is not None and kept_chars > keep_chars:
             continue
-        text = raw.decode(encoding, "replace")
-        if text.endswith("\r"):
-            text = text[:-1]
-        kept.append(text)
-        kept_chars += len(text) + 8
+        for n, raw in enumerate(block.split(b"\n"), start=first):
+            if n < offset or (last_wanted is not None and n > last_wanted):
+                continue
+            if keep_chars is not None and kept_chars > keep_chars:
+                break
+            text = raw.decode(encoding, "replace")
+            if text.endswith("\r"):
+                text = text[:-1]
+            kept.append(text)
+            kept_chars += len(text) + 8
 
     windowed = args["offset"] is not None or limit is not None
     if total == 0:
