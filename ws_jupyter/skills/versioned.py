@@ -84,6 +84,62 @@ def _atomic_write(path: Path, data: bytes, mode: int = 0o644) -> None:
         raise
 
 
+def _check_manifest_path(path: object) -> str:
+    """A manifest file path must be what publishing writes: relative, normalised, made of skill
+    content names (no ``..``, no absolute path, no hidden part) — a forged manifest can then
+    neither write outside an export's folder nor show a file outside the skill."""
+    if not isinstance(path, str) or not path:
+        raise ValueError(f"file path {path!r} is not a non-empty string")
+    if len(path) > 4096 or "\x00" in path or "\\" in path:
+        raise ValueError(f"file path {path[:80]!r} is malformed")
+    parts = path.split("/")
+    if path.startswith("/") or posixpath.normpath(path) != path:
+        raise ValueError(f"file path {path[:80]!r} is not a normalised relative path")
+    for part in parts:
+        if (
+            part in ("", ".", "..")
+            or not is_skill_content(part)
+            or len(part.encode("utf-8", "surrogatepass")) > 255
+        ):
+            raise ValueError(f"file path {path[:80]!r} has an invalid part {part[:80]!r}")
+    return path
+
+
+def _parse_manifest(version_id: str, raw: bytes) -> SkillVersion:
+    """A manifest blob, every field checked (raises ValueError/KeyError/TypeError)."""
+    data = json.loads(raw)
+    if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT:
+        raise ValueError("unknown manifest format")
+    name = data["name"]
+    if validate_name(name):
+        raise ValueError(f"invalid skill name {name!r}")
+    entries = data["files"]
+    if not isinstance(entries, list) or len(entries) > MAX_SKILL_FILES:
+        raise ValueError(f"the file list is not a list of at most {MAX_SKILL_FILES} entries")
+    files: list[SkillVersionFile] = []
+    seen: set[str] = set()
+    for f in entries:
+        path = _check_manifest_path(f["path"])
+        blob, size, executable = f["blob"], f["size"], f.get("executable", False)
+        if not isinstance(blob, str) or not _HEX64.match(blob):
+            raise ValueError(f"blob id {blob!r} of {path} is not a SHA-256 digest")
+        if not isinstance(size, int) or isinstance(size, bool) or not 0 <= size <= MAX_PUBLISHED_FILE_BYTES:
+            raise ValueError(f"size {size!r} of {path} is out of range")
+        if not isinstance(executable, bool):
+            raise ValueError(f"executable flag of {path} is not a boolean")
+        if path in seen:
+            raise ValueError(f"file path {path} is listed twice")
+        seen.add(path)
+        files.append(SkillVersionFile(path, blob, size, executable))
+    for path in seen:  # a file cannot also be a folder ("a" and "a/b")
+        head = path.rpartition("/")[0]
+        while head:
+            if head in seen:
+                raise ValueError(f"{head} is both a file and a folder")
+            head = head.rpartition("/")[0]
+    return SkillVersion(version_id, name, tuple(files))
+
+
 class BlobStore:
     """Immutable blobs addressed by their SHA-256 hex digest, stored once each."""
 
@@ -232,6 +288,11 @@ class VersionedSkillSource:
         try:
             data = json.loads(read_host_file(path, MAX_CONFIG_BYTES, follow_symlinks=False).decode("utf-8"))
             history = [dict(e) for e in data["history"]]
+            for e in history:
+                if not isinstance(e.get("version"), str) or not _HEX64.match(e["version"]):
+                    raise ValueError(f"version {e.get('version')!r} is not a version id")
+                if not isinstance(e.get("published_at"), (int, float)) or isinstance(e["published_at"], bool):
+                    raise ValueError("published_at is not a timestamp")
         except (OSError, ValueError, KeyError, TypeError, WorkspaceError) as exc:
             raise SkillError(
                 f"The version history of skill {name!r} is unreadable: {exc}", code="BLOB_CORRUPTED"
@@ -323,18 +384,11 @@ class VersionedSkillSource:
             return cached
         raw = self.blobs.get(version_id)
         try:
-            data = json.loads(raw)
-            if data.get("format") != MANIFEST_FORMAT:
-                raise ValueError(f"unknown manifest format {data.get('format')!r}")
-            files = tuple(
-                SkillVersionFile(f["path"], f["blob"], int(f["size"]), bool(f.get("executable", False)))
-                for f in data["files"]
-            )
-            version = SkillVersion(version_id, str(data["name"]), files)
-        except (ValueError, KeyError, TypeError) as exc:
+            version = _parse_manifest(version_id, raw)
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise SkillError(
-                f"Version {version_id[:12]} is not a skill manifest: {exc}", code="BLOB_CORRUPTED"
-            )
+                f"Version {version_id[:12]} is not a valid skill manifest: {exc}", code="BLOB_CORRUPTED"
+            ) from None
         with self._lock:
             self._manifests[version_id] = version
         return version
@@ -419,7 +473,17 @@ class VersionedSkillSource:
         entry = self.manifest(version_id).file(path)
         if entry is None:
             raise FileNotFound(path, f"Version {version_id[:12]} has no file {path}")
-        return self.blobs.get(entry.blob)
+        return self._blob_of(entry)
+
+    def _blob_of(self, entry: SkillVersionFile) -> bytes:
+        """A file's bytes, which must have the size its manifest says."""
+        data = self.blobs.get(entry.blob)
+        if len(data) != entry.size:
+            raise SkillError(
+                f"Blob {entry.blob[:12]} of {entry.path} has {len(data)} bytes, its manifest says {entry.size}",
+                code="BLOB_CORRUPTED",
+            )
+        return data
 
     def export(self, name: str, dest: str | os.PathLike[str], *, version: str | None = None) -> Path:
         """Write a version (default: the served one) into ``dest/<name>`` as a plain folder, e.g.
@@ -431,12 +495,21 @@ class VersionedSkillSource:
         if target.exists():
             raise FileExists(str(target))
         target.parent.mkdir(parents=True, exist_ok=True)
+        manifest = self.manifest(version_id)
+        if manifest.name != name:
+            raise SkillError(
+                f"Version {version_id[:12]} is a version of {manifest.name!r}, not of {name!r}",
+                code="BLOB_CORRUPTED",
+            )
         staging = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=target.parent))
         try:
-            for entry in self.manifest(version_id).files:
-                out = staging / entry.path
+            for entry in manifest.files:
+                out = staging / entry.path  # a checked relative path: stays inside staging
                 out.parent.mkdir(parents=True, exist_ok=True)
-                out.write_bytes(self.blobs.get(entry.blob))
+                data = self._blob_of(entry)
+                fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(data)
                 out.chmod(0o755 if entry.executable else 0o644)
             staging.chmod(0o755)
             os.replace(staging, target)
@@ -468,6 +541,11 @@ class VersionedSkillSource:
             tree = self._trees.get(version_id)
         if tree is None:
             manifest = self.manifest(version_id)
+            if manifest.name != name:
+                raise SkillError(
+                    f"Version {version_id[:12]} is a version of {manifest.name!r}, not of {name!r}",
+                    code="BLOB_CORRUPTED",
+                )
             dirs = {""}
             for entry in manifest.files:
                 parts = entry.path.split("/")[:-1]
@@ -542,7 +620,7 @@ class VersionedSkillSource:
             if rest in tree.dirs:
                 raise IsADirectory(path)
             raise FileNotFound(path)
-        return self.blobs.get(entry.blob)
+        return self._blob_of(entry)
 
     def readdir(self, path: str) -> list[FileEntry]:
         split = self._split(path)
