@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from ..errors import InvalidPathError, PathEscapeError
 
-__all__ = ["Containment", "ResolvedPath", "is_within", "normalize_input_path"]
+__all__ = ["Containment", "ResolvedPath", "fd_levels", "is_within", "normalize_input_path", "open_child_dir"]
 
 _DIR_FLAGS = (
     os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -102,6 +102,37 @@ def _resolve_below(real_root: str, parts: list[str], follow: bool) -> tuple[str,
             return resolved, False
         cur = nxt
     return cur, True
+
+
+_ROOT_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def fd_levels() -> int:
+    """How many directory levels a walk keeps open at once: most of the descriptor limit, so
+    even very deep trees are walked with one ``openat`` per directory (deeper levels reopen
+    their directory from the root)."""
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    except (ImportError, OSError, ValueError):  # pragma: no cover - non-POSIX
+        soft = 1024
+    if soft == getattr(resource, "RLIM_INFINITY", -1) or soft <= 0:
+        soft = 1 << 16
+    return max(64, min(soft - 256, 1 << 16) // 2)
+
+
+def open_child_dir(name: str, dir_fd: int, rel: str) -> int:
+    """Open the subdirectory ``name`` of ``dir_fd`` without following a symlink (``rel`` names it in
+    errors): ``PathEscapeError`` for a symlink, ``NotADirectoryError`` for anything else."""
+    try:
+        return os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR) and _is_link_at(name, dir_fd):
+            raise PathEscapeError(
+                rel, f'Permission denied: "{rel}" changed to a symlink while in use'
+            ) from None
+        raise
 
 
 def _is_link_at(name: str, dir_fd: int) -> bool:
@@ -238,7 +269,7 @@ class Containment:
         """
         if not resolved.parts:
             raise PathEscapeError(resolved.rel, f'Permission denied: "{resolved.rel}" is the workspace root')
-        fd = os.open(resolved.root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(resolved.root, _ROOT_FLAGS)
         try:
             for part in resolved.parts[:-1]:
                 try:
@@ -255,6 +286,30 @@ class Containment:
             yield fd
         finally:
             os.close(fd)
+
+    def open_dir(self, resolved: ResolvedPath) -> int:
+        """A descriptor of the directory ``resolved`` names, opened by walking down from its root
+        with ``O_NOFOLLOW`` (the caller closes it). ``NotADirectoryError`` when it is not one,
+        ``PathEscapeError`` when a component became a symlink since :meth:`resolve`."""
+        if not resolved.parts:
+            return os.open(resolved.root, _ROOT_FLAGS)
+        with self.parent_dir_fd(resolved) as dfd:
+            return open_child_dir(resolved.name, dfd, resolved.rel)
+
+    def stat(self, resolved: ResolvedPath, *, follow: bool = True) -> os.stat_result:
+        """``stat`` of ``resolved`` through directory descriptors (never by path, so a directory
+        swapped for a symlink cannot make it describe a file outside). With ``follow`` (a path
+        resolved with ``follow=True``, whose final component is therefore no symlink) a symlink
+        found there was swapped in: ``PathEscapeError``."""
+        if not resolved.parts:
+            return os.stat(resolved.root)
+        with self.parent_dir_fd(resolved) as dfd:
+            st = os.stat(resolved.name, dir_fd=dfd, follow_symlinks=False)
+        if follow and stat.S_ISLNK(st.st_mode):
+            raise PathEscapeError(
+                resolved.rel, f'Permission denied: "{resolved.rel}" changed to a symlink while in use'
+            )
+        return st
 
     # --- helpers ---------------------------------------------------------------------------------
 

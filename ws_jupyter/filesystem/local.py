@@ -29,6 +29,7 @@ from ..errors import (
     FilesystemError,
     FilesystemNotReadyError,
     InvalidArgumentError,
+    InvalidPathError,
     IsADirectory,
     NotADirectory,
     PathEscapeError,
@@ -38,7 +39,7 @@ from ..errors import (
 )
 from ..lifecycle import Lifecycle
 from ..request_context import RequestContext
-from .containment import Containment, ResolvedPath, is_within
+from .containment import Containment, ResolvedPath, fd_levels, is_within, open_child_dir
 from .mime import guess_mime_type
 from .reading import decode_text, iter_fd, open_regular
 from .types import FileEntry, FileStat, FilesystemInfo, InstructionsOption, mtime_of
@@ -223,14 +224,15 @@ class LocalFilesystem:
         """True when ``path`` exists inside the workspace (False for escaping or malformed paths)."""
         try:
             r = self._resolve(path)
-        except (PathEscapeError, FilesystemError):
+            self._paths.stat(r)
+        except (PathEscapeError, FilesystemError, OSError):
             return False
-        return os.path.exists(r.host)
+        return True
 
     def stat(self, path: str) -> FileStat:
         r = self._resolve(path)
         with _translating(r.rel):
-            st = os.stat(r.host)
+            st = self._paths.stat(r)
         return _file_stat(r.rel, st)
 
     def readdir(
@@ -244,75 +246,119 @@ class LocalFilesystem:
 
         Symlinked directories are descended only when they resolve inside the workspace (each
         real directory once). ``extension`` (``".py"`` or ``"py"``) keeps matching files only.
+        Directories are read through descriptors opened with ``O_NOFOLLOW`` from the root, so a
+        directory swapped for a symlink mid-listing cannot make it list a directory outside.
         """
         if max_depth < 1:
             raise InvalidArgumentError("max_depth must be >= 1")
         r = self._resolve(path)
         with _translating(r.rel, missing=DirectoryNotFound):
-            st = os.stat(r.host)
-        if not stat_mod.S_ISDIR(st.st_mode):
-            raise NotADirectory(r.rel)
+            top = self._paths.open_dir(r)
         suffix = None
         if extension:
             suffix = extension if extension.startswith(".") else "." + extension
-        root_real = os.path.realpath(r.host)
         out: list[FileEntry] = []
-        seen = {root_real}
         # An explicit stack of directory iterators gives pre-order without recursion, so deep
-        # trees never hit the interpreter's recursion limit.
-        stack: list[tuple[Iterator[tuple[FileEntry, str | None]], str, int]] = [
-            (iter(self._scan(r.host, root_real, r.rel)), "", 1)
-        ]
-        while stack:
-            entries, prefix, depth = stack[-1]
-            nxt = next(entries, None)
-            if nxt is None:
-                stack.pop()
-                continue
-            entry, descend_into = nxt
-            name = prefix + entry.name
-            if suffix is None or (entry.type == "file" and entry.name.endswith(suffix)):
-                out.append(replace(entry, name=name))
-            # descend_into is already real: a subdirectory of a real directory, or a resolved link
-            if recursive and descend_into is not None and depth < max_depth and descend_into not in seen:
-                seen.add(descend_into)
-                stack.append((iter(self._scan(descend_into, root_real, r.rel)), name + "/", depth + 1))
+        # trees never hit the interpreter's recursion limit. Each level keeps its descriptor to
+        # open its children (past ``fd_levels()`` levels the descriptor is reopened from the root).
+        stack: list[_Frame] = []
+        try:
+            st = os.fstat(top)
+            seen = {(st.st_dev, st.st_ino)}
+            with _translating(r.rel):
+                stack.append(_Frame(iter(self._scan(top, r.rel, "", r.host)), "", 1, top))
+            while stack:
+                frame = stack[-1]
+                nxt = next(frame.entries, None)
+                if nxt is None:
+                    stack.pop()
+                    frame.close()
+                    continue
+                entry, child = nxt
+                name = frame.prefix + entry.name
+                if suffix is None or (entry.type == "file" and entry.name.endswith(suffix)):
+                    out.append(replace(entry, name=name))
+                if not recursive or child is None or frame.depth >= max_depth:
+                    continue
+                fd = self._open_listed(frame, child, posixpath.join(r.rel, name) if r.rel != "." else name)
+                if fd is None:
+                    continue
+                cst = os.fstat(fd)
+                if (cst.st_dev, cst.st_ino) in seen:
+                    os.close(fd)
+                    continue
+                seen.add((cst.st_dev, cst.st_ino))
+                try:
+                    entries = self._scan(fd, r.rel, name + "/", r.host)
+                except OSError:
+                    os.close(fd)
+                    continue
+                sub = _Frame(iter(entries), name + "/", frame.depth + 1, fd)
+                if len(stack) >= fd_levels():
+                    sub.close()  # deep: reopened from the root when a child needs it
+                stack.append(sub)
+        finally:
+            for frame in stack:
+                frame.close()
         return out
 
-    def _scan(self, host_dir: str, root_real: str, rel: str) -> list[tuple[FileEntry, str | None]]:
-        """Entries of one directory (sorted), each with the directory to descend into, if any."""
-        with _translating(rel):
-            entries = sorted(os.scandir(host_dir), key=lambda e: e.name)
-        result: list[tuple[FileEntry, str | None]] = []
+    def _open_listed(self, frame: _Frame, child: str | ResolvedPath, rel: str) -> int | None:
+        """Descriptor of a directory met while listing (None when it vanished or was swapped)."""
+        try:
+            if isinstance(child, ResolvedPath):
+                return self._paths.open_dir(child)
+            if frame.fd < 0:
+                return self._paths.open_dir(self._paths.resolve(rel, follow=False))
+            return open_child_dir(child, frame.fd, rel)
+        except (OSError, WorkspaceError):
+            return None
+
+    def _scan(
+        self, dir_fd: int, base_rel: str, prefix: str, root_real: str
+    ) -> list[tuple[FileEntry, str | ResolvedPath | None]]:
+        """Entries of one directory (sorted), each with what to descend into: a subdirectory's
+        name, a symlink's resolved target directory outside the listed tree, or None."""
+        with os.scandir(dir_fd) as it:
+            entries = sorted(it, key=lambda e: e.name)
+        result: list[tuple[FileEntry, str | ResolvedPath | None]] = []
         for entry in entries:
             link_target = None
-            descend_into: str | None = None
+            descend: str | ResolvedPath | None = None
             try:
                 is_link = entry.is_symlink()
                 if is_link:
-                    link_target = os.readlink(entry.path)
-                    real = os.path.realpath(entry.path)
-                    if self._paths.contained and not self._paths.is_contained(real):
-                        kind, size = "file", None  # never stat a target outside the workspace
-                    elif os.path.isdir(real):
-                        kind, size = "directory", None
-                        # a link to a directory of the listed tree is listed where it really is
-                        if not is_within(real, root_real):
-                            descend_into = real
-                    else:
-                        kind = "file"
-                        size = os.stat(real).st_size if os.path.isfile(real) else None
+                    link_target = os.readlink(entry.name, dir_fd=dir_fd)
+                    link_rel = (
+                        posixpath.join(base_rel, prefix + entry.name)
+                        if base_rel != "."
+                        else prefix + entry.name
+                    )
+                    kind, size, descend = self._link_info(link_rel, root_real)
                 elif entry.is_dir(follow_symlinks=False):
-                    kind, size = "directory", None
-                    descend_into = entry.path
+                    kind, size, descend = "directory", None, entry.name
                 else:
                     kind = "file"
                     st = entry.stat(follow_symlinks=False)
                     size = st.st_size if stat_mod.S_ISREG(st.st_mode) else None
             except OSError:
                 continue  # vanished while listing
-            result.append((FileEntry(entry.name, kind, size, is_link, link_target), descend_into))  # type: ignore[arg-type]
+            result.append((FileEntry(entry.name, kind, size, is_link, link_target), descend))  # type: ignore[arg-type]
         return result
+
+    def _link_info(self, link_rel: str, root_real: str) -> tuple[str, int | None, ResolvedPath | None]:
+        """(type, size, directory to descend into) of a symlink met while listing. A target
+        outside the workspace is never looked at: it is reported as a file of unknown size."""
+        try:
+            target = self._paths.resolve(link_rel)
+            st = self._paths.stat(target)
+        except (PathEscapeError, InvalidPathError):
+            return "file", None, None
+        except OSError:
+            return "file", None, None  # dangling
+        if stat_mod.S_ISDIR(st.st_mode):
+            # a link to a directory of the listed tree is listed where it really is
+            return "directory", None, (None if is_within(target.host, root_real) else target)
+        return "file", (st.st_size if stat_mod.S_ISREG(st.st_mode) else None), None
 
     # --- writing ----------------------------------------------------------------------------------
 
@@ -602,6 +648,21 @@ class LocalFilesystem:
 
 
 # --- module helpers ---------------------------------------------------------------------------
+
+
+
+class _Frame:
+    """One directory being listed: its remaining entries, name prefix, depth and descriptor."""
+
+    __slots__ = ("depth", "entries", "fd", "prefix")
+
+    def __init__(self, entries: Iterator[Any], prefix: str, depth: int, fd: int) -> None:
+        self.entries, self.prefix, self.depth, self.fd = entries, prefix, depth, fd
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
 
 
 def _remove_tree(parent_fd: int, name: str) -> None:

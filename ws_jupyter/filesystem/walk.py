@@ -24,8 +24,15 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import FilesystemError, InvalidArgumentError, NotADirectory, WorkspaceError
-from .containment import is_within
+from ..errors import (
+    FilesystemError,
+    InvalidArgumentError,
+    InvalidPathError,
+    NotADirectory,
+    PathEscapeError,
+    WorkspaceError,
+)
+from .containment import ResolvedPath, fd_levels, is_within, open_child_dir
 from .reading import MAX_CONFIG_BYTES, open_regular, read_config, read_fd
 from .types import mtime_of
 
@@ -117,12 +124,10 @@ def walk(
     rules = start_rules(fs, start_rel) if respect_gitignore else IgnoreRules()
     containment = getattr(fs, "containment", None)
     if containment is not None and hasattr(fs, "host_path"):
-        host = fs.host_path(start_rel)
         yield from _walk_local(
             containment,
-            host,
+            containment.resolve(start_rel),
             start_rel,
-            1,
             max_depth,
             include_hidden,
             respect_gitignore,
@@ -130,7 +135,6 @@ def walk(
             skip_dir,
             on_error,
             rules,
-            {os.path.realpath(host)},
             stat,
         )
     else:
@@ -179,11 +183,101 @@ def _read_text(fs: Any, rel: str) -> str | None:
     return None if data is None else data.decode("utf-8", "replace")
 
 
-def _read_rules_file(host: str) -> str | None:
-    """A ``.gitignore`` met while walking: a regular file (never a symlink or a FIFO) of at most
-    ``MAX_CONFIG_BYTES``, else treated as absent."""
+
+
+_Scanned = list[tuple[WalkEntry, "str | ResolvedPath | None"]]
+
+
+def _walk_local(
+    containment: Any,
+    start: ResolvedPath,
+    rel_dir: str,
+    max_depth: int | None,
+    include_hidden: bool,
+    respect_gitignore: bool,
+    follow_symlinks: bool,
+    skip_dir: Callable[[WalkEntry], bool] | None,
+    on_error: Callable[[str, Exception], None] | None,
+    rules: IgnoreRules,
+    stat: bool = True,
+) -> Iterator[WalkEntry]:
+    """The walk on a local filesystem, by directory descriptors: every directory is opened with
+    ``O_NOFOLLOW`` relative to its parent's descriptor (a symlinked directory, when followed,
+    from the root after containment resolved it), so a directory swapped for a symlink while
+    walking cannot make the walk list, stat or read anything outside."""
+    root_real = start.host
+
+    def open_dir(parent_fd: int, child: str | ResolvedPath, rel: str) -> int | None:
+        try:
+            if isinstance(child, ResolvedPath):
+                return int(containment.open_dir(child))
+            if parent_fd < 0:
+                return int(containment.open_dir(containment.resolve(rel, follow=False)))
+            return open_child_dir(child, parent_fd, rel)
+        except (OSError, WorkspaceError) as exc:
+            if on_error is not None:
+                on_error(rel, exc)
+            return None
+
     try:
-        fd, st = open_regular(host)
+        top = containment.open_dir(start)
+    except (OSError, WorkspaceError) as exc:
+        if on_error is not None:
+            on_error(rel_dir, exc)
+        return
+    # An explicit stack of per-directory iterators: pre-order without recursion, so a very deep
+    # tree cannot exhaust the interpreter's stack. Each level holds its descriptor (-1 once closed).
+    stack: list[list[Any]] = []
+    try:
+        st = os.fstat(top)
+        seen = {(st.st_dev, st.st_ino)}
+        entries, first_rules = _scan_local(
+            containment, top, rel_dir, 1, include_hidden, respect_gitignore, follow_symlinks, on_error,
+            rules, root_real, stat,
+        )  # fmt: skip
+        stack.append([iter(entries), first_rules, 1, top])
+        while stack:
+            frame = stack[-1]
+            it, dir_rules, level, fd = frame
+            nxt = next(it, None)
+            if nxt is None:
+                stack.pop()
+                if fd >= 0:
+                    os.close(fd)
+                continue
+            entry, descend = nxt
+            if entry.is_dir and skip_dir is not None and skip_dir(entry):
+                continue
+            yield entry
+            if descend is None or (max_depth is not None and level >= max_depth):
+                continue
+            child_fd = open_dir(fd, descend, entry.path)
+            if child_fd is None:
+                continue
+            cst = os.fstat(child_fd)
+            if (cst.st_dev, cst.st_ino) in seen:
+                os.close(child_fd)
+                continue
+            seen.add((cst.st_dev, cst.st_ino))
+            child_entries, child_rules = _scan_local(
+                containment, child_fd, entry.path, level + 1, include_hidden, respect_gitignore,
+                follow_symlinks, on_error, dir_rules, root_real, stat,
+            )  # fmt: skip
+            if len(stack) >= fd_levels():
+                os.close(child_fd)
+                child_fd = -1
+            stack.append([iter(child_entries), child_rules, level + 1, child_fd])
+    finally:
+        for frame in stack:
+            if frame[3] >= 0:
+                os.close(frame[3])
+
+
+def _read_rules_at(dir_fd: int) -> str | None:
+    """The ``.gitignore`` of a directory being walked: a regular file (never a symlink, FIFO or
+    device) of at most ``MAX_CONFIG_BYTES``, else treated as absent."""
+    try:
+        fd, st = open_regular(".gitignore", dir_fd=dir_fd)
     except (WorkspaceError, OSError):
         return None
     try:
@@ -194,72 +288,9 @@ def _read_rules_file(host: str) -> str | None:
         os.close(fd)
 
 
-_Scanned = list[tuple[WalkEntry, "str | None"]]
-
-
-def _walk_local(
-    containment: Any,
-    host_dir: str,
-    rel_dir: str,
-    depth: int,
-    max_depth: int | None,
-    include_hidden: bool,
-    respect_gitignore: bool,
-    follow_symlinks: bool,
-    skip_dir: Callable[[WalkEntry], bool] | None,
-    on_error: Callable[[str, Exception], None] | None,
-    rules: IgnoreRules,
-    seen: set[str],
-    stat: bool = True,
-) -> Iterator[WalkEntry]:
-    # An explicit stack of per-directory iterators: pre-order without recursion, so a very deep
-    # tree cannot exhaust the interpreter's stack.
-    root_real = os.path.realpath(host_dir)
-
-    def scan(
-        host: str, rel: str, level: int, inherited: IgnoreRules
-    ) -> tuple[Iterator[tuple[WalkEntry, str | None]], IgnoreRules]:
-        entries, child_rules = _scan_local(
-            containment,
-            host,
-            rel,
-            level,
-            include_hidden,
-            respect_gitignore,
-            follow_symlinks,
-            on_error,
-            inherited,
-            root_real,
-            stat,
-        )
-        return iter(entries), child_rules
-
-    first, first_rules = scan(host_dir, rel_dir, depth, rules)
-    stack = [(first, first_rules, depth)]
-    while stack:
-        entries, dir_rules, level = stack[-1]
-        nxt = next(entries, None)
-        if nxt is None:
-            stack.pop()
-            continue
-        entry, descend = nxt
-        if entry.is_dir and skip_dir is not None and skip_dir(entry):
-            continue
-        yield entry
-        if descend is None or (max_depth is not None and level >= max_depth):
-            continue
-        # ``descend`` is already a real path: a plain subdirectory of a real directory, or a
-        # symlink target resolved by the scan (no realpath here: it costs O(depth) per call)
-        if descend in seen:
-            continue
-        seen.add(descend)
-        child, child_rules = scan(descend, entry.path, level + 1, dir_rules)
-        stack.append((child, child_rules, level + 1))
-
-
 def _scan_local(
     containment: Any,
-    host_dir: str,
+    dir_fd: int,
     rel_dir: str,
     depth: int,
     include_hidden: bool,
@@ -272,19 +303,16 @@ def _scan_local(
 ) -> tuple[_Scanned, IgnoreRules]:
     """One directory: its visible entries in tree order, and the rules its children inherit."""
     try:
-        with os.scandir(host_dir) as it:
+        with os.scandir(dir_fd) as it:
             raw = list(it)
     except OSError as exc:
         if on_error is not None:
             on_error(rel_dir, exc)
         return [], rules
-    if respect_gitignore:
-        for e in raw:
-            if e.name == ".gitignore":
-                text = _read_rules_file(e.path)
-                if text:
-                    rules = rules.with_file(rel_dir, text)
-                break
+    if respect_gitignore and any(e.name == ".gitignore" for e in raw):
+        text = _read_rules_at(dir_fd)
+        if text:
+            rules = rules.with_file(rel_dir, text)
     entries: _Scanned = []
     for e in raw:
         name = e.name
@@ -293,33 +321,24 @@ def _scan_local(
         rel = _join(rel_dir, name)
         try:
             target = None
-            descend: str | None = None
+            descend: str | ResolvedPath | None = None
             if not stat and not e.is_symlink():
                 # names only: the entry type comes with the directory listing (no stat call)
                 is_link, size, mtime = False, None, None
                 is_dir_entry = e.is_dir(follow_symlinks=False)
                 kind = "directory" if is_dir_entry else "file"
-                descend = e.path if is_dir_entry else None
+                descend = name if is_dir_entry else None
             else:
                 st = e.stat(follow_symlinks=False)
                 is_link = stat_mod.S_ISLNK(st.st_mode)
                 if is_link:
-                    target = os.readlink(e.path)
-                    real = os.path.realpath(e.path)
-                    if containment.contained and not containment.is_contained(real):
-                        kind, size, mtime = "file", None, None
-                    else:
-                        tst = os.stat(real)
-                        is_dir = stat_mod.S_ISDIR(tst.st_mode)
-                        kind = "directory" if is_dir else "file"
-                        size = None if is_dir else tst.st_size
-                        mtime = mtime_of(tst)
-                        # a link to a directory inside the walked tree is walked where it really is
-                        inside_tree = is_within(real, root_real)
-                        if is_dir and follow_symlinks and not inside_tree:
-                            descend = real
+                    target = os.readlink(name, dir_fd=dir_fd)
+                    kind, size, mtime, resolved = _link_target(containment, rel)
+                    # a link to a directory inside the walked tree is walked where it really is
+                    if resolved is not None and follow_symlinks and not is_within(resolved.host, root_real):
+                        descend = resolved
                 elif stat_mod.S_ISDIR(st.st_mode):
-                    kind, size, mtime, descend = "directory", None, mtime_of(st), e.path
+                    kind, size, mtime, descend = "directory", None, mtime_of(st), name
                 else:
                     kind, size, mtime = "file", st.st_size, mtime_of(st)
         except OSError:
@@ -329,6 +348,19 @@ def _scan_local(
         entries.append((WalkEntry(rel, name, kind, depth, size, mtime, is_link, target), descend))
     entries.sort(key=lambda pair: _sort_key(pair[0]))
     return entries, rules
+
+
+def _link_target(containment: Any, rel: str) -> tuple[str, int | None, float | None, ResolvedPath | None]:
+    """(type, size, mtime, resolved directory) of a symlink at ``rel``. A target outside the
+    workspace is never looked at (a file of unknown size); a dangling one raises ``OSError``."""
+    try:
+        resolved = containment.resolve(rel)
+    except (PathEscapeError, InvalidPathError):
+        return "file", None, None, None
+    tst = containment.stat(resolved)
+    if stat_mod.S_ISDIR(tst.st_mode):
+        return "directory", None, mtime_of(tst), resolved
+    return "file", tst.st_size, mtime_of(tst), None
 
 
 def _walk_generic(
