@@ -119,15 +119,33 @@ def test_partial_reads_cover_only_what_was_seen(make_ws, workdir):
     assert tools.run("workspace_write_file", path="a.txt", content="everything") == "Wrote 10 bytes to a.txt"
 
 
-def test_tool_sets_keep_their_own_read_records(make_ws, workdir):
+def test_read_records_belong_to_the_workspace_and_the_conversation(make_ws, workdir):
     (workdir / "a.txt").write_text("x\n")
     ws = make_ws(tools=RBW)
-    first, second = box(ws), box(ws)
-    first.run("workspace_read_file", path="a.txt")
-    assert second.run("workspace_write_file", path="a.txt", content="y").startswith(
+    # tool sets made per request (%ws call, web frameworks) share what the conversation read
+    box(ws).run("workspace_read_file", path="a.txt")
+    assert box(ws).run("workspace_write_file", path="a.txt", content="y") == "Wrote 1 bytes to a.txt"
+    # another conversation (thread id in the request context) has its own records
+    t1, t2 = {"thread_id": "t1"}, {"thread_id": "t2"}
+    box(ws, t1).run("workspace_read_file", path="a.txt")
+    assert box(ws, t2).run("workspace_write_file", path="a.txt", content="z").startswith(
         'File "a.txt" has not been read'
     )
-    assert first.run("workspace_write_file", path="a.txt", content="y") == "Wrote 1 bytes to a.txt"
+    assert box(ws, t1).run("workspace_write_file", path="a.txt", content="z") == "Wrote 1 bytes to a.txt"
+
+
+def test_conversation_trackers_are_bounded():
+    from ws_jupyter.tools.tracking import ReadTrackers
+
+    pool = ReadTrackers(max_conversations=3, max_records=2)
+    first = pool.for_context({"thread_id": "0"})
+    for i in range(1, 5):
+        pool.for_context({"thread_id": str(i)})
+    assert len(pool) == 3 and pool.for_context({"thread_id": "0"}) is not first  # least recently used went
+    t = pool.for_context(None)
+    for k in "abc":
+        t.record(k, 1.0, 1)
+    assert len(t) == 2 and t.get("a") is None
 
 
 def test_delete_clears_records_below(make_ws, workdir):

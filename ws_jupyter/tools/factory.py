@@ -11,8 +11,8 @@ Then the config decides: ``enabled`` (a function is evaluated now, with the requ
 that raises hides the tool), the exposed ``name`` (duplicates raise ``ToolConfigError``), and
 ``require_approval``. Every tool is wrapped by :class:`~ws_jupyter.tools.wrappers.ToolRunner`.
 
-Tools created by one call share a read tracker: reading a file with this tool set is what lets this
-tool set write it. Write locks are process-wide.
+Read records are kept per workspace and conversation (``tracking.read_trackers``), so tool sets
+made per request share them. Write locks are process-wide (and cross-process for local files).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from .base import ToolSpec
 from .config import ToolsConfig
 from .names import WORKSPACE_TOOLS, WRITE_TOOLS
 from .schema import build_schema
-from .tracking import ReadTracker
+from .tracking import read_trackers
 from .types import Tool, ToolCallContext
 from .wrappers import ToolRunner
 
@@ -118,7 +118,7 @@ def create_workspace_tools(workspace: Any, request_context: Any = None) -> list[
     """The tools of ``workspace`` for one request (see the module docstring)."""
     config = ToolsConfig.coerce(workspace.get_tools_config())
     rc = _request_context(request_context)
-    tracker = ReadTracker()
+    trackers = read_trackers(workspace)
     activity = tool_activity(workspace)
     tools: list[Tool] = []
     taken: dict[str, str] = {}
@@ -143,7 +143,7 @@ def create_workspace_tools(workspace: Any, request_context: Any = None) -> list[
             workspace,
             params,
             request_context=rc,
-            tracker=tracker,
+            trackers=trackers,
             activity=activity,
         )
         rule = resolved.require_approval

@@ -9,6 +9,7 @@ can look at; other binary files as one line of metadata.
 from __future__ import annotations
 
 import base64
+import hashlib
 from collections.abc import Iterator
 from typing import Any
 
@@ -92,7 +93,8 @@ def read_file(call: ToolCall) -> str | ToolResult:
             raise FileTooLargeError(rel, st.size, MAX_FILE_BYTES)
         raw = read_head(fs, path, cap)
         data = base64.b64encode(raw).decode("ascii") if encoding == "base64" else raw.hex()
-        call.tracker.record(key, st.mtime, st.size, whole=True)
+        whole_digest = hashlib.sha256(raw).hexdigest() if len(raw) == st.size else None
+        call.tracker.record(key, st.mtime, st.size, whole=True, digest=whole_digest)
         return truncate_head(f"{rel} ({st.size} bytes, {encoding})\n{data}", call.max_tokens)
 
     media_types = tuple(call.option("media_types", DEFAULT_MEDIA_TYPES))
@@ -105,6 +107,7 @@ def read_file(call: ToolCall) -> str | ToolResult:
                 "raise max_media_bytes in the read_file tool config to receive it."
             )
         raw = read_limited(fs, path, limit, size=st.size)
+        call.tracker.record(key, st.mtime, st.size, whole=True, digest=hashlib.sha256(raw).hexdigest())
         return ToolResult(text=f"{rel} ({len(raw)} bytes, {mime})", media=(MediaPart.from_bytes(mime, raw),))
 
     chunks = file_chunks(fs, path)
@@ -118,15 +121,22 @@ def read_file(call: ToolCall) -> str | ToolResult:
             "config to receive it as a media part."
         )
 
+    digest = hashlib.sha256()
+
     def all_chunks() -> Iterator[bytes]:
         if first:
+            digest.update(first)
             yield first
-        yield from chunks
+        for chunk in chunks:
+            digest.update(chunk)
+            yield chunk
 
-    return _render_text(call, key, st, rel, all_chunks(), encoding or "utf-8")
+    return _render_text(call, key, st, rel, all_chunks(), encoding or "utf-8", digest)
 
 
-def _render_text(call: ToolCall, key: str, st: Any, rel: str, chunks: Iterator[bytes], encoding: str) -> str:
+def _render_text(
+    call: ToolCall, key: str, st: Any, rel: str, chunks: Iterator[bytes], encoding: str, digest: Any
+) -> str:
     args = call.args
     offset = args["offset"] or 1
     limit = args["limit"]
@@ -159,10 +169,10 @@ def _render_text(call: ToolCall, key: str, st: Any, rel: str, chunks: Iterator[b
 
     windowed = args["offset"] is not None or limit is not None
     if total == 0:
-        call.tracker.record(key, st.mtime, st.size, total_lines=0, whole=True)
+        call.tracker.record(key, st.mtime, st.size, total_lines=0, whole=True, digest=digest.hexdigest())
         return f"{rel} (0 lines, {st.size} bytes)" if windowed else f"{rel} ({st.size} bytes)"
     if offset > total:
-        call.tracker.record(key, st.mtime, st.size, total_lines=total)
+        call.tracker.record(key, st.mtime, st.size, total_lines=total, digest=digest.hexdigest())
         return (
             f"{rel} ({total} lines, {st.size} bytes)\n"
             f"[offset {offset} is past the end of the file: it has {total} lines; the file has been fully read]"
@@ -188,7 +198,9 @@ def _render_text(call: ToolCall, key: str, st: Any, rel: str, chunks: Iterator[b
     elif cut_note and end < total:
         out += f"\n[line {end} was cut to fit the output budget; continue with offset={end + 1}]"
     whole = not windowed and not truncated
-    call.tracker.record(key, st.mtime, st.size, lines=(offset, end), total_lines=total, whole=whole)
+    call.tracker.record(
+        key, st.mtime, st.size, lines=(offset, end), total_lines=total, whole=whole, digest=digest.hexdigest()
+    )
     return out
 
 

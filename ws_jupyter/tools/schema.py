@@ -94,12 +94,21 @@ def _coerce(p: Param, value: Any) -> Any:
     name = f'"{p.name}"'
     if p.type == "string":
         if isinstance(value, str):
+            _check_unicode(name, value)
             if not p.allow_empty and not value.strip():
                 raise _fail(f"{name} must not be empty")
             if p.enum is not None and value not in p.enum and value not in p.also_accept:
                 raise _fail(f"{name} must be one of {', '.join(p.enum)} (got {_show(value)})")
             return value
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and p.enum is None:
+        # a number for a text field is taken as its digits ("5" for 5), but never for a path
+        # (NaN would name a file "nan") and never a non-finite one
+        if (
+            isinstance(value, (int, float))
+            and not isinstance(value, bool)
+            and p.enum is None
+            and not p.name.endswith("path")
+            and math.isfinite(value)
+        ):
             return str(value)
         raise _fail(f"{name} must be a string (got {type(value).__name__})")
     if p.type in ("integer", "number"):
@@ -138,7 +147,20 @@ def _coerce(p: Param, value: Any) -> Any:
         raise _fail(f"{name} must be a list of strings (got a string)")
     if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
         raise _fail(f"{name} must be a list of strings (got {_show(value)})")
+    for v in value:
+        _check_unicode(name, v)
     return list(value)
+
+
+def _check_unicode(name: str, value: str) -> None:
+    """Text must be valid Unicode: a lone surrogate (JSON allows ``"\\ud800"``) cannot be written,
+    searched or shown, so it is refused here with the field named."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise _fail(
+            f"{name} contains a lone surrogate ({value[exc.start]!r} at position {exc.start}), which is not valid Unicode"
+        ) from None
 
 
 def _parse_int(text: str) -> int:

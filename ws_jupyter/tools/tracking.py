@@ -1,8 +1,10 @@
 """Read tracking and write locks: the two safety nets under the file-writing tools.
 
-**Read tracking.** ``read_file`` records, per *resolved* path (``a.txt``, ``./a.txt`` and the
+**Read tracking.** Records belong to the workspace and the conversation (the request context's
+thread/resource id; one shared record set when there is none), not to one tool set, so tools made
+per request keep what earlier requests read. ``read_file`` records, per *resolved* path (``a.txt``, ``./a.txt`` and the
 absolute path of the same file are one key; so are a symlink and its target), the file's mtime and
-size and which lines were shown. A later write or edit of that file is refused when the file
+size, a SHA-256 of the content when all of it was read, and which lines were shown. A later write or edit of that file is refused when the file
 changed since (another process, a person in an editor), so a model never overwrites work it has
 not seen. With ``require_read_before_write`` an existing file must have been read first, and
 ``write_file`` (which replaces the whole file) needs the whole file to have been read. A record
@@ -12,13 +14,22 @@ is cleared only by a write that really happened (or a delete), never by a failed
 paths proceed in parallel. A writer waits at most ``write_lock_timeout`` seconds for its turn; the
 lock is held until its write has completely finished, so a timed-out waiter never overlaps a
 running write (it does not run at all). Locks are process-wide: two tool sets (or two workspaces)
-over the same directory share them.
+over the same directory share them; on a local filesystem they are also held against other
+processes, by a byte-range ``fcntl`` lock in ``<workspace>/.ws/write.lock`` (a per-user lock file
+when ``.ws`` cannot be used), so the read-tracking check and the write are atomic for every
+process that writes through these tools.
 """
 
 from __future__ import annotations
 
+import errno
+import fcntl
+import hashlib
+import os
 import posixpath
 import threading
+import time
+import weakref
 from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -27,7 +38,17 @@ from typing import Any
 
 from ..errors import PathEscapeError, WorkspaceError, WriteLockTimeoutError
 
-__all__ = ["ReadRecord", "ReadTracker", "WriteLocks", "path_key", "write_locks"]
+__all__ = [
+    "ReadRecord",
+    "ReadTracker",
+    "ReadTrackers",
+    "WriteLocks",
+    "conversation_key",
+    "cross_process_lock",
+    "path_key",
+    "read_trackers",
+    "write_locks",
+]
 
 
 def path_key(fs: Any, path: str) -> str:
@@ -63,6 +84,7 @@ class ReadRecord:
     total_lines: int | None = None
     ranges: list[tuple[int, int]] = field(default_factory=list)
     whole: bool = False  # read without line limits (or as media/binary): everything was seen
+    digest: str | None = None  # SHA-256 of the content read, when all of it passed through
 
     @property
     def complete(self) -> bool:
@@ -88,9 +110,9 @@ class ReadRecord:
 
 
 class ReadTracker:
-    """Per-tool-set memory of what was read (thread-safe)."""
+    """Memory of what one conversation has read (thread-safe; the oldest records go first)."""
 
-    def __init__(self, max_records: int = 10_000) -> None:
+    def __init__(self, max_records: int = 1000) -> None:
         self._lock = threading.Lock()
         self._records: dict[str, ReadRecord] = {}
         self._max = max_records
@@ -104,11 +126,14 @@ class ReadTracker:
         lines: tuple[int, int] | None = None,
         total_lines: int | None = None,
         whole: bool = False,
+        digest: str | None = None,
     ) -> ReadRecord:
         with self._lock:
             rec = self._records.get(key)
-            if rec is None or rec.mtime != mtime or rec.size != size:
+            if rec is None or rec.mtime != mtime or rec.size != size or (digest and rec.digest != digest):
                 rec = ReadRecord(mtime, size, total_lines)
+            if digest:
+                rec.digest = digest
             if total_lines is not None:
                 rec.total_lines = total_lines
             if whole:
@@ -135,6 +160,63 @@ class ReadTracker:
 
     def __len__(self) -> int:
         return len(self._records)
+
+
+#: Request-context keys that name a conversation (thread) and whose it is (resource/user).
+THREAD_KEYS = ("thread_id", "thread-id", "threadId", "mastra__threadId")
+RESOURCE_KEYS = ("resource_id", "resource-id", "resourceId", "mastra__resourceId", "user_id", "user-id")
+
+
+def conversation_key(request_context: Any) -> tuple[str, str] | None:
+    """``(resource, thread)`` named by a request context, or None (the workspace's default)."""
+    if request_context is None:
+        return None
+    try:
+        thread = next((request_context[k] for k in THREAD_KEYS if request_context.get(k) is not None), None)
+        resource = next((request_context[k] for k in RESOURCE_KEYS if request_context.get(k) is not None), None)
+    except (AttributeError, TypeError):
+        return None
+    if thread is None and resource is None:
+        return None
+    return (str(resource or ""), str(thread or ""))
+
+
+class ReadTrackers:
+    """The read trackers of one workspace, one per conversation (bounded, least recently used
+    dropped first). Tool sets are often made per request (``%ws call``, web frameworks): keeping
+    the records here, not in a tool set, is what lets a later request's write see an earlier
+    request's read — and refuse to overwrite an external change made in between."""
+
+    def __init__(self, max_conversations: int = 256, max_records: int = 1000) -> None:
+        self._lock = threading.Lock()
+        self._trackers: dict[tuple[str, str] | None, ReadTracker] = {}
+        self._max = max_conversations
+        self._max_records = max_records
+
+    def for_context(self, request_context: Any) -> ReadTracker:
+        key = conversation_key(request_context)
+        with self._lock:
+            tracker = self._trackers.pop(key, None) or ReadTracker(self._max_records)
+            self._trackers[key] = tracker
+            while len(self._trackers) > self._max:
+                self._trackers.pop(next(iter(self._trackers)))
+            return tracker
+
+    def __len__(self) -> int:
+        return len(self._trackers)
+
+
+_pools_lock = threading.Lock()
+_pools: weakref.WeakKeyDictionary[Any, ReadTrackers] = weakref.WeakKeyDictionary()
+
+
+def read_trackers(workspace: Any) -> ReadTrackers:
+    """The read trackers of ``workspace`` (created on first use, gone with the workspace)."""
+    with _pools_lock:
+        pool = _pools.get(workspace)
+        if pool is None:
+            pool = _pools[workspace] = ReadTrackers()
+        return pool
 
 
 class _Queue:
@@ -195,3 +277,83 @@ class WriteLocks:
 
 #: The process-wide write locks used by every tool set.
 write_locks = WriteLocks()
+
+
+# --- cross-process --------------------------------------------------------------------------------
+
+_lock_files_guard = threading.Lock()
+_lock_files: dict[str, int] = {}  # one descriptor per lock file, never closed: closing any
+# descriptor of a file drops every POSIX lock this process holds on it
+
+
+def _lock_file_fd(base: str) -> int:
+    """The workspace's lock file, ``<base>/.ws/write.lock`` (opened without following symlinks);
+    a per-user file keyed by the workspace's real path when ``.ws`` cannot be used (a read-only
+    directory, a ``.ws`` that is not a directory)."""
+    with _lock_files_guard:
+        fd = _lock_files.get(base)
+        if fd is not None:
+            return fd
+        flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+        dir_flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+        try:
+            bfd = os.open(base, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+            try:
+                try:
+                    os.mkdir(".ws", 0o777, dir_fd=bfd)
+                except FileExistsError:
+                    pass
+                wfd = os.open(".ws", dir_flags, dir_fd=bfd)
+                try:
+                    fd = os.open("write.lock", flags, 0o666, dir_fd=wfd)
+                finally:
+                    os.close(wfd)
+            finally:
+                os.close(bfd)
+        except OSError:
+            cache = os.path.join(
+                os.environ.get("XDG_RUNTIME_DIR") or os.path.join(os.path.expanduser("~"), ".cache"),
+                "ws-jupyter",
+                "locks",
+            )
+            os.makedirs(cache, exist_ok=True)
+            name = hashlib.sha256(base.encode("utf-8", "surrogateescape")).hexdigest()[:32] + ".lock"
+            fd = os.open(os.path.join(cache, name), flags, 0o600)
+        _lock_files[base] = fd
+        return fd
+
+
+@contextmanager
+def cross_process_lock(fs: Any, key: str, timeout: float | None, shown_path: str) -> Iterator[None]:
+    """Hold ``key`` against other processes too (a byte-range ``fcntl`` lock in the workspace's
+    lock file), so a check-then-write by one process cannot interleave with another's. Only for
+    local, writable filesystems; waits at most ``timeout`` seconds (``WriteLockTimeoutError``).
+    Callers hold the in-process lock of ``key`` first (fcntl locks do not exclude threads)."""
+    base = getattr(fs, "base_path", None)
+    if getattr(fs, "containment", None) is None or not base or getattr(fs, "read_only", False):
+        yield
+        return
+    try:
+        fd = _lock_file_fd(os.path.realpath(base))
+    except OSError:
+        yield  # no lock file anywhere: the in-process lock still holds
+        return
+    offset = int(hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:10], 16)
+    deadline = None if timeout is None else time.monotonic() + timeout
+    pause = 0.002
+    while True:
+        try:
+            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, offset)
+            break
+        except OSError as exc:
+            if exc.errno not in (errno.EACCES, errno.EAGAIN):
+                yield
+                return
+        if deadline is not None and time.monotonic() >= deadline:
+            raise WriteLockTimeoutError(shown_path, float(timeout or 0))
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
+    try:
+        yield
+    finally:
+        fcntl.lockf(fd, fcntl.LOCK_UN, 1, offset)

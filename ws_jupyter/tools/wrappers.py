@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import time
@@ -33,11 +34,12 @@ from ..errors import (
     WorkspaceError,
     WriteLockTimeoutError,
 )
+from ..filesystem.reading import MAX_FILE_BYTES, file_chunks
 from .activity import ToolActivity, ToolActivityEvent
 from .base import ToolCall, ToolSpec, iso_time, rel_path
 from .config import ResolvedToolConfig, ToolsConfig
 from .schema import Param, validate_args
-from .tracking import ReadTracker, path_key, write_locks
+from .tracking import ReadTrackers, cross_process_lock, path_key, write_locks
 from .types import (
     ToolCallContext,
     ToolErrorText,
@@ -69,6 +71,19 @@ def error_output(exc: BaseException) -> ToolErrorText:
     return ToolErrorText(f"Error: {type(exc).__name__}: {exc}")
 
 
+def _digest_of(fs: Any, path: str, size: int) -> str | None:
+    """SHA-256 of a file's content (None when it cannot be read within the whole-file limit)."""
+    if size > MAX_FILE_BYTES:
+        return None
+    digest = hashlib.sha256()
+    try:
+        for chunk in file_chunks(fs, path):
+            digest.update(chunk)
+    except (OSError, WorkspaceError):
+        return None
+    return digest.hexdigest()
+
+
 class _Skip(Exception):
     """Internal: a policy step decided the output (refusal, hook short-circuit)."""
 
@@ -89,7 +104,7 @@ class ToolRunner:
         params: list[Param],
         *,
         request_context: Any,
-        tracker: ReadTracker,
+        trackers: ReadTrackers,
         activity: ToolActivity,
     ) -> None:
         self.spec = spec
@@ -98,7 +113,7 @@ class ToolRunner:
         self.workspace = workspace
         self.params = params
         self.request_context = request_context
-        self.tracker = tracker
+        self.trackers = trackers
         self.activity = activity
 
     # --- approval -------------------------------------------------------------------------------
@@ -283,23 +298,25 @@ class ToolRunner:
         )
 
     def _execute(self, args: dict[str, Any], ctx: ToolCallContext) -> ToolOutput:
-        call = ToolCall(args, ctx, self.workspace, self.resolved, self.tracker)
+        tracker = self.trackers.for_context(ctx.request_context)
+        call = ToolCall(args, ctx, self.workspace, self.resolved, tracker)
         if self.spec.write_path is None:
             return self.spec.run(call)
         fs = call.filesystem()
         path = self.spec.write_path(args)
         key = path_key(fs, path)
         shown = rel_path(fs, path)
-        with write_locks.hold(key, self.resolved.write_lock_timeout, shown):
+        timeout = self.resolved.write_lock_timeout
+        with write_locks.hold(key, timeout, shown), cross_process_lock(fs, key, timeout, shown):
             if self.spec.check_reads:
                 self._check_reads(call, fs, path, key, shown)
             output = self.spec.run(call)
             if not is_error_output(output):
-                self.tracker.clear(key, recursive=self.spec.recursive_clear)
+                tracker.clear(key, recursive=self.spec.recursive_clear)
             return output
 
     def _check_reads(self, call: ToolCall, fs: Any, path: str, key: str, shown: str) -> None:
-        record = self.tracker.get(key)
+        record = call.tracker.get(key)
         try:
             st = fs.stat(path)
         except FileNotFound:
@@ -333,6 +350,16 @@ class ToolRunner:
                     message=(
                         f'File "{shown}" was modified since it was last read (read at: {iso_time(record.mtime)}, '
                         f"current: {iso_time(st.mtime)}). Read it again to get the latest contents."
+                    ),
+                )
+            if record.digest is not None and _digest_of(fs, path, st.size) not in (None, record.digest):
+                raise StaleFileError(
+                    shown,
+                    record.mtime,
+                    st.mtime,
+                    message=(
+                        f'File "{shown}" was modified since it was last read (its content changed, '
+                        "with the same size and modification time). Read it again to get the latest contents."
                     ),
                 )
             call.expected_mtime = record.mtime
