@@ -102,3 +102,79 @@ def test_swapping_a_directory_for_a_symlink_never_leaks_outside(tmp_path: Path):
         swapper.wait()
     assert calls > 50
     assert not leaks, f"{len(leaks)} leaks in {calls} rounds, e.g. {leaks[:3]}"
+
+
+@pytest.mark.skipif(not _has_renameat2(), reason="needs Linux renameat2")
+def test_copy_and_move_under_a_swapped_directory_stay_inside(tmp_path: Path):
+    """copy_file(recursive) and move_file used to work on host paths: with ``d`` swapped for a
+    symlink to outside, a tree copy pulled the outside directory into the workspace and a move
+    took an outside file in (or put a workspace file out). The workspace is inspected only
+    between swapping bursts, when ``d`` is a directory again (the check must not race itself)."""
+    root = Path(os.path.realpath(tmp_path))
+    ws_dir = root / "ws"
+    outside = root / "outside"
+    write(outside, "SECRET_listing.txt", "s")
+    write(outside, "f.txt", "SECRET outside\n")
+    write(ws_dir, "d/f.txt", "inside\n")
+    write(ws_dir, "d/sub/inner.txt", "inside\n")
+    os.symlink(outside, ws_dir / "link")
+    before = sorted(p.name for p in outside.iterdir())
+    fs = LocalFilesystem(ws_dir)
+    problems: list[str] = []
+    rounds = 0
+    for burst in range(8):
+        swapper = subprocess.Popen(
+            [sys.executable, "-c", SWAPPER, str(ws_dir / "d"), str(ws_dir / "link"), "60"],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert swapper.stdout is not None and swapper.stdout.readline().strip() == "ready"
+        try:
+            for _ in range(40):
+                rounds += 1
+                for op in (
+                    lambda: fs.copy_file("d", "copy", recursive=True),
+                    lambda: fs.move_file("d/f.txt", "moved.txt"),
+                    lambda: fs.move_file("moved.txt", "d/f.txt"),
+                    lambda: fs.write_file("x.txt", "mine\n"),
+                    lambda: fs.move_file("x.txt", "d/x.txt"),
+                ):
+                    try:
+                        op()
+                    except OSError:
+                        pass  # refused or vanished mid-swap: fine, as long as nothing crossed
+        finally:
+            swapper.kill()
+            swapper.wait()
+        if (ws_dir / "d").is_symlink():  # stopped mid-exchange: put the directory back
+            os.rename(ws_dir / "d", ws_dir / "tmp-link")
+            os.rename(ws_dir / "link", ws_dir / "d")
+            os.rename(ws_dir / "tmp-link", ws_dir / "link")
+        if "SECRET" in _inside_text(ws_dir):
+            problems.append(f"burst {burst}: outside content inside the workspace")
+        now = sorted(p.name for p in outside.iterdir())
+        if now != before:
+            problems.append(f"burst {burst}: outside changed: {now}")
+            break
+        if (ws_dir / "copy").is_dir():
+            fs.rmdir("copy", recursive=True)
+    assert not problems, f"{len(problems)} problems in {rounds} rounds, e.g. {problems[:3]}"
+    assert rounds == 8 * 40
+
+
+def _inside_text(ws_dir: Path) -> str:
+    """Names and contents of the workspace's real files (never through a symlink; entries that
+    vanish under the swapper are skipped)."""
+    seen: list[str] = []
+    for top, dirs, files in os.walk(ws_dir):  # os.walk does not follow symlinked directories
+        for name in files:
+            path = os.path.join(top, name)
+            try:
+                if os.path.islink(path):
+                    continue
+                with open(path, "rb") as fh:
+                    seen.append(name + fh.read(4096).decode(errors="replace"))
+            except OSError:
+                continue
+        dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(top, d))]
+    return " ".join(seen)

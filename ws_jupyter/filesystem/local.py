@@ -14,7 +14,6 @@ import errno
 import os
 import posixpath
 import secrets
-import shutil
 import stat as stat_mod
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
@@ -495,7 +494,7 @@ class LocalFilesystem:
         r = self._resolve(path, follow=False)
         with _translating(r.rel):
             try:
-                st = os.lstat(r.host)
+                st = self._paths.stat(r, follow=False)
             except FileNotFoundError:
                 if force:
                     return
@@ -506,12 +505,17 @@ class LocalFilesystem:
                 os.unlink(r.name, dir_fd=dfd)
 
     def copy_file(self, src: str, dest: str, overwrite: bool = True, recursive: bool = False) -> None:
-        """Copy a file (or a directory tree with ``recursive=True``; symlinks are copied as links)."""
+        """Copy a file (or a directory tree with ``recursive=True``; symlinks are copied as links,
+        FIFOs, sockets and devices are skipped).
+
+        Both trees are walked through directory descriptors opened with ``O_NOFOLLOW``, so a
+        directory swapped for a symlink while the copy runs cannot pull outside files in.
+        """
         self._check_writable("copy_file", dest)
         s = self._resolve(src)
         d = self._resolve(dest)
         with _translating(s.rel):
-            st = os.stat(s.host)
+            st = self._paths.stat(s)
         if stat_mod.S_ISDIR(st.st_mode):
             if not recursive:
                 raise IsADirectory(
@@ -519,53 +523,79 @@ class LocalFilesystem:
                 )
             if d.host == s.host or d.host.startswith(s.host + "/"):
                 raise InvalidArgumentError(f"Cannot copy a directory into itself: {s.rel} -> {d.rel}")
-            if os.path.lexists(d.host):
-                if not os.path.isdir(d.host):
+            dest_st = self._lstat_or_none(d)
+            if dest_st is not None:
+                if not stat_mod.S_ISDIR(dest_st.st_mode):
                     raise NotADirectory(d.rel)
                 if not overwrite:
                     raise FileExists(d.rel)
             with _translating(d.rel):
                 self._make_dirs(d, len(d.parts) - 1)
-                shutil.copytree(s.host, d.host, symlinks=True, dirs_exist_ok=True)
+                with self._paths.parent_dir_fd(s) as sfd, self._paths.parent_dir_fd(d) as dfd:
+                    _copy_tree(sfd, s.name, dfd, d.name)
             return
-        if os.path.isdir(d.host):
+        dest_st = self._lstat_or_none(d)
+        if dest_st is not None and stat_mod.S_ISDIR(dest_st.st_mode):
             raise IsADirectory(d.rel)
         self._atomic_write(d, self._read_chunks(s), recursive=True, overwrite=overwrite)
 
     def move_file(self, src: str, dest: str, overwrite: bool = True) -> None:
-        """Move or rename a file or directory (a symlink moves itself)."""
+        """Move or rename a file or directory (a symlink moves itself).
+
+        The rename is made between directory descriptors opened with ``O_NOFOLLOW`` from the
+        root, so neither side can be redirected outside by a symlink swapped in meanwhile.
+        """
         self._check_writable("move_file", dest)
         s = self._resolve(src, follow=False)
         d = self._resolve(dest, follow=False)
         if not s.parts:
             raise InvalidArgumentError("Cannot move the workspace root")
+        if not d.parts:
+            raise InvalidArgumentError("Cannot replace the workspace root")
         with _translating(s.rel):
-            src_st = os.lstat(s.host)
+            src_st = self._paths.stat(s, follow=False)
         if d.host == s.host:
             return
-        if os.path.lexists(d.host):
+        dest_st = self._lstat_or_none(d)
+        if dest_st is not None:
             if not overwrite:
                 raise FileExists(d.rel)
-            if stat_mod.S_ISDIR(os.lstat(d.host).st_mode) and not stat_mod.S_ISDIR(src_st.st_mode):
+            if stat_mod.S_ISDIR(dest_st.st_mode) and not stat_mod.S_ISDIR(src_st.st_mode):
                 raise IsADirectory(d.rel)
         if stat_mod.S_ISDIR(src_st.st_mode) and d.host.startswith(s.host + "/"):
             raise InvalidArgumentError(f"Cannot move a directory into itself: {s.rel} -> {d.rel}")
         with _translating(d.rel):
             self._make_dirs(d, len(d.parts) - 1)
-            try:
-                os.rename(s.host, d.host)
-            except OSError as exc:
-                if exc.errno != errno.EXDEV:
-                    raise
-                shutil.move(s.host, d.host)
+            with self._paths.parent_dir_fd(s) as sfd, self._paths.parent_dir_fd(d) as dfd:
+                try:
+                    os.rename(s.name, d.name, src_dir_fd=sfd, dst_dir_fd=dfd)
+                except OSError as exc:
+                    if exc.errno != errno.EXDEV:
+                        raise
+                    # Another device (an allowed path elsewhere): copy, then remove the source.
+                    if stat_mod.S_ISDIR(src_st.st_mode):
+                        _copy_tree(sfd, s.name, dfd, d.name)
+                        _remove_tree(sfd, s.name)
+                    else:
+                        _copy_entry(sfd, s.name, dfd, d.name, src_st)
+                        os.unlink(s.name, dir_fd=sfd)
+
+    def _lstat_or_none(self, r: ResolvedPath) -> os.stat_result | None:
+        """``lstat`` of ``r`` through descriptors; None when it (or its parent) does not exist."""
+        try:
+            with _translating(r.rel):
+                return self._paths.stat(r, follow=False)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
 
     def mkdir(self, path: str, recursive: bool = True) -> None:
         """Create a directory (and its parents with ``recursive``). An existing directory is fine."""
         self._check_writable("mkdir", path)
         r = self._resolve(path)
-        if os.path.isdir(r.host):
-            return
-        if os.path.lexists(r.host):
+        existing = self._lstat_or_none(r)
+        if existing is not None:
+            if stat_mod.S_ISDIR(existing.st_mode):
+                return
             raise FileExists(r.rel)
         with _translating(r.rel):
             if recursive:
@@ -575,7 +605,7 @@ class LocalFilesystem:
                 try:
                     os.mkdir(r.name, 0o777, dir_fd=dfd)
                 except FileExistsError:
-                    if not os.path.isdir(r.host):
+                    if not stat_mod.S_ISDIR(os.stat(r.name, dir_fd=dfd, follow_symlinks=False).st_mode):
                         raise FileExists(r.rel) from None
 
     def rmdir(self, path: str, recursive: bool = False, force: bool = False) -> None:
@@ -586,7 +616,7 @@ class LocalFilesystem:
             raise InvalidArgumentError(f"Cannot remove a workspace root: {r.rel}")
         try:
             with _translating(r.rel, missing=DirectoryNotFound):
-                st = os.lstat(r.host)
+                st = self._paths.stat(r, follow=False)
         except DirectoryNotFound:
             if force:
                 return
@@ -650,7 +680,6 @@ class LocalFilesystem:
 # --- module helpers ---------------------------------------------------------------------------
 
 
-
 class _Frame:
     """One directory being listed: its remaining entries, name prefix, depth and descriptor."""
 
@@ -692,6 +721,68 @@ def _remove_tree(parent_fd: int, name: str) -> None:
     finally:
         for _pfd, _name, dfd, _names in stack:
             os.close(dfd)
+
+
+def _copy_tree(src_parent_fd: int, src_name: str, dst_parent_fd: int, dst_name: str) -> None:
+    """Copy the directory ``src_name`` into ``dst_name`` (merged into an existing directory),
+    through descriptors opened with ``O_NOFOLLOW`` and without recursion. Symlinks are copied as
+    links; FIFOs, sockets and devices are skipped (reading a FIFO would wait forever)."""
+    flags = os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC
+    src_root = os.open(src_name, flags, dir_fd=src_parent_fd)
+    opened = [src_root]
+    try:
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(dst_name, 0o777, dir_fd=dst_parent_fd)
+        dst_root = os.open(dst_name, flags, dir_fd=dst_parent_fd)
+        opened.append(dst_root)
+        stack = [(src_root, dst_root)]
+        while stack:
+            sfd, dfd = stack.pop()
+            for name in os.listdir(sfd):
+                st = os.stat(name, dir_fd=sfd, follow_symlinks=False)
+                if stat_mod.S_ISDIR(st.st_mode):
+                    with contextlib.suppress(FileExistsError):
+                        os.mkdir(name, stat_mod.S_IMODE(st.st_mode) | 0o700, dir_fd=dfd)
+                    child_src = os.open(name, flags, dir_fd=sfd)
+                    opened.append(child_src)
+                    child_dst = os.open(name, flags, dir_fd=dfd)
+                    opened.append(child_dst)
+                    stack.append((child_src, child_dst))
+                else:
+                    _copy_entry(sfd, name, dfd, name, st)
+    finally:
+        for fd in opened:
+            os.close(fd)
+
+
+def _copy_entry(src_fd: int, name: str, dst_fd: int, dst_name: str, st: os.stat_result) -> None:
+    """Copy one non-directory entry between directory descriptors: a symlink as a link, a regular
+    file with its permission bits (no setuid/setgid) and times; anything else is skipped."""
+    if stat_mod.S_ISLNK(st.st_mode):
+        target = os.readlink(name, dir_fd=src_fd)
+        with contextlib.suppress(FileNotFoundError):
+            existing = os.stat(dst_name, dir_fd=dst_fd, follow_symlinks=False)
+            if stat_mod.S_ISDIR(existing.st_mode):
+                raise IsADirectoryError(errno.EISDIR, "Is a directory", dst_name)
+            os.unlink(dst_name, dir_fd=dst_fd)
+        os.symlink(target, dst_name, dir_fd=dst_fd)
+        return
+    if not stat_mod.S_ISREG(st.st_mode):
+        return
+    fd, _ = open_regular(name, dir_fd=src_fd)
+    try:
+        out = os.open(
+            dst_name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _NOFOLLOW | _CLOEXEC, 0o600, dir_fd=dst_fd
+        )
+        try:
+            for chunk in iter_fd(fd, rel=name):
+                _write_all(out, chunk)
+            os.fchmod(out, stat_mod.S_IMODE(st.st_mode) & 0o777)
+            os.utime(out, ns=(st.st_atime_ns, st.st_mtime_ns))
+        finally:
+            os.close(out)
+    finally:
+        os.close(fd)
 
 
 def _check_encoding(encoding: str) -> None:
