@@ -95,3 +95,16 @@ def test_no_warning_when_the_environment_is_elsewhere(workdir):
         assert "warning" not in sb.get_info().metadata
     finally:
         sb.destroy()
+
+
+def test_the_info_view_shows_the_warning():
+    from ws_jupyter import LocalSandbox, Workspace
+    from ws_jupyter.jupyter.display import info_rows
+
+    # A workspace over the directory that holds this very environment (nothing is written).
+    ws = Workspace(sandbox=LocalSandbox(working_directory=os.path.dirname(sys.prefix)))
+    try:
+        rows = dict(info_rows(ws.get_info()))
+        assert "contains the notebook's Python environment" in rows["warning"]
+    finally:
+        ws.destroy()
