@@ -151,6 +151,8 @@ class SandboxCgroup:
                 if path is None:
                     continue
                 if _write(os.path.join(path, limit_file), str(value)):
+                    if ctl == "memory":  # memory + swap too, where swap accounting exists
+                        _write(os.path.join(path, "memory.memsw.limit_in_bytes"), str(value))
                     cg.paths.append(path)
                     cg.limits[ctl] = "v1"
                 else:
