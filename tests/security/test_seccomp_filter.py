@@ -118,3 +118,29 @@ def test_the_filter_can_be_turned_off(make_sandbox):
     assert sb.execute_command("grep -q '^Seccomp:[[:space:]]*0' /proc/self/status").success
     on = make_sandbox("bwrap", working_directory=sb.working_directory + "-2")
     assert on.execute_command("grep -q '^Seccomp:[[:space:]]*2' /proc/self/status").success
+
+
+def test_without_libseccomp_the_sandbox_fails_closed(monkeypatch, tmp_path):
+    # libseccomp cannot be loaded: a real failure is simulated at the binding (the only mock here).
+    from ws_jupyter.errors import IsolationUnavailableError
+    from ws_jupyter.sandbox import LocalSandbox
+    from ws_jupyter.sandbox.isolation import detect, seccomp
+
+    def missing():
+        raise IsolationUnavailableError("bwrap", "the seccomp filter needs libseccomp (not found)")
+
+    monkeypatch.setattr(seccomp, "_binding", missing)
+    monkeypatch.setattr(seccomp, "_compiled", [])
+    monkeypatch.setattr(detect, "_cache", {})
+    with pytest.raises(IsolationUnavailableError, match="libseccomp"):
+        LocalSandbox(working_directory=str(tmp_path / "a"), isolation="bwrap")
+    auto = LocalSandbox(working_directory=str(tmp_path / "b"), isolation="auto")
+    assert auto.isolation == "none" and "libseccomp" in auto.get_info().metadata["warning"]
+    # turning the filter off is the explicit way to run bubblewrap without it
+    off = LocalSandbox(
+        working_directory=str(tmp_path / "c"), isolation="bwrap", native_sandbox={"seccomp": False}
+    )
+    try:
+        assert off.execute_command("grep -q '^Seccomp:[[:space:]]*0' /proc/self/status").success
+    finally:
+        off.destroy()

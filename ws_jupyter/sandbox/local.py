@@ -45,6 +45,7 @@ from .isolation.seatbelt import (
     seatbelt_argv,
     seatbelt_wrap,
 )
+from .isolation.seccomp import filter_path
 from .launch import LaunchSpec
 from .processes import (
     DEFAULT_MAX_RETAINED_BYTES,
@@ -140,6 +141,17 @@ class LocalSandbox:
             detection = probe_backend(backend)
             if not detection.available:
                 raise IsolationUnavailableError(backend, detection.message)
+        if backend == "bwrap" and self._config.seccomp:
+            try:
+                filter_path()  # compiled once per process; fails where libseccomp is missing
+            except IsolationUnavailableError as exc:
+                if isolation != "auto":
+                    raise
+                backend = "none"
+                self._isolation_warning = (
+                    f"isolation='auto' cannot use bubblewrap ({exc.reason}); commands run on the host "
+                    "without isolation"
+                )
         self._detection = detection
         self._isolation: IsolationBackend = backend
 

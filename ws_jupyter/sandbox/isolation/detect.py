@@ -33,7 +33,9 @@ def _probe_bwrap() -> IsolationDetection:
     if exe is None:
         return IsolationDetection("bwrap", False, f"bubblewrap (bwrap) not found; {_BWRAP_INSTALL_HINT}")
     with tempfile.TemporaryDirectory(prefix="ws-bwrap-probe-") as tmp:
-        plan = BwrapPlan(working_directory=tmp, config=NativeSandboxConfig(), bwrap_path=exe)
+        # Namespaces only: whether the seccomp filter can be built is the sandbox's own check
+        # (it depends on the sandbox's options).
+        plan = BwrapPlan(working_directory=tmp, config=NativeSandboxConfig(seccomp=False), bwrap_path=exe)
         try:
             proc = subprocess.run(
                 plan.wrap(["true"], cwd=tmp),
