@@ -24,7 +24,7 @@ def test_openai_chat_and_responses_shapes(fs_tools):
         "type": "function",
         "name": "workspace_read_file",
         "description": fs_tools["workspace_read_file"].description,
-        "parameters": fs_tools["workspace_read_file"].input_schema,
+        "parameters": fs_tools["workspace_read_file"].non_strict_schema,
         "strict": False,
     }
     json.dumps(chat)  # plain JSON

@@ -158,6 +158,7 @@ def create_workspace_tools(workspace: Any, request_context: Any = None) -> list[
                 workspace_tool_name=spec.name,
                 description=spec.description,
                 input_schema=build_schema(params),
+                non_strict_schema=build_schema(params, strict=False),
                 runner=runner,
                 require_approval=flag,
                 needs_approval=runner.needs_approval,

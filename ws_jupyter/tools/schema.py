@@ -7,6 +7,9 @@ Each tool declares its inputs once as :class:`Param` values; from them come
   (``["integer", "null"]``), ``additionalProperties: false``, and only the keywords both accept
   (``type``, ``properties``, ``required``, ``additionalProperties``, ``items``, ``enum``,
   ``description``) — defaults and bounds are stated in the descriptions instead;
+* the same schema for non-strict consumers (``build_schema(params, strict=False)``: MCP clients,
+  agent frameworks, Anthropic without ``strict``): optional properties not required, with their
+  ``default``;
 * a validator that turns what a model (or a person) sent into clean keyword arguments, with
   defaults applied, and rejects bad input with one short line naming the field::
 
@@ -54,7 +57,9 @@ class Param:
     accept_single: bool = False  # a string_list may also be given as one string
     also_accept: tuple[str, ...] = ()  # values outside ``enum`` the tool handles itself (fallbacks)
 
-    def json_schema(self) -> dict[str, Any]:
+    def json_schema(self, *, strict: bool = True) -> dict[str, Any]:
+        """This input's schema: strict (nullable when optional, default in the text only) or,
+        for non-strict consumers, plain with the ``default`` stated as a keyword too."""
         desc = self.description
         if self.default is not None and "Default" not in desc:
             shown = str(self.default).lower() if isinstance(self.default, bool) else repr(self.default)
@@ -63,20 +68,30 @@ class Param:
             schema: dict[str, Any] = {"type": "array", "items": {"type": "string"}}
         else:
             schema = {"type": self.type}
-        if not self.required:
+        nullable = strict and not self.required
+        if nullable:
             schema["type"] = [schema["type"], "null"]
         if self.enum is not None:
-            schema["enum"] = [*self.enum, *(() if self.required else (None,))]
+            schema["enum"] = [*self.enum, *((None,) if nullable else ())]
         schema["description"] = desc
+        if not strict and self.default is not None:
+            schema["default"] = self.default
         return schema
 
 
-def build_schema(params: Sequence[Param]) -> dict[str, Any]:
-    """The strict-mode JSON Schema of a tool's inputs."""
+def build_schema(params: Sequence[Param], *, strict: bool = True) -> dict[str, Any]:
+    """The JSON Schema of a tool's inputs.
+
+    ``strict=True`` (OpenAI strict function calling): every property required, optional ones
+    nullable. ``strict=False`` (MCP clients, Anthropic without strict, agent frameworks): only
+    the truly required properties are required, optional ones have their plain type and a
+    ``default`` — clients that check calls against the schema then accept a call that leaves an
+    optional field out.
+    """
     return {
         "type": "object",
-        "properties": {p.name: p.json_schema() for p in params},
-        "required": [p.name for p in params],
+        "properties": {p.name: p.json_schema(strict=strict) for p in params},
+        "required": [p.name for p in params if strict or p.required],
         "additionalProperties": False,
     }
 

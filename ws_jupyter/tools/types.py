@@ -13,12 +13,12 @@ read by ``workspace_read_file``).
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import json
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 from ..request_context import RequestContext
@@ -174,6 +174,7 @@ class Tool:
         "description",
         "input_schema",
         "name",
+        "non_strict_schema",
         "require_approval",
         "workspace_tool_name",
     )
@@ -188,11 +189,14 @@ class Tool:
         runner: Callable[[Any, Any, bool | None], ToolOutput],
         require_approval: bool = False,
         needs_approval: Callable[[Mapping[str, Any], Any], bool] | None = None,
+        non_strict_schema: dict[str, Any] | None = None,
     ) -> None:
         self.name = name
         self.workspace_tool_name = workspace_tool_name
         self.description = description
         self.input_schema = input_schema
+        #: The schema for consumers without strict mode: optional fields optional, with defaults.
+        self.non_strict_schema = non_strict_schema if non_strict_schema is not None else input_schema
         self.require_approval = require_approval
         self._runner = runner
         self._needs_approval = needs_approval
@@ -219,7 +223,11 @@ class Tool:
         *,
         approved: bool | None = None,
     ) -> ToolOutput:
-        """``run`` in a worker thread; cancelling the awaiting task aborts the call."""
+        """``run`` in the tools' own bounded thread pool (:mod:`ws_jupyter.tools.executor`), so
+        the event loop's default executor stays free; cancelling the awaiting task aborts the
+        call (a foreground command is killed) and waits briefly for it to end."""
+        from .executor import run_abortable
+
         abort = threading.Event()
         if isinstance(context, ToolCallContext):
             if context.abort is not None:
@@ -230,11 +238,7 @@ class Tool:
             call_ctx = replace(base, abort=abort)
         else:
             call_ctx = context
-        try:
-            return await asyncio.to_thread(self._runner, args, call_ctx, approved)
-        except asyncio.CancelledError:
-            abort.set()
-            raise
+        return await run_abortable(partial(self._runner, args, call_ctx, approved), abort)
 
     def needs_approval(
         self,
@@ -245,6 +249,10 @@ class Tool:
         if self._needs_approval is None:
             return self.require_approval
         return bool(self._needs_approval(args or {}, context))
+
+    def schema(self, *, strict: bool = True) -> dict[str, Any]:
+        """``input_schema`` (strict) or ``non_strict_schema``."""
+        return self.input_schema if strict else self.non_strict_schema
 
     def to_dict(self) -> dict[str, Any]:
         """Provider-neutral description: name, description, input_schema."""
