@@ -25,7 +25,8 @@ PUBLIC = {
     # agent tools
     "WORKSPACE_TOOLS", "Tool", "ToolResult", "MediaPart", "ToolsConfig", "ToolCallContext", "ToolHookContext",
     "ToolActivity", "ToolActivityEvent", "tool_activity", "run_tool_call", "to_openai", "to_anthropic",
-    "serve_mcp",
+    "serve_mcp", "openai_tool_output", "anthropic_tool_result", "run_openai_tool_calls",
+    "run_anthropic_tool_calls", "to_openai_agents", "to_langchain", "to_pydantic_ai", "to_smolagents",
     # errors
     "WorkspaceError", "WorkspaceConfigError", "InvalidArgumentError", "WorkspaceNotReadyError",
     "OperationTimeoutError", "FilesystemNotAvailableError", "SandboxNotAvailableError",
@@ -66,7 +67,8 @@ def test_import_is_light():
     code = (
         "import sys, ws_jupyter\n"
         "from ws_jupyter import Workspace, LocalFilesystem, LocalSandbox\n"
-        "heavy = [m for m in ('chromadb', 'onnxruntime', 'onnx', 'numpy', 'IPython', 'ipywidgets', 'tokenizers')"
+        "heavy = [m for m in ('chromadb', 'onnxruntime', 'onnx', 'numpy', 'IPython', 'ipywidgets', 'tokenizers',"
+        " 'agents', 'langchain_core', 'pydantic_ai', 'smolagents', 'openai', 'anthropic', 'mcp')"
         " if m in sys.modules]\n"
         "print(heavy)\n"
     )

@@ -41,6 +41,12 @@ _EXPORTS = {
     "run_tool_call": "ws_jupyter.tools.adapters",
     "openai_tool_output": "ws_jupyter.tools.adapters",
     "anthropic_tool_result": "ws_jupyter.tools.adapters",
+    "run_openai_tool_calls": "ws_jupyter.tools.adapters",
+    "run_anthropic_tool_calls": "ws_jupyter.tools.adapters",
+    "to_openai_agents": "ws_jupyter.tools.adapters_openai_agents",
+    "to_langchain": "ws_jupyter.tools.adapters_langchain",
+    "to_pydantic_ai": "ws_jupyter.tools.adapters_pydantic_ai",
+    "to_smolagents": "ws_jupyter.tools.adapters_smolagents",
     "serve_mcp": "ws_jupyter.tools.mcp_server",
     "build_mcp_server": "ws_jupyter.tools.mcp_server",
     "count_tokens": "ws_jupyter.tools.tokens",
@@ -66,10 +72,16 @@ __all__ = [
     "create_workspace_tools",
     "is_error_output",
     "openai_tool_output",
+    "run_anthropic_tool_calls",
+    "run_openai_tool_calls",
     "run_tool_call",
     "serve_mcp",
     "to_anthropic",
+    "to_langchain",
     "to_openai",
+    "to_openai_agents",
+    "to_pydantic_ai",
+    "to_smolagents",
     "tool_activity",
 ]
 
@@ -79,7 +91,19 @@ __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)
 
 if TYPE_CHECKING:  # pragma: no cover
     from .activity import PendingApproval, ToolActivity, ToolActivityEvent, tool_activity
-    from .adapters import anthropic_tool_result, openai_tool_output, run_tool_call, to_anthropic, to_openai
+    from .adapters import (
+        anthropic_tool_result,
+        openai_tool_output,
+        run_anthropic_tool_calls,
+        run_openai_tool_calls,
+        run_tool_call,
+        to_anthropic,
+        to_openai,
+    )
+    from .adapters_langchain import to_langchain
+    from .adapters_openai_agents import to_openai_agents
+    from .adapters_pydantic_ai import to_pydantic_ai
+    from .adapters_smolagents import to_smolagents
     from .config import ToolConfig, ToolHooks, ToolsConfig
     from .factory import create_workspace_tools
     from .mcp_server import build_mcp_server, serve_mcp
