@@ -71,7 +71,13 @@ def test_mcp_round_trip_over_stdio(workdir):
         "workspace_search",
     ):
         assert name in names
-    assert out["schema"]["required"] == ["path", "offset", "limit", "show_line_numbers", "encoding"]
+    # the non-strict schema: only what is really required, defaults stated
+    assert out["schema"]["required"] == ["path"]
+    assert out["schema"]["properties"]["show_line_numbers"] == {
+        "type": "boolean",
+        "description": out["schema"]["properties"]["show_line_numbers"]["description"],
+        "default": True,
+    }
     assert "Local filesystem at" in str(out["instructions"])
     assert out["write"] == (["Wrote 10 bytes to notes/todo.md"], False)
     assert out["read"] == (["notes/todo.md (10 bytes)\n     1→- ship it"], False)

@@ -1,0 +1,99 @@
+"""What each tool does to the world, for clients that show or gate calls by it (MCP annotations).
+
+``hints_for(tool, workspace)`` gives :class:`ToolHints` for a tool by its workspace name (the
+constant, so a renamed tool keeps its hints): read-only tools only look; destructive ones may
+overwrite or remove what exists; idempotent ones do nothing more when repeated with the same
+arguments; open-world ones reach beyond the workspace (a command on the host, or in a sandbox
+with the network). A tool missing from the table gets the cautious answer (may change and
+destroy, not idempotent), so a new tool is never advertised as safer than it is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from .names import WORKSPACE_TOOLS
+
+__all__ = ["ToolHints", "hints_for", "title_for"]
+
+T = WORKSPACE_TOOLS
+
+
+@dataclass(frozen=True)
+class ToolHints:
+    read_only: bool = False
+    destructive: bool = True
+    idempotent: bool = False
+    open_world: bool = False
+
+
+_LOOK = ToolHints(read_only=True, destructive=False, idempotent=True)
+_TABLE: dict[str, ToolHints] = {
+    T.FILESYSTEM.READ_FILE: _LOOK,
+    T.FILESYSTEM.LIST_FILES: _LOOK,
+    T.FILESYSTEM.FILE_STAT: _LOOK,
+    T.FILESYSTEM.GREP: _LOOK,
+    T.FILESYSTEM.WRITE_FILE: ToolHints(destructive=True, idempotent=True),
+    T.FILESYSTEM.EDIT_FILE: ToolHints(destructive=True, idempotent=False),
+    T.FILESYSTEM.DELETE: ToolHints(destructive=True, idempotent=True),
+    T.FILESYSTEM.MKDIR: ToolHints(destructive=False, idempotent=True),
+    T.SANDBOX.EXECUTE_COMMAND: ToolHints(destructive=True, idempotent=False),
+    T.SANDBOX.GET_PROCESS_OUTPUT: _LOOK,
+    T.SANDBOX.LIST_PROCESSES: _LOOK,
+    T.SANDBOX.KILL_PROCESS: ToolHints(destructive=True, idempotent=True),
+    T.SEARCH.SEARCH: _LOOK,
+    T.SEARCH.INDEX: ToolHints(destructive=False, idempotent=True),
+    T.SKILLS.SKILL: _LOOK,
+    T.SKILLS.SKILL_SEARCH: _LOOK,
+    T.SKILLS.SKILL_READ: _LOOK,
+}
+
+_TITLES = {
+    T.FILESYSTEM.READ_FILE: "Read file",
+    T.FILESYSTEM.WRITE_FILE: "Write file",
+    T.FILESYSTEM.EDIT_FILE: "Edit file",
+    T.FILESYSTEM.LIST_FILES: "List files",
+    T.FILESYSTEM.DELETE: "Delete",
+    T.FILESYSTEM.FILE_STAT: "File info",
+    T.FILESYSTEM.MKDIR: "Create directory",
+    T.FILESYSTEM.GREP: "Search file contents (grep)",
+    T.SANDBOX.EXECUTE_COMMAND: "Run command",
+    T.SANDBOX.GET_PROCESS_OUTPUT: "Background process output",
+    T.SANDBOX.KILL_PROCESS: "Kill background process",
+    T.SANDBOX.LIST_PROCESSES: "List background processes",
+    T.SEARCH.SEARCH: "Search the workspace",
+    T.SEARCH.INDEX: "Add to the search index",
+    T.SKILLS.SKILL: "Load skill",
+    T.SKILLS.SKILL_SEARCH: "Search skills",
+    T.SKILLS.SKILL_READ: "Read skill file",
+}
+
+
+def _reaches_out(sandbox: Any) -> bool:
+    """Commands run on the host (no isolation) or with the network."""
+    if sandbox is None:
+        return True  # a resolver: not known before a request, so say what it may do
+    if getattr(sandbox, "isolation", None) == "none":
+        return True
+    config = getattr(sandbox, "native_sandbox", None)
+    return bool(getattr(config, "allow_network", False))
+
+
+def hints_for(tool: Any, workspace: Any = None) -> ToolHints:
+    """Hints for a ``Tool`` (or a workspace tool name)."""
+    name = getattr(tool, "workspace_tool_name", tool)
+    hints = _TABLE.get(name, ToolHints())
+    if name == T.SANDBOX.EXECUTE_COMMAND and workspace is not None:
+        hints = replace(hints, open_world=_reaches_out(workspace.sandbox))
+    return hints
+
+
+def title_for(tool: Any) -> str:
+    """A short human title (``Read file``); unknown tools get their name in words."""
+    name = getattr(tool, "workspace_tool_name", tool)
+    title = _TITLES.get(name)
+    if title is None:
+        words = name.removeprefix("workspace_").replace("_", " ")
+        title = words[:1].upper() + words[1:]
+    return title
