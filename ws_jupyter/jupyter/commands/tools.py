@@ -42,7 +42,7 @@ def run(inv: Invocation) -> Any:
         return JSONView("Anthropic tool definitions", to_anthropic(tools))
     return JSONView(
         "MCP tool definitions",
-        [{"name": t.name, "description": t.description, "inputSchema": t.input_schema} for t in tools],
+        [{"name": t.name, "description": t.description, "inputSchema": t.non_strict_schema} for t in tools],
     )
 
 
