@@ -189,15 +189,29 @@ def test_write_absolute_path_inside_is_shown_relative(fs_tools, workdir):
 def test_edit_single_line(fs_tools, workdir):
     (workdir / "a.txt").write_text("one\ntwo\nthree\n")
     out = fs_tools.run("workspace_edit_file", path="a.txt", old_string="two", new_string="2")
-    assert out == "Replaced 1 occurrence in a.txt (line 2)"
+    assert out == "Replaced 1 occurrence in a.txt (line 2):\n     1→one\n     2→2\n     3→three"
     assert (workdir / "a.txt").read_text() == "one\n2\nthree\n"
 
 
 def test_edit_range_grows_with_new_text(fs_tools, workdir):
     (workdir / "a.txt").write_text("one\ntwo\nthree\n")
     out = fs_tools.run("workspace_edit_file", path="a.txt", old_string="two\n", new_string="2a\n2b\n2c\n")
-    assert out == "Replaced 1 occurrence in a.txt (lines 2-4)"
+    assert out == "Replaced 1 occurrence in a.txt (lines 2-4):\n     1→one\n     2→2a\n     3→2b\n     4→2c\n     5→three"
     assert (workdir / "a.txt").read_text() == "one\n2a\n2b\n2c\nthree\n"
+
+
+def test_edit_snippet_of_a_long_change_and_of_a_deletion(fs_tools, workdir):
+    (workdir / "a.txt").write_text("".join(f"l{i}\n" for i in range(1, 31)))
+    body = "".join(f"n{i}\n" for i in range(1, 21))
+    out = fs_tools.run("workspace_edit_file", path="a.txt", old_string="l5\n", new_string=body)
+    head, *shown = out.split("\n")
+    assert head == "Replaced 1 occurrence in a.txt (lines 5-24):"
+    assert shown == [
+        "     3→l3", "     4→l4", "     5→n1", "     6→n2", "     7→n3", "     8→n4", "     …",
+        "    21→n17", "    22→n18", "    23→n19", "    24→n20", "    25→l6", "    26→l7",
+    ]  # fmt: skip
+    out = fs_tools.run("workspace_edit_file", path="a.txt", old_string="l2\n", new_string="")
+    assert out == "Replaced 1 occurrence in a.txt (line 2):\n     1→l1\n     2→l3\n     3→l4\n     4→n1"
 
 
 def test_edit_replace_all_lists_lines(fs_tools, workdir):
@@ -272,7 +286,7 @@ def test_edit_dollar_and_backslash_are_literal(fs_tools, workdir):
 def test_edit_crlf_file_with_lf_text(fs_tools, workdir):
     (workdir / "w.txt").write_bytes(b"a\r\nb\r\nc\r\n")
     out = fs_tools.run("workspace_edit_file", path="w.txt", old_string="a\nb", new_string="A\nB")
-    assert out == "Replaced 1 occurrence in w.txt (lines 1-2)"
+    assert out == "Replaced 1 occurrence in w.txt (lines 1-2):\n     1→A\n     2→B\n     3→c"
     assert (workdir / "w.txt").read_bytes() == b"A\r\nB\r\nc\r\n"
 
 

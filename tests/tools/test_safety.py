@@ -52,7 +52,7 @@ def test_read_tracking_is_keyed_by_resolved_path(make_ws, workdir):
     tools = box(make_ws(tools=RBW))
     tools.run("workspace_read_file", path=str(workdir / "a.txt"))  # absolute spelling
     assert tools.run("workspace_edit_file", path="./alias.txt", old_string="old", new_string="new") == (
-        "Replaced 1 occurrence in alias.txt (line 1)"
+        "Replaced 1 occurrence in alias.txt (line 1):\n     1→new"
     )
 
 

@@ -57,17 +57,33 @@ def test_output_shapes(sh):
     assert run(sh, "definitely-not-a-command-xyz").endswith("\n\nExit code: 127")
 
 
+HOW = "set tail to see more (0 = all), or redirect the output to a file and read it with workspace_read_file"
+
+
 def test_tail_default_and_explicit(sh):
     out = run(sh, "seq 1 300")
-    assert out.startswith("[showing last 200 of 300 lines]\n101\n") and out.endswith("\n300")
-    assert run(sh, "seq 1 300", tail=3) == "[showing last 3 of 300 lines]\n298\n299\n300"
+    assert out.startswith(f"[showing last 200 of 300 lines; {HOW}]\n101\n") and out.endswith("\n300")
+    assert run(sh, "seq 1 300", tail=3) == f"[showing last 3 of 300 lines; {HOW}]\n298\n299\n300"
     assert run(sh, "seq 1 300", tail=0).count("\n") == 299
 
 
 def test_trailing_tail_pipe_is_applied_by_the_tool(sh):
     out = run(sh, "(seq 1 20; exit 3) | tail -5")
-    assert out == "[showing last 5 of 20 lines]\n16\n17\n18\n19\n20\n\nExit code: 3"
-    assert run(sh, "seq 1 10 | tail -n 2") == "[showing last 2 of 10 lines]\n9\n10"
+    assert out == f"[showing last 5 of 20 lines; {HOW}]\n16\n17\n18\n19\n20\n\nExit code: 3"
+    assert run(sh, "seq 1 10 | tail -n 2") == f"[showing last 2 of 10 lines; {HOW}]\n9\n10"
+    # the tail is the shell's stdout only: stderr stays as the command wrote it
+    assert run(sh, "(seq 1 3; echo e1 >&2; echo e2 >&2) | tail -1") == (
+        f"stdout:\n[showing last 1 of 3 lines; {HOW}]\n3\n\nstderr:\ne1\ne2"
+    )
+
+
+def test_tail_pipe_that_binds_to_part_of_the_line_is_left_to_the_shell(sh):
+    # sh parses "a && b | tail -1" as "a && (b | tail -1)": both lines are printed
+    assert run(sh, "echo first && echo second | tail -1") == "first\nsecond"
+    assert run(sh, "seq 3; seq 4 6 | tail -1") == "1\n2\n3\n6"
+    assert run(sh, "seq 3 # | tail -1") == "1\n2\n3"
+    assert run(sh, "echo x \\| tail -1") == "x | tail -1"
+    assert run(sh, "seq 3 | tail -0") == "(no output)"
 
 
 def test_or_tail_is_left_to_the_shell(sh):

@@ -9,7 +9,7 @@ tracking, write locks — lives in :mod:`ws_jupyter.tools.wrappers`, never in a 
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -65,6 +65,12 @@ class ToolCall:
     require_read: bool = False
     _fs: Any = field(default=None, repr=False)
     _sandbox: Any = field(default=None, repr=False)
+    #: exposed names of renamed tools (constant -> name), for messages that name another tool
+    names: Mapping[str, str] = field(default_factory=dict, repr=False)
+
+    def exposed(self, tool: str) -> str:
+        """The name the model knows a tool by (``tool`` is its constant)."""
+        return self.names.get(tool, tool)
 
     @property
     def request_context(self) -> Any:

@@ -2,7 +2,8 @@
 
 The match is exact (whitespace included, no regex, ``$`` and ``\\`` are literal) and must be unique
 unless ``replace_all``; failures say why and where: the closest lines when the text is not found,
-the line numbers of every occurrence when it is not unique. Files with CRLF line ends are edited
+the line numbers of every occurrence when it is not unique. A single replacement answers with
+the changed lines and two lines around them, so the model sees the result without reading again. Files with CRLF line ends are edited
 with text given with ``\\n`` ends.
 """
 
@@ -38,6 +39,8 @@ PARAMS = (
 
 NOT_FOUND = "The specified text was not found. Make sure you use the exact text from the file, including whitespace and indentation."
 _MAX_HINT_LINES = 8
+_CONTEXT = 2  # lines shown around a change
+_SNIPPET_EDGE = 4  # first and last lines shown of a long change
 
 
 def _find_all(text: str, piece: str) -> list[int]:
@@ -92,6 +95,21 @@ def _closest(content: str, old: str) -> str:
     return f"\nClosest match (lines {best + 1}-{end}):\n{shown}"
 
 
+def _snippet(text: str, first: int, last: int) -> str:
+    """Lines ``first``-``last`` of ``text`` with two lines of context, numbered as read_file shows
+    them; a long change shows its first and last lines around ``…``."""
+    lines = text.split("\n")
+    if text.endswith("\n"):
+        lines.pop()
+    top, bottom = max(1, first - _CONTEXT), min(len(lines), last + _CONTEXT)
+    wanted = list(range(top, bottom + 1))
+    if last - first + 1 > 2 * _SNIPPET_EDGE:
+        wanted = [*range(top, first + _SNIPPET_EDGE), 0, *range(last - _SNIPPET_EDGE + 1, bottom + 1)]
+    return "\n".join(
+        "     …" if n == 0 else number_line(n, lines[n - 1].removesuffix("\r")) for n in wanted
+    )
+
+
 def edit_file(call: ToolCall) -> str:
     fs = call.filesystem()
     args = call.args
@@ -103,7 +121,8 @@ def edit_file(call: ToolCall) -> str:
         raise IsADirectory(shown)
     if old == "":
         return ToolErrorText(
-            "old_string is empty: give the exact text to replace (use workspace_write_file to write a whole file)."
+            "old_string is empty: give the exact text to replace "
+            f"(use {call.exposed(WORKSPACE_TOOLS.FILESYSTEM.WRITE_FILE)} to write a whole file)."
         )
     content = decode_text(read_limited(fs, path, MAX_FILE_BYTES, size=st.size), shown)
     offsets = _find_all(content, old)
@@ -136,7 +155,7 @@ def edit_file(call: ToolCall) -> str:
         a = starts[0]
         b = a + new_span - 1 if new else a
         lines = f"line {a}" if a == b else f"lines {a}-{b}"
-        return f"Replaced 1 occurrence in {shown} ({lines})"
+        return f"Replaced 1 occurrence in {shown} ({lines}):\n{_snippet(updated, a, b)}"
     listed = ", ".join(str(s) for s in starts[:20]) + (", ..." if len(starts) > 20 else "")
     return f"Replaced {len(starts)} occurrences in {shown} (lines {listed})"
 

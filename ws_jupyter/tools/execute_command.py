@@ -1,10 +1,12 @@
 """``workspace_execute_command``: run a shell command in the sandbox, foreground or background.
 
 The model sees what a person at a terminal would need: stdout, stderr (labelled only when both
-exist), the exit code when it is not 0, the last lines when the output is long (``tail``) and a
-head+tail cut when it is huge — with ANSI colour codes and progress-bar redraws removed. A
-trailing ``| tail -N`` is taken off the command and applied to the output instead, so the exit
-code is the command's own, not ``tail``'s.
+exist), the exit code when it is not 0, the last lines when the output is long (``tail``, with
+how to see more) and a head+tail cut when it is huge — with ANSI colour codes and progress-bar
+redraws removed. A trailing ``| tail -N`` that applies to the whole command line
+(:mod:`ws_jupyter.tools.shell_tail` decides, conservatively) is taken off the command and
+applied to its stdout instead, so the exit code is the command's own, not ``tail``'s; anything
+else (``a && b | tail -1`` tails only ``b``) is run as written.
 
 Approval default: on a sandbox that runs commands on the host without isolation
 (``LocalSandbox(isolation="none")``), this tool requires approval unless the config says
@@ -14,7 +16,6 @@ otherwise; with bwrap/seatbelt isolation it does not.
 from __future__ import annotations
 
 import inspect
-import re
 from typing import Any
 
 from ..errors import SandboxError
@@ -22,6 +23,7 @@ from .base import ToolCall, ToolSpec
 from .names import WORKSPACE_TOOLS
 from .output import apply_tail, strip_ansi, truncate_head_tail
 from .schema import Param
+from .shell_tail import split_tail_pipe
 from .types import ToolCallContext
 
 __all__ = ["SPEC", "execute_command", "format_streams"]
@@ -48,15 +50,11 @@ PARAMS = (
     Param("background", "boolean", "Start in the background and return its PID at once.", default=False),
 )
 
-# a pipe (not the second bar of "||") into "tail -N" / "tail -n N" that ends the command
-_TAIL_PIPE = re.compile(r"\s*(?<!\|)\|\s*tail\s+(?:-n\s*)?-?(\d+)\s*$")
-
-
-def _shape(text: str, tail: int | None, budget: int | None) -> str:
+def _shape(text: str, tail: int | None, budget: int | None, hint: str) -> str:
     text = strip_ansi(text).rstrip("\n")
     if not text:
         return ""
-    return truncate_head_tail(apply_tail(text, tail), budget)
+    return truncate_head_tail(apply_tail(text, tail, hint), budget)
 
 
 def format_streams(
@@ -67,12 +65,14 @@ def format_streams(
     max_tokens: int | None = 2000,
     empty: str = "(no output)",
     notes: tuple[str, str] = ("", ""),
+    stdout_tail: int | None = None,
+    hint: str = "",
 ) -> str:
     """stdout alone, ``stderr:\\n...``, or ``stdout:\\n...\\n\\nstderr:\\n...``; ``empty`` when none."""
     both = bool(stdout.strip()) and bool(stderr.strip())
     budget = max(100, max_tokens // 2) if (max_tokens and both) else max_tokens
-    out = _shape(stdout, tail, budget)
-    err = _shape(stderr, tail, budget)
+    out = _shape(stdout, tail if stdout_tail is None else stdout_tail, budget, hint)
+    err = _shape(stderr, tail, budget, hint)
     if out and notes[0]:
         out = notes[0] + "\n" + out
     if err and notes[1]:
@@ -99,15 +99,21 @@ def execute_command(call: ToolCall) -> str:
     timeout = args["timeout"]
     if args["background"]:
         return _background(call, sandbox, command, timeout)
-    m = _TAIL_PIPE.search(command)
-    if m and command[: m.start()].strip():
-        command = command[: m.start()]
-        tail = int(m.group(1))
+    stdout_tail = None
+    split = split_tail_pipe(command)
+    if split is not None:
+        command, stdout_tail = split
     kwargs: dict[str, Any] = {"cwd": args["cwd"], "timeout": timeout}
     if call.context.abort is not None and _supports(sandbox.execute_command, "abort"):
         kwargs["abort"] = call.context.abort
     result = sandbox.execute_command(command, **kwargs)
-    body = format_streams(result.stdout, result.stderr, tail=tail, max_tokens=call.max_tokens)
+    hint = (
+        "set tail to see more (0 = all), or redirect the output to a file and read it with "
+        f"{call.exposed(WORKSPACE_TOOLS.FILESYSTEM.READ_FILE)}"
+    )
+    body = format_streams(
+        result.stdout, result.stderr, tail=tail, max_tokens=call.max_tokens, stdout_tail=stdout_tail, hint=hint
+    )
     if result.exit_code != 0 or getattr(result, "timed_out", False):
         body += f"\n\nExit code: {result.exit_code}"
         if getattr(result, "timed_out", False):

@@ -18,6 +18,7 @@ made per request share them. Write locks are process-wide (and cross-process for
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -114,6 +115,24 @@ def _request_context(value: Any) -> RequestContext | None:
     )
 
 
+def exposed_names(config: ToolsConfig, specs: list[ToolSpec]) -> dict[str, str]:
+    """Constant -> exposed name of every renamed tool."""
+    out = {}
+    for spec in specs:
+        name = config.resolve(spec.name).name
+        if name != spec.name:
+            out[spec.name] = name
+    return out
+
+
+def rename_tools_in(text: str, names: Mapping[str, str]) -> str:
+    """``text`` (a description) with every renamed tool called by its exposed name."""
+    if not names:
+        return text
+    pattern = re.compile(r"(?<![\w.])(" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) + r")(?!\w)")
+    return pattern.sub(lambda m: names[m.group(1)], text)
+
+
 def create_workspace_tools(workspace: Any, request_context: Any = None) -> list[Tool]:
     """The tools of ``workspace`` for one request (see the module docstring)."""
     config = ToolsConfig.coerce(workspace.get_tools_config())
@@ -122,7 +141,9 @@ def create_workspace_tools(workspace: Any, request_context: Any = None) -> list[
     activity = tool_activity(workspace)
     tools: list[Tool] = []
     taken: dict[str, str] = {}
-    for spec in available_specs(workspace):
+    specs = available_specs(workspace)
+    names = exposed_names(config, specs)
+    for spec in specs:
         resolved = config.resolve(spec.name)
         ctx = ToolCallContext(
             request_context=rc, workspace=workspace, tool_name=resolved.name, workspace_tool_name=spec.name
@@ -145,6 +166,7 @@ def create_workspace_tools(workspace: Any, request_context: Any = None) -> list[
             request_context=rc,
             trackers=trackers,
             activity=activity,
+            names=names,
         )
         rule = resolved.require_approval
         if rule is None:
@@ -156,7 +178,7 @@ def create_workspace_tools(workspace: Any, request_context: Any = None) -> list[
             Tool(
                 name=resolved.name,
                 workspace_tool_name=spec.name,
-                description=spec.description,
+                description=rename_tools_in(spec.description, names),
                 input_schema=build_schema(params),
                 non_strict_schema=build_schema(params, strict=False),
                 runner=runner,

@@ -65,10 +65,11 @@ def _split_keep_final(text: str) -> tuple[list[str], bool]:
     return (body.split("\n") if body else []), ends
 
 
-def apply_tail(text: str, tail: int | None = 200) -> str:
+def apply_tail(text: str, tail: int | None = 200, hint: str = "") -> str:
     """Keep the last ``tail`` lines (``None`` -> 200, ``0`` -> all, negative -> its absolute value).
 
-    A cut is announced on the first line: ``[showing last N of M lines]``.
+    A cut is announced on the first line: ``[showing last N of M lines]``, or
+    ``[showing last N of M lines; <hint>]`` saying how to see more.
     """
     n = 200 if tail is None else abs(int(tail))
     if n == 0 or not text:
@@ -77,7 +78,8 @@ def apply_tail(text: str, tail: int | None = 200) -> str:
     if len(lines) <= n:
         return text
     kept = "\n".join(lines[-n:]) + ("\n" if ends else "")
-    return f"[showing last {n} of {len(lines)} lines]\n{kept}"
+    note = f"; {hint}" if hint else ""
+    return f"[showing last {n} of {len(lines)} lines{note}]\n{kept}"
 
 
 def cut_line(line: str, max_tokens: int, *, from_end: bool = False) -> str:

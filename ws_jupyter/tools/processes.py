@@ -65,6 +65,7 @@ def get_process_output(call: ToolCall) -> str:
         stderr,
         tail=call.args["tail"],
         max_tokens=call.max_tokens,
+        hint="set tail to see more (0 = all)",
         notes=(
             _dropped_note(getattr(handle, "stdout_dropped_bytes", 0)),
             _dropped_note(getattr(handle, "stderr_dropped_bytes", 0)),

@@ -78,7 +78,8 @@ def read_file(call: ToolCall) -> str | ToolResult:
     rel = st.path
     if st.type == "directory":
         raise IsADirectory(
-            rel, f"Path is a directory: {rel} (use workspace_list_files to see what it contains)"
+            rel,
+            f"Path is a directory: {rel} (use {call.exposed(WORKSPACE_TOOLS.FILESYSTEM.LIST_FILES)} to see what it contains)",
         )
     key = call.key(path)
     encoding = args["encoding"]

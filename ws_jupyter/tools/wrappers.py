@@ -38,6 +38,7 @@ from ..filesystem.reading import MAX_FILE_BYTES, file_chunks
 from .activity import ToolActivity, ToolActivityEvent
 from .base import ToolCall, ToolSpec, iso_time, rel_path
 from .config import ResolvedToolConfig, ToolsConfig
+from .names import WORKSPACE_TOOLS
 from .schema import Param, validate_args
 from .tracking import ReadTrackers, cross_process_lock, path_key, write_locks
 from .types import (
@@ -106,6 +107,7 @@ class ToolRunner:
         request_context: Any,
         trackers: ReadTrackers,
         activity: ToolActivity,
+        names: Mapping[str, str] | None = None,
     ) -> None:
         self.spec = spec
         self.resolved = resolved
@@ -115,6 +117,7 @@ class ToolRunner:
         self.request_context = request_context
         self.trackers = trackers
         self.activity = activity
+        self.names = dict(names or {})
 
     # --- approval -------------------------------------------------------------------------------
 
@@ -299,7 +302,7 @@ class ToolRunner:
 
     def _execute(self, args: dict[str, Any], ctx: ToolCallContext) -> ToolOutput:
         tracker = self.trackers.for_context(ctx.request_context)
-        call = ToolCall(args, ctx, self.workspace, self.resolved, tracker)
+        call = ToolCall(args, ctx, self.workspace, self.resolved, tracker, names=self.names)
         if self.spec.write_path is None:
             return self.spec.run(call)
         fs = call.filesystem()
@@ -370,5 +373,5 @@ class ToolRunner:
                 raise FileReadRequiredError(
                     shown,
                     f'File "{shown}" was only partly read ({record.describe()}). Read the rest before '
-                    "overwriting it, or change part of it with workspace_edit_file.",
+                    f"overwriting it, or change part of it with {call.exposed(WORKSPACE_TOOLS.FILESYSTEM.EDIT_FILE)}.",
                 )
