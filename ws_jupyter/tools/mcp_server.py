@@ -354,7 +354,7 @@ def _approval_question(tool: Tool, args: dict[str, Any]) -> tuple[str, dict[str,
     shown = json.dumps(args, ensure_ascii=False)
     if len(shown) > 600:
         shown = shown[:597] + "..."
-    message = f"Allow {tool.title if hasattr(tool, 'title') else tool.name} ({tool.name})?\n{shown}"
+    message = f"Allow {title_for(tool)} ({tool.name})?\n{shown}"
     schema = {
         "type": "object",
         "properties": {"approve": {"type": "boolean", "title": "Approve", "description": "Run this call"}},
