@@ -71,8 +71,66 @@ def test_global_cap(make_ws, workdir):
         write(workdir, f"f{i}.txt", "hit\n" * 600)
     tools = box(make_ws(tools={T.FILESYSTEM.GREP: {"max_output_tokens": 0}}))
     out = grep(tools, pattern="hit")
-    assert out.splitlines()[0] == "1000 matches across 2 files (truncated at 1000)"
+    # the true totals, what is shown, and how to go on
+    assert out.splitlines()[0] == "1800 matches across 3 files (showing matches 1-1000; continue with offset=1000)"
     assert "f0.txt:600:1: hit" in out and "f1.txt:400:1: hit" in out and "f1.txt:401" not in out
+    rest = grep(tools, pattern="hit", offset=1000)
+    assert rest.splitlines()[0] == "1800 matches across 3 files (showing matches 1001-1800)"
+    assert rest.splitlines()[2] == "f1.txt:401:1: hit" and rest.endswith("f2.txt:600:1: hit")
+    assert grep(tools, pattern="hit", offset=5000).splitlines()[0] == (
+        "1800 matches across 3 files (offset=5000 is past the last match)"
+    )
+
+
+@pytest.mark.parametrize("engine", ["ripgrep", "python"])
+def test_paging_with_offset_shows_every_match_once(make_ws, workdir, monkeypatch, engine):
+    if engine == "ripgrep" and RG is None:
+        pytest.skip("ripgrep is not installed")
+    monkeypatch.setattr(grep_mod, "MAX_MATCHES", 7)
+    for i in range(4):
+        write(workdir, f"d{i % 2}/f{i}.txt", "".join(f"{'hit' if k % 3 else 'miss'} {k}\n" for k in range(10)))
+    fs = LocalFilesystem(workdir)
+    seen: list[tuple[str, int]] = []
+    offset = 0
+    while True:
+        r = grep_mod.search(fs, "hit", engine=engine, offset=offset, max_matches=7)
+        assert (r.total_matches, r.total_files) == (24, 4)
+        seen += [(f.path, line) for f in r.files for line, _, _ in f.matches]
+        if not r.truncated or offset + r.match_count >= r.total_matches:
+            break
+        offset += r.match_count
+    assert len(seen) == 24 == len(set(seen))
+
+
+def test_files_only_lists_files_with_counts(make_ws, workdir):
+    write(workdir, "a.txt", "x\nx\n")
+    write(workdir, "sub/b.txt", "x\n")
+    write(workdir, "c.txt", "y\n")
+    tools = box(make_ws())
+    assert grep(tools, pattern="x", files_only=True) == "2 files with 3 matches\n---\nsub/b.txt: 1\na.txt: 2"
+    assert grep(tools, pattern="x", files_only=True, offset=1) == (
+        "2 files with 3 matches (showing files 2-2)\n---\na.txt: 2"
+    )
+    assert grep(tools, pattern="zzz", files_only=True) == "0 files with 0 matches"
+
+
+def test_no_match_says_which_skipped_files_match(make_ws, workdir):
+    write(workdir, ".env", "TOKEN=abc\n")
+    write(workdir, ".gitignore", "build/\n")
+    write(workdir, "build/out.log", "TOKEN seen\n")
+    write(workdir, "src/app.py", "print(1)\n")
+    tools = box(make_ws())
+    assert grep(tools, pattern="TOKEN") == (
+        "0 matches across 0 files (skipped: hidden files that match, e.g. .env (include_hidden=true searches "
+        "them); .gitignore'd files that match, e.g. build/out.log (respect_gitignore=false searches them))"
+    )
+    assert grep(tools, pattern="TOKEN", respect_gitignore=False) == (
+        "1 match across 1 file\n---\nbuild/out.log:1:1: TOKEN seen"
+    )
+    assert grep(tools, pattern="TOKEN", include_hidden=True, respect_gitignore=False).startswith(
+        "2 matches across 2 files"
+    )
+    assert grep(tools, pattern="nowhere") == "0 matches across 0 files"  # nothing skipped matches either
 
 
 def test_bad_patterns(fs_tools):
@@ -237,6 +295,10 @@ def test_both_engines_give_identical_output(workdir, seed):
         dict(pattern="alpha", path="src/**/*.py"),
         dict(pattern="a", path="*.md"),
         dict(pattern="a"),  # hits the global cap
+        dict(pattern="a", offset=700),
+        dict(pattern="a", files_only=True),
+        dict(pattern="alpha", respect_gitignore=False),
+        dict(pattern="alpha", files_only=True, offset=2, include_hidden=True),
         dict(pattern="Mixed|mixed", path="Mixed"),
     ]
     for case in cases:

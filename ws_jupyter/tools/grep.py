@@ -27,7 +27,11 @@ Two engines, one output (a test runs both on generated trees and compares):
 
 Patterns are Python regular expressions, validated first (an invalid one gives
 ``Error: Invalid regex pattern: ...``); ripgrep's Rust syntax agrees on everything common. At most
-1000 matching lines are shown (``(truncated at 1000)``); ``max_count`` caps matching lines per file.
+1000 matching lines are shown; past that the summary still gives the true number of matches and
+files (counted on, within the time budget) and the ``offset`` to continue from. ``max_count`` caps
+matching lines per file; ``files_only`` lists the matching files with their counts instead of
+lines; ``respect_gitignore=false`` searches ignored files too. When nothing matches, a quick look
+at the files the search skipped (hidden, ignored) says whether matches are there.
 """
 
 from __future__ import annotations
@@ -84,7 +88,8 @@ DESCRIPTION = (
     "'path:line:column: text'. Searches text files under path (default: the whole workspace), "
     "honouring .gitignore; hidden files only with include_hidden. path may be a file, a directory or "
     "a glob such as 'src/**/*.py' or '*.md'. Use context_lines to see lines around each match and "
-    "max_count to limit matches per file. At most 1000 matching lines are returned."
+    "max_count to limit matches per file. At most 1000 matching lines are returned (the summary "
+    "gives the total; continue with offset); files_only=true lists matching files with counts."
 )
 
 PARAMS = (
@@ -113,6 +118,20 @@ PARAMS = (
         "Also search files and directories whose name starts with '.'.",
         default=False,
     ),
+    Param("respect_gitignore", "boolean", "Skip files that .gitignore excludes.", default=True),
+    Param(
+        "offset",
+        "integer",
+        "Skip this many matching lines (or files, with files_only) first: continue a truncated search.",
+        default=0,
+        minimum=0,
+    ),
+    Param(
+        "files_only",
+        "boolean",
+        "List the matching files with their number of matching lines instead of the lines.",
+        default=False,
+    ),
 )
 
 
@@ -131,6 +150,10 @@ class FileMatches:
 
 @dataclass
 class GrepResult:
+    """What a search found. ``files`` hold the lines shown (after ``offset``); ``total_matches`` /
+    ``total_files`` count everything that matches (``count_complete`` False when counting stopped
+    at the time budget); ``file_counts`` is the files-only listing."""
+
     files: list[FileMatches]
     truncated: bool = False
     target_missing: bool = False
@@ -138,10 +161,20 @@ class GrepResult:
     read_errors: int = 0
     engine: str = "python"
     timed_out: bool = False
+    total_matches: int = 0
+    total_files: int = 0
+    count_complete: bool = True
+    offset: int = 0
+    file_counts: list[tuple[str, int]] | None = None
 
     @property
     def match_count(self) -> int:
         return sum(len(f.matches) for f in self.files)
+
+    def add_total(self, matches: int) -> None:
+        if matches > 0:
+            self.total_matches += matches
+            self.total_files += 1
 
 
 # --- ripgrep --------------------------------------------------------------------------------------
@@ -360,6 +393,22 @@ def search_file(
     return result
 
 
+def count_file(fs: Any, path: str, rx: GrepPattern, deadline: float, max_count: int | None = None) -> int:
+    """Number of matching lines of one file (at most ``max_count``), without keeping any; raises
+    ``_Binary`` and ``TimeoutError`` as :func:`search_file` does."""
+    seen = 0
+    for raw, _offset, _first in _blocks(fs, path):
+        if time.monotonic() > deadline:
+            raise TimeoutError()
+        if b"\0" in raw:
+            raise _Binary()
+        wanted = _ALL if max_count is None else max_count - seen
+        seen += len(rx.find_lines(_normalized(raw), wanted, deadline))
+        if max_count is not None and seen >= max_count:
+            break
+    return seen
+
+
 def _raw_line_end(raw: bytes, index: int) -> int:
     """Block-relative offset just past line ``index`` of ``raw`` (after its newline)."""
     pieces = raw.split(b"\n", index + 1)
@@ -372,12 +421,15 @@ def _raw_line_end(raw: bytes, index: int) -> int:
 class _Visibility:
     """Whether a file below ``base`` is one the walker would yield (hidden, .git, .gitignore)."""
 
-    def __init__(self, fs: Any, base: str, include_hidden: bool, host_base: str) -> None:
+    def __init__(
+        self, fs: Any, base: str, include_hidden: bool, host_base: str, respect_gitignore: bool = True
+    ) -> None:
         self.fs = fs
         self.base = base
         self.host_base = host_base
         self.include_hidden = include_hidden
-        rules = start_rules(fs, base)
+        self.respect_gitignore = respect_gitignore
+        rules = start_rules(fs, base) if respect_gitignore else IgnoreRules()
         self._dir_rules: dict[str, IgnoreRules] = {}
         self._base_rules = rules
         self._dir_visible: dict[str, bool] = {}
@@ -387,6 +439,8 @@ class _Visibility:
         cached = self._dir_rules.get(rel_dir)
         if cached is not None:
             return cached
+        if not self.respect_gitignore:
+            return self._base_rules
         if rel_dir == self.base:
             parent_rules = self._base_rules
         else:
@@ -428,10 +482,19 @@ class _Visibility:
 
 
 def _python_candidates(
-    fs: Any, base: str, include_hidden: bool, on_error: Callable[[str, Exception], None]
+    fs: Any,
+    base: str,
+    include_hidden: bool,
+    on_error: Callable[[str, Exception], None],
+    respect_gitignore: bool = True,
 ) -> Iterator[str]:
     for entry in walk(
-        fs, base, include_hidden=include_hidden, respect_gitignore=True, on_error=on_error, stat=False
+        fs,
+        base,
+        include_hidden=include_hidden,
+        respect_gitignore=respect_gitignore,
+        on_error=on_error,
+        stat=False,
     ):
         if not entry.is_dir and not entry.is_symlink:
             yield entry.path
@@ -623,6 +686,7 @@ def _ripgrep_candidates(
     glob: str | None,
     result: GrepResult,
     deadline: float,
+    respect_gitignore: bool = True,
 ) -> list[tuple[str, int, str]] | None:
     """``(path, matching lines, host path)`` of files ripgrep found, in tree order; None if rg
     cannot do this search."""
@@ -643,6 +707,8 @@ def _ripgrep_candidates(
     ]
     if include_hidden:
         cmd.append("--hidden")
+    if not respect_gitignore:
+        cmd.append("--no-ignore")
     if max_count is not None:
         cmd += ["-m", str(max_count)]
     if glob is not None and _SIMPLE_EXT_GLOB.match(glob):
@@ -709,39 +775,69 @@ def _search_with_ripgrep(
     max_matches: int,
     result: GrepResult,
     deadline: float,
+    opts: _Options,
 ) -> bool:
     """ripgrep counts per file; the files the output needs are checked against the walker's rules
-    and sniffed; ripgrep then extracts their lines. False when ripgrep cannot do this search."""
+    and sniffed; ripgrep then extracts their lines (the other files count towards the totals).
+    False when ripgrep cannot do this search."""
     found = _ripgrep_candidates(
-        rg, fs, base, pattern, case_sensitive, include_hidden, max_count, glob, result, deadline
+        rg,
+        fs,
+        base,
+        pattern,
+        case_sensitive,
+        include_hidden,
+        max_count,
+        glob,
+        result,
+        deadline,
+        opts.respect_gitignore,
     )
     if found is None:
         return False
-    visible = _Visibility(fs, base, include_hidden, fs.host_path(base))
+    visible = _Visibility(fs, base, include_hidden, fs.host_path(base), opts.respect_gitignore)
     selected: list[tuple[str, int, str]] = []
     remaining = max_matches
+    counts: list[tuple[str, int]] = []
     for rel, count, host in found:
         if count <= 0 or not visible(rel):
             continue
         if matcher is not None and not matcher(relative_to(base, rel)):
             continue
+        if remaining <= 0 and not opts.count_all:
+            break
+        if time.monotonic() > deadline:
+            result.count_complete = False
+            break
         if not _sniff_ok(host):
             continue
-        take = min(count, remaining)
-        selected.append((rel, take, host))
-        remaining -= take
-        if remaining <= 0:
-            break
+        result.add_total(count)
+        if opts.files_only:
+            counts.append((rel, count))
+            continue
+        if remaining > 0:
+            take = min(count, remaining)
+            selected.append((rel, take, host))
+            remaining -= take
+    result.engine = "ripgrep"
+    if opts.files_only:
+        result.file_counts = counts
+        return True
     if result.timed_out:
-        result.engine = "ripgrep"
         return True
     files = _ripgrep_extract(rg, selected, pattern, case_sensitive, context, max_count, deadline)
     if files is None:
         return False
-    result.engine = "ripgrep"
     result.files = [f for f in files if f.matches]
-    result.truncated = result.match_count >= max_matches
+    result.truncated = result.total_matches > result.match_count
     return True
+
+
+@dataclass(frozen=True)
+class _Options:
+    respect_gitignore: bool = True
+    files_only: bool = False
+    count_all: bool = True
 
 
 def search(
@@ -755,11 +851,21 @@ def search(
     include_hidden: bool = False,
     engine: str = "auto",
     max_matches: int = MAX_MATCHES,
+    respect_gitignore: bool = True,
+    offset: int = 0,
+    files_only: bool = False,
+    count_all: bool = True,
+    time_budget: float = _TIME_BUDGET,
 ) -> GrepResult:
-    """Search ``fs``; ``engine`` is ``"auto"`` (ripgrep when usable), ``"ripgrep"`` or ``"python"``."""
+    """Search ``fs``; ``engine`` is ``"auto"`` (ripgrep when usable), ``"ripgrep"`` or ``"python"``.
+
+    ``offset`` skips that many matching lines (files, with ``files_only``) of the output; the
+    ``max_matches`` shown follow. ``count_all`` counts every match for the totals (the Python
+    engine reads on past the shown ones; ripgrep has counted them already)."""
     rx = compile_pattern(pattern, case_sensitive)
+    opts = _Options(respect_gitignore, files_only, count_all)
     try:
-        return _search(
+        result = _search(
             fs,
             rx,
             pattern,
@@ -769,10 +875,35 @@ def search(
             case_sensitive,
             include_hidden,
             engine,
-            max_matches,
+            max_matches if files_only else offset + max_matches,
+            opts,
+            time_budget,
         )
     finally:
         rx.close()
+    result.offset = offset
+    if files_only:
+        listed = result.file_counts or []
+        result.file_counts = listed[offset : offset + max_matches]
+        result.truncated = len(listed) > offset + max_matches
+    elif offset:
+        _drop_first(result, offset)
+    return result
+
+
+def _drop_first(result: GrepResult, offset: int) -> None:
+    """Remove the first ``offset`` matches (in output order) from ``result.files``."""
+    left = offset
+    kept: list[FileMatches] = []
+    for fm in result.files:
+        if left >= len(fm.matches):
+            left -= len(fm.matches)
+            continue
+        if left:
+            fm.matches = fm.matches[left:]
+            left = 0
+        kept.append(fm)
+    result.files = kept
 
 
 def _search(
@@ -786,11 +917,13 @@ def _search(
     include_hidden: bool,
     engine: str,
     max_matches: int,
+    opts: _Options,
+    time_budget: float,
 ) -> GrepResult:
     base, glob = split_glob_path(path)
     matcher = compile_globs([glob]) if glob else None
     result = GrepResult([])
-    deadline = time.monotonic() + _TIME_BUDGET
+    deadline = time.monotonic() + time_budget
     try:
         st = fs.stat(base)
     except (FileNotFound, DirectoryNotFound):
@@ -799,72 +932,78 @@ def _search(
     base = st.path
 
     if st.type != "directory":
-        try:
-            hits = search_file(
-                fs, base, base, rx, context_lines, _limit(max_count, max_matches), deadline, max_count
+        candidates: Iterator[str] = iter([base])
+        errors: list[str] = []
+    else:
+        rg = find_ripgrep() if engine in ("auto", "ripgrep") else None
+        if (
+            rg is not None
+            and callable(getattr(fs, "host_path", None))
+            and getattr(fs, "containment", None) is not None
+            and _search_with_ripgrep(
+                rg,
+                fs,
+                base,
+                pattern,
+                matcher,
+                context_lines,
+                max_count,
+                case_sensitive,
+                include_hidden,
+                glob,
+                max_matches,
+                result,
+                deadline,
+                opts,
             )
-        except _Binary:
-            result.binary_skipped = 1
+        ):
             return result
-        except TimeoutError:
-            result.timed_out = True
-            return result
-        except (WorkspaceError, OSError):
-            result.read_errors = 1
-            return result
-        if hits.matches:
-            result.files.append(hits)
-        result.truncated = result.match_count >= max_matches
-        return result
-
-    rg = find_ripgrep() if engine in ("auto", "ripgrep") else None
-    if (
-        rg is not None
-        and callable(getattr(fs, "host_path", None))
-        and getattr(fs, "containment", None) is not None
-        and _search_with_ripgrep(
-            rg,
-            fs,
-            base,
-            pattern,
-            matcher,
-            context_lines,
-            max_count,
-            case_sensitive,
-            include_hidden,
-            glob,
-            max_matches,
-            result,
-            deadline,
+        errors = []
+        candidates = _python_candidates(
+            fs, base, include_hidden, lambda p, e: errors.append(p), opts.respect_gitignore
         )
-    ):
-        return result
-
-    errors: list[str] = []
+    single = st.type != "directory"
     remaining = max_matches
-    for rel in _python_candidates(fs, base, include_hidden, lambda p, e: errors.append(p)):
-        if matcher is not None and not matcher(relative_to(base, rel)):
+    counts: list[tuple[str, int]] = []
+    for rel in candidates:
+        if matcher is not None and not single and not matcher(relative_to(base, rel)):
             continue
+        full = remaining <= 0 or opts.files_only
+        if full and not opts.files_only and not opts.count_all:
+            break
         try:
-            hits = search_file(
-                fs, rel, rel, rx, context_lines, _limit(max_count, remaining), deadline, max_count
-            )
+            if full:
+                n = count_file(fs, rel, rx, deadline, max_count)
+                result.add_total(n)
+                if n and opts.files_only:
+                    counts.append((rel, n))
+                continue
+            hits = search_file(fs, rel, rel, rx, context_lines, _limit(max_count, remaining), deadline, max_count)
+            if hits.matches:
+                result.files.append(hits)
+                remaining -= len(hits.matches)
+                kept_all = remaining > 0 or (max_count is not None and len(hits.matches) >= max_count)
+                rest = 0
+                if not kept_all and opts.count_all:
+                    rest = count_file(fs, rel, rx, deadline, max_count) - len(hits.matches)
+                result.add_total(len(hits.matches) + max(0, rest))
         except _Binary:
+            if single:
+                result.binary_skipped = 1
             continue
         except TimeoutError:
-            result.timed_out = True
+            if remaining <= 0 or opts.files_only:
+                result.count_complete = False
+            else:
+                result.timed_out = True
             break
         except (WorkspaceError, OSError):
             result.read_errors += 1
             continue
-        if not hits.matches:
-            continue
-        result.files.append(hits)
-        remaining -= len(hits.matches)
-        if remaining <= 0:
-            result.truncated = True
-            break
     result.read_errors += len(errors)
+    if opts.files_only:
+        result.file_counts = counts
+    result.truncated = result.total_matches > result.match_count or not result.count_complete
     return result
 
 
@@ -875,13 +1014,36 @@ def _limit(max_count: int | None, remaining: int) -> int:
 # --- formatting -----------------------------------------------------------------------------------
 
 
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else ("es" if word.endswith("ch") else "s"))
+
+
 def format_result(result: GrepResult, context: int) -> tuple[str, str]:
-    """(summary line, body) as the tool shows them."""
-    n = result.match_count
-    m = len(result.files)
-    summary = f"{n} {'match' if n == 1 else 'matches'} across {m} {'file' if m == 1 else 'files'}"
-    if result.truncated:
-        summary += f" (truncated at {MAX_MATCHES})"
+    """(summary line, body) as the tool shows them.
+
+    The summary counts everything that matches; when fewer are shown it says which and how to
+    continue: ``5210 matches across 87 files (showing matches 1-1000; continue with offset=1000)``.
+    """
+    at_least = "" if result.count_complete else "at least "
+    if result.file_counts is not None:
+        listed = result.file_counts
+        summary = f"{at_least}{_plural(result.total_files, 'file')} with {_plural(result.total_matches, 'match')}"
+        if listed and (result.truncated or result.offset):
+            first = result.offset + 1
+            summary += f" (showing files {first}-{result.offset + len(listed)}"
+            summary += f"; continue with offset={result.offset + len(listed)})" if result.truncated else ")"
+        body = "\n".join(f"{path}: {n}" for path, n in listed)
+    else:
+        n = result.match_count
+        summary = f"{at_least}{_plural(result.total_matches, 'match')} across {_plural(result.total_files, 'file')}"
+        if n and (result.truncated or result.offset):
+            first = result.offset + 1
+            summary += f" (showing matches {first}-{result.offset + n}"
+            more = result.truncated and result.offset + n < result.total_matches
+            summary += f"; continue with offset={result.offset + n})" if more or not result.count_complete else ")"
+        elif not n and result.offset and result.total_matches:
+            summary += f" (offset={result.offset} is past the last match)"
+        body = ""
     if result.target_missing:
         summary += " (target path not found: nothing searched)"
     if result.binary_skipped:
@@ -891,6 +1053,10 @@ def format_result(result: GrepResult, context: int) -> tuple[str, str]:
         summary += f" ({k} {'path' if k == 1 else 'paths'} skipped: read error)"
     if result.timed_out:
         summary += f" (search stopped after {int(_TIME_BUDGET)}s)"
+    elif not result.count_complete:
+        summary += " (counting stopped at the time limit)"
+    if result.file_counts is not None:
+        return summary, body
     out: list[str] = []
     for fm in result.files:
         match_cols = {line: (col, text) for line, col, text in fm.matches}
@@ -915,6 +1081,42 @@ def format_result(result: GrepResult, context: int) -> tuple[str, str]:
     return summary, "\n".join(out)
 
 
+#: Seconds the look at skipped files may take when nothing matched.
+_PROBE_BUDGET = 5.0
+
+
+def _skipped_note(call: ToolCall, pattern: str) -> str:
+    """When nothing matched: whether hidden or .gitignore'd files (which this search skipped)
+    match, with an example and the argument that searches them."""
+    args = call.args
+    if args["include_hidden"] and not args["respect_gitignore"]:
+        return ""
+    try:
+        probe = search(
+            call.filesystem(),
+            pattern,
+            args["path"],
+            max_count=1,
+            case_sensitive=args["case_sensitive"],
+            include_hidden=True,
+            respect_gitignore=False,
+            files_only=True,
+            max_matches=50,
+            count_all=False,
+            time_budget=_PROBE_BUDGET,
+        )
+    except (PatternError, WorkspaceError, OSError):
+        return ""
+    hidden = [p for p, _ in probe.file_counts or () if any(part.startswith(".") for part in p.split("/"))]
+    ignored = [p for p, _ in probe.file_counts or () if p not in hidden]
+    notes = []
+    if hidden and not args["include_hidden"]:
+        notes.append(f"hidden files that match, e.g. {hidden[0]} (include_hidden=true searches them)")
+    if ignored and args["respect_gitignore"]:
+        notes.append(f".gitignore'd files that match, e.g. {ignored[0]} (respect_gitignore=false searches them)")
+    return " (skipped: " + "; ".join(notes) + ")" if notes else ""
+
+
 def grep(call: ToolCall) -> str:
     args = call.args
     pattern = args["pattern"]
@@ -931,13 +1133,20 @@ def grep(call: ToolCall) -> str:
             max_count=args["max_count"],
             case_sensitive=args["case_sensitive"],
             include_hidden=args["include_hidden"],
+            respect_gitignore=args["respect_gitignore"],
+            offset=args["offset"],
+            files_only=args["files_only"],
         )
     except PatternError as exc:
         return ToolErrorText(f"Error: {exc}")
     summary, body = format_result(result, args["context_lines"])
+    if result.total_matches == 0 and not result.target_missing and not result.timed_out:
+        summary += _skipped_note(call, pattern)
     if not body:
         return summary
-    body = truncate_head(body, call.max_tokens, reserve=60, hint="narrow path or pattern, or set max_count")
+    body = truncate_head(
+        body, call.max_tokens, reserve=60, hint="narrow path or pattern, set max_count, or use files_only"
+    )
     return f"{summary}\n---\n{body}"
 
 
