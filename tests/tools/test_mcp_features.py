@@ -203,19 +203,27 @@ def test_files_are_resources_read_with_containment(make_server, workdir, mode, t
     assert out["dir"] and "directory" in out["dir"].lower()
 
 
-def test_resource_size_is_bounded(make_server, workdir):
+def test_hostile_resources_are_refused_at_once(make_server, workdir):
     with open(workdir / "big.bin", "wb") as fh:
         fh.truncate(MAX_RESOURCE_BYTES + 1)  # sparse: costs no disk
+    os.mkfifo(workdir / "pipe")  # opening it for reading would wait for a writer forever
+    (workdir / "zero").symlink_to("/dev/zero")
     server = make_server()
 
-    async def body(c: Client) -> str:
-        try:
-            await c.read_resource("workspace://big.bin")
-        except Exception as exc:
-            return str(exc)
-        return ""
+    async def body(c: Client) -> dict[str, str]:
+        out = {}
+        for name in ("big.bin", "pipe", "zero"):
+            try:
+                await c.read_resource(f"workspace://{name}")
+                out[name] = ""
+            except Exception as exc:
+                out[name] = str(exc)
+        return out
 
-    assert "limit" in session(server, "legacy", body)
+    out = session(server, "legacy", body)
+    assert out["big.bin"].startswith("File too large: big.bin") and f"{MAX_RESOURCE_BYTES:,}" in out["big.bin"]
+    assert "Not a regular file: pipe" in out["pipe"]
+    assert out["zero"] and "\x00" not in out["zero"]
 
 
 @pytest.mark.parametrize("mode", MODES)

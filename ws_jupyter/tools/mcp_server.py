@@ -153,29 +153,18 @@ def _listed_files(workspace: Any, request_context: Any) -> list[str]:
 
 
 def _read_resource(workspace: Any, request_context: Any, uri: str) -> tuple[str, bytes]:
-    """(mime type, bytes) of a workspace file, through the filesystem's containment."""
-    from ..errors import FileNotFound, InvalidArgumentError, IsADirectory
+    """(mime type, bytes) of a workspace file, read like ``workspace_read_file``: through the
+    filesystem's containment, regular files only, at most ``MAX_RESOURCE_BYTES``."""
+    from ..errors import IsADirectory
     from ..filesystem.mime import guess_mime_type
-    from .base import file_chunks
+    from ..filesystem.reading import read_limited
 
     path = _uri_path(uri)
     fs = workspace.resolve_filesystem(request_context)
     st = fs.stat(path)
     if st.type == "directory":
         raise IsADirectory(st.path)
-    if st.type != "file":
-        raise FileNotFound(st.path, f'"{st.path}" is not a regular file')
-    if st.size is not None and st.size > MAX_RESOURCE_BYTES:
-        raise InvalidArgumentError(
-            f'"{st.path}" is {st.size} bytes, over the {MAX_RESOURCE_BYTES}-byte limit of resources/read; '
-            "use the workspace_read_file tool with offset/limit"
-        )
-    data = bytearray()
-    for chunk in file_chunks(fs, st.path):
-        data += chunk
-        if len(data) > MAX_RESOURCE_BYTES:
-            raise InvalidArgumentError(f'"{st.path}" grew past the {MAX_RESOURCE_BYTES}-byte limit')
-    return guess_mime_type(st.path), bytes(data)
+    return guess_mime_type(st.path), read_limited(fs, st.path, MAX_RESOURCE_BYTES, size=st.size)
 
 
 def _resource_contents(uri: str, mime: str, data: bytes) -> Any:
