@@ -855,7 +855,7 @@ def search(
     offset: int = 0,
     files_only: bool = False,
     count_all: bool = True,
-    time_budget: float = _TIME_BUDGET,
+    time_budget: float | None = None,
 ) -> GrepResult:
     """Search ``fs``; ``engine`` is ``"auto"`` (ripgrep when usable), ``"ripgrep"`` or ``"python"``.
 
@@ -877,7 +877,7 @@ def search(
             engine,
             max_matches if files_only else offset + max_matches,
             opts,
-            time_budget,
+            _TIME_BUDGET if time_budget is None else time_budget,
         )
     finally:
         rx.close()
