@@ -65,6 +65,7 @@ _EXPORTS: dict[str, str] = {
     "IndexReport": "ws_jupyter.search.indexer",
     "IndexProgress": "ws_jupyter.search.indexer",
     "install_model": "ws_jupyter.model_install",
+    "IndexStatus": "ws_jupyter.search.status",
     # agent tools
     "WORKSPACE_TOOLS": "ws_jupyter.tools.names",
     "Tool": "ws_jupyter.tools.types",
@@ -138,6 +139,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .search.engine import SearchEngine
     from .search.indexer import IndexProgress, IndexReport
     from .search.results import SearchResult
+    from .search.status import IndexStatus
     from .search.vector_store import ChromaVectorStore, VectorStore
     from .skills.model import (
         Skill,

@@ -159,6 +159,7 @@ def install_model(
         if status.origin == "packaged" and not status.graph_built:
             say("Building the ONNX graph from the packaged weights…")
             actions.append("built the ONNX graph")
+        embedder.prepare()  # every variant's graph (fp32, int8): the one preparation entry point
         model, _tok, origin = embedder.resolve_model(prepare=True)
         if actions:
             _verify(model)
@@ -200,6 +201,7 @@ def install_model(
     if after.origin == "packaged" and not after.graph_built:
         say("Building the ONNX graph from the packaged weights…")
         actions.append("built the ONNX graph")
+    embedder.prepare()
     model, _tok, origin = embedder.resolve_model(prepare=True)
     _verify(model)
     return ModelInstallReport(origin, str(model), tuple(actions), time.monotonic() - started)

@@ -42,6 +42,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .search.config import BM25Config
     from .search.engine import SearchEngine
     from .search.results import SearchResult
+    from .search.status import IndexStatus
     from .skills.workspace_skills import WorkspaceSkills
     from .tools.config import ToolsConfig
 
@@ -112,7 +113,11 @@ class Workspace:
     * ``dynamic_sandbox_instructions``: what a resolver sandbox adds to :meth:`get_instructions`:
       ``"placeholder"`` (stable text, no resolution), ``"resolve"``, or ``fn(request_context)``;
     * ``bm25`` / ``embedder`` / ``vector_store``: search (BM25 on by default; vector search when an
-      embedder is given — ``"default"`` is all-MiniLM-L6-v2, run offline);
+      embedder is given — ``"default"`` is all-MiniLM-L6-v2, run offline; ``"auto"`` is that
+      model when its files are installed, else none);
+    * ``auto_index_paths``: what ``init()`` indexes (incrementally); by default the whole
+      workspace when it has a filesystem and search (``()`` indexes nothing). Vectors are
+      computed in the background; ``background_indexing=True`` runs the file pass there too;
     * ``on_mount``: ``fn(filesystem, sandbox)`` called before the filesystem is made visible in the
       sandbox; return False to skip, or a dict with ``"success": True`` if it did the mounting;
     * ``operation_timeout``: seconds allowed for provider lifecycle calls and resolvers.
@@ -130,7 +135,8 @@ class Workspace:
         vector_store: Any = None,
         embedder: Any = None,
         search_index_name: str | None = None,
-        auto_index_paths: Sequence[str] | str = (),
+        auto_index_paths: Sequence[str] | str | None = None,
+        background_indexing: bool = False,
         skills: Sequence[str] | str | Callable[[Any], Iterable[str]] = (),
         skill_source: Any = None,
         on_mount: Callable[[Any, Any], Any] | None = None,
@@ -193,13 +199,24 @@ class Workspace:
             )
         self._bm25 = None if bm25 is False else bm25
         self._vector_store = vector_store
+        if isinstance(embedder, str) and embedder == "auto":
+            from .search.embedder import default_embedder_available
+
+            embedder = "default" if default_embedder_available() else None
         self._embedder = embedder
         self._search_index_name = search_index_name or default_index_name(self._id)
         # The on-disk index must outlive a kernel restart even when the id is generated afresh.
         self._stable_index_name = search_index_name is not None or id is not None
+        if auto_index_paths is None:
+            # index by default: the whole workspace (gitignore-aware, hidden and binary files
+            # skipped); only a filesystem known up front (a resolver's is per request)
+            auto_index_paths = (".",) if self._fs_static is not None else ()
         self._auto_index_paths: tuple[str, ...] = (
             (auto_index_paths,) if isinstance(auto_index_paths, str) else tuple(auto_index_paths)
         )
+        self._background_indexing = bool(background_indexing)
+        self._index_thread: threading.Thread | None = None
+        self._index_error: BaseException | None = None
         self._search_engine: SearchEngine | None = None
         self._watchers: list[Any] = []
         self._skills_obj: WorkspaceSkills | None = None
@@ -358,12 +375,33 @@ class Workspace:
         if fs is not None and sb is not None:
             self._mount(fs, sb)
         if self.can_search and self._auto_index_paths:
-            self.rebuild_search_index()
+            if self._background_indexing:
+                self._start_background_pass()
+            else:
+                self.rebuild_search_index()
         if self._has_skills:
             skills = self._skills_or_none()
             if skills is not None:
                 skills.refresh()
         self._touch()
+
+    def _start_background_pass(self) -> None:
+        """``init()`` with ``background_indexing``: the pass over ``auto_index_paths`` runs on a
+        thread; searches meanwhile say how far it got."""
+        self._engine()  # opened now: a damaged index is reported by init(), not by the thread
+
+        def run() -> None:
+            try:
+                self.rebuild_search_index()
+            except Exception as exc:  # kept for index_status()/wait_for_index()
+                self._index_error = exc
+                import logging
+
+                logging.getLogger("ws_jupyter.search").warning("background indexing failed: %s", exc)
+
+        self._index_error = None
+        self._index_thread = threading.Thread(target=run, name="ws-index-pass", daemon=True)
+        self._index_thread.start()
 
     def _mount(self, fs: WorkspaceFilesystem, sb: WorkspaceSandbox) -> None:
         """Make the filesystem visible inside the sandbox (a bind mount under isolation)."""
@@ -425,6 +463,10 @@ class Workspace:
         for watcher in self._watchers:
             attempt(watcher.stop, "stopping the index watcher")
         self._watchers = []
+        thread = self._index_thread
+        if thread is not None and self._search_engine is not None:
+            self._search_engine.stop_passes()  # a background pass ends at its next file
+            thread.join(30.0)
         if self._search_engine is not None:
             attempt(self._search_engine.close, "closing the search index")
         fs = self._fs_static
@@ -526,20 +568,82 @@ class Workspace:
         metadata: Mapping[str, Any] | None = None,
         start_line_offset: int | None = None,
     ) -> None:
-        """Add (or replace) one document in the search index under the id ``path``."""
+        """Add (or replace) one free-text document in the search index under the id ``path``.
+
+        ``path`` may not be a file of the workspace (a file's entry comes from the file: see
+        :meth:`rebuild_search_index`)."""
         if not isinstance(content, str):
             raise InvalidArgumentError("content must be a string")
-        self._engine().index(path, content, metadata=metadata, start_line_offset=start_line_offset)
+        engine = self._engine()
+        self._refuse_file_name(path)
+        engine.index(path, content, metadata=metadata, start_line_offset=start_line_offset)
         self._touch()
 
     def index_document(self, path: str, content: str, metadata: Mapping[str, Any] | None = None) -> list[str]:
-        """Index ``content`` as the file ``path``: split into chunks like auto-indexed files (ids
-        ``path`` or ``path#chunk-N``), replacing what was indexed for ``path`` before."""
+        """Index free text under the document name ``path``, split into chunks like files (ids
+        ``path`` or ``path#chunk-N``), replacing what was indexed under that name before.
+        ``path`` may not be a file of the workspace."""
         if not isinstance(content, str):
             raise InvalidArgumentError("content must be a string")
-        ids = self._engine().index_document(path, content, metadata=metadata)
+        engine = self._engine()
+        self._refuse_file_name(path)
+        ids = engine.index_document(path, content, metadata=metadata)
         self._touch()
         return ids
+
+    def _refuse_file_name(self, name: str) -> None:
+        """Free text never takes a workspace file's name: a search hit under ``README.md`` must
+        show what README.md says, not what someone indexed under its name."""
+        fs = self._fs_static
+        if fs is None or not isinstance(name, str):
+            return
+        base = name.split("#chunk-", 1)[0]
+        try:
+            is_file = fs.stat(base).type == "file"
+        except Exception:  # not a path of the workspace at all: any name will do
+            return
+        if is_file:
+            raise InvalidArgumentError(
+                f"{base!r} is a file of the workspace: its search entry comes from the file itself. "
+                f"Re-index it from disk with rebuild_search_index({base!r}) (the workspace_index tool "
+                "with only a path), or index the text under another name."
+            )
+
+    def index_status(self) -> IndexStatus:
+        """What the index holds and is doing: documents, the file pass under way, vectors
+        embedded so far (see :class:`~ws_jupyter.search.status.IndexStatus`)."""
+        from .search.status import IndexStatus
+
+        engine = self._search_engine
+        running = self._index_thread is not None and self._index_thread.is_alive()
+        if engine is None:
+            return IndexStatus(documents=0, indexing=running, vectors=self.can_vector)
+        status = engine.status()
+        if running and not status.indexing:  # the thread is still opening or listing
+            status = replace(status, indexing=True)
+        if self._index_error is not None and status.error is None:
+            status = replace(status, error=f"{type(self._index_error).__name__}: {self._index_error}")
+        return status
+
+    def wait_for_index(self, timeout: float | None = None) -> bool:
+        """Wait until the index is complete: the file pass done and every document embedded.
+        True when it is, False when ``timeout`` seconds passed first; an indexing or embedding
+        failure is raised. For scripts and tests (``init()`` does not wait for vectors)."""
+        import time
+
+        if not self.can_search:
+            return True
+        deadline = None if timeout is None else time.monotonic() + timeout
+        thread = self._index_thread
+        if thread is not None:
+            thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+            if thread.is_alive():
+                return False
+            if self._index_error is not None:
+                raise self._index_error
+        engine = self._engine()
+        remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+        return engine.wait_for_vectors(remaining)
 
     def search(
         self,
@@ -566,7 +670,9 @@ class Workspace:
         """(Re)index ``paths`` (default: ``auto_index_paths``) incrementally: unchanged files are
         neither re-read nor re-embedded; deleted files leave the index. ``progress`` receives
         :class:`~ws_jupyter.search.indexer.IndexProgress` updates (``done``, ``total``, ``path``,
-        ``phase``). Returns an :class:`~ws_jupyter.search.indexer.IndexReport`."""
+        ``phase``). Returns an :class:`~ws_jupyter.search.indexer.IndexReport` once BM25 has the
+        changes; their vectors are computed in the background (:meth:`index_status`,
+        :meth:`wait_for_index`)."""
         engine = self._engine()
         from .search.indexer import AutoIndexer
 
@@ -710,7 +816,11 @@ class Workspace:
                 "index_name": self.persisted_index_name,
                 "auto_index_paths": list(self._auto_index_paths),
             }
-            if self._search_engine is not None:
+            if self._search_engine is not None and self.status not in ("destroying", "destroyed"):
+                status = self.index_status()
+                search["documents"] = status.documents
+                search["status"] = status
+            elif self._search_engine is not None:
                 search["documents"] = len(self._search_engine)
         skills: dict[str, Any] | None = None
         if (
@@ -770,10 +880,11 @@ class Workspace:
         skills: Sequence[str] | str | None = None,
         **options: Any,
     ) -> Workspace:
-        """A workspace over one directory: files, a sandbox working there, BM25 search, and the
-        directory's ``skills/`` folder when it has one.
+        """A workspace over one directory: files, a sandbox working there, search over every file
+        of it (hybrid when the default embedding model is installed, else BM25; vectors computed
+        in the background), and the directory's ``skills/`` folder when it has one.
 
-        >>> ws = Workspace.from_directory("./project", embedder="default")  # doctest: +SKIP
+        >>> ws = Workspace.from_directory("./project")  # doctest: +SKIP
         """
         from .filesystem.local import LocalFilesystem
         from .sandbox.local import LocalSandbox
@@ -781,6 +892,7 @@ class Workspace:
         root = os.path.abspath(os.path.expanduser(os.fspath(path)))
         if skills is None:
             skills = ("skills",) if os.path.isdir(os.path.join(root, "skills")) else ()
+        options.setdefault("embedder", "auto")
         return cls(
             filesystem=LocalFilesystem(root),
             sandbox=LocalSandbox(working_directory=root, isolation=isolation),

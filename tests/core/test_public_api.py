@@ -18,7 +18,7 @@ PUBLIC = {
     "SandboxInfo", "ProcessManager", "ProcessHandle", "ProcessInfo",
     # search
     "BM25Config", "SearchEngine", "SearchResult", "VectorStore", "ChromaVectorStore", "DefaultEmbedder",
-    "IndexProgress", "IndexReport", "install_model",
+    "IndexProgress", "IndexReport", "IndexStatus", "install_model",
     # skills
     "Skill", "SkillChanges", "SkillFile", "SkillIssue", "SkillSearchResult", "SkillWarning", "SkillsContext",
     "SkillSource", "LocalSkillSource", "FilesystemSkillSource", "VersionedSkillSource", "WorkspaceSkills",

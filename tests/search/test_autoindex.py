@@ -75,21 +75,25 @@ def test_incremental_passes_count_embedder_calls(tree):
     emb = HashEmbedder()
     ws = Workspace(id="t2", filesystem=LocalFilesystem(tree), embedder=emb, auto_index_paths=["docs", "src"])
     ws.init()
+    assert ws.wait_for_index(60)  # vectors are computed in the background
     first = emb.texts
     assert first == 5  # guide, reference, Makefile, app.py, notes.txt
 
     # nothing changed: nothing read, nothing embedded
     report = ws.rebuild_search_index()
+    assert ws.wait_for_index(60)
     assert report.indexed == [] and report.unchanged == 5 and emb.texts == first
 
     # touched (mtime changes, content does not): read and hashed, not re-embedded
     os.utime(tree / "docs/guide.md", (time.time() + 5, time.time() + 5))
     report = ws.rebuild_search_index()
+    assert ws.wait_for_index(60)
     assert report.touched == 1 and report.indexed == [] and emb.texts == first
 
     # one file edited: only that file is re-embedded
     _write(tree, "docs/guide.md", "# Guide\nInstall the okapi package first.\n")
     report = ws.rebuild_search_index()
+    assert ws.wait_for_index(60)
     assert report.indexed == ["docs/guide.md"] and emb.texts == first + 1
     assert "docs/guide.md" in _ids(ws.search("okapi", mode="bm25"))
 
@@ -104,6 +108,7 @@ def test_incremental_passes_count_embedder_calls(tree):
         "docs/Makefile",
         "docs/new.md",
     }
+    assert ws.wait_for_index(60)
     assert ws._search_engine.vector_store.count() == len(ws._search_engine)
 
     # a file that became binary leaves the index
@@ -151,13 +156,26 @@ def test_progress_callback_and_report(tree):
     assert all(p.total == len(index_updates) for p in index_updates) and seen[-1].fraction == 1.0
     assert "docs/logo.png" in {p.path for p in index_updates}  # considered, then skipped as binary
     assert "IndexReport(" in repr(report)
-    # with vectors, embedding is reported as its own phase, batch by batch
+    # a workspace computes vectors in the background: the pass reports files only, the status
+    # the vectors; an engine without a background worker reports embedding as its own phase
     seen.clear()
-    with Workspace(id="t4v", filesystem=LocalFilesystem(tree), embedder=HashEmbedder()) as ws:
+    with Workspace(id="t4v", filesystem=LocalFilesystem(tree), embedder=HashEmbedder(),
+                   auto_index_paths=()) as ws:
         ws.rebuild_search_index(["docs", "src"], progress=seen.append)
+        assert "embed" not in {p.phase for p in seen} and seen[-1].phase == "done"
+        assert ws.wait_for_index(60)
+        status = ws.index_status()
+        assert status.ready and status.embedded == status.documents == 5 and status.coverage == 1.0
+    from ws_jupyter.search.engine import SearchEngine
+    from ws_jupyter.search.indexer import AutoIndexer
+
+    seen.clear()
+    engine = SearchEngine(True, HashEmbedder())
+    AutoIndexer(LocalFilesystem(tree), engine).rebuild(["docs", "src"], progress=seen.append)
     embed = [p for p in seen if p.phase == "embed"]
     assert embed[0].done == 0 and embed[-1].done == embed[-1].total == 5
     assert seen[-1].phase == "done"
+    engine.close()
 
 
 def test_watch_keeps_the_index_current(tree):
@@ -186,6 +204,7 @@ def test_targeted_update_of_changed_files(tree):
     with Workspace(id="t8", filesystem=LocalFilesystem(tree), embedder=emb, auto_index_paths=["docs"]) as ws:
         engine = ws._search_engine
         indexer = AutoIndexer(ws.filesystem, engine)
+        assert ws.wait_for_index(60)
         before = emb.texts
         _write(tree, "docs/api/reference.md", "the okapi engine\n")
         _write(tree, "docs/api/scratch.tmp", "ignored by docs/api/.gitignore\n")
@@ -205,6 +224,7 @@ def test_targeted_update_of_changed_files(tree):
             ["docs"],
         )
         assert report.indexed == ["docs/api/reference.md"] and report.removed == ["docs/guide.md"]
+        assert ws.wait_for_index(60)
         assert emb.texts == before + 1
         assert set(engine.sources()) == {"docs/api/reference.md", "docs/Makefile"}
         # a changed .gitignore re-runs the full pass

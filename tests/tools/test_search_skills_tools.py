@@ -30,9 +30,10 @@ def test_search_output(search_ws):
     out = box(search_ws).run("workspace_search", query="pasta sauce", top_k=2)
     blocks, summary = out.rsplit("\n---\n", 1)
     assert summary == "1 result (bm25 search)"
-    assert (
-        blocks
-        == "docs/cooking.md:3-6: Boil the pasta in salted water.\nDrain it.\n\nServe with tomato sauce and basil."
+    # the hit's line range, numbered as read_file numbers lines (blank context left out)
+    assert blocks == (
+        "docs/cooking.md:3-6\n3→Boil the pasta in salted water.\n4→Drain it.\n5→\n"
+        "6→Serve with tomato sauce and basil."
     )
 
 
@@ -40,7 +41,7 @@ def test_search_several_results_and_zero(search_ws):
     tools = box(search_ws)
     out = tools.run("workspace_search", query="tomato")
     assert out.endswith("---\n2 results (bm25 search)")
-    assert re.search(r"^docs/gardening\.md:3-3: Water the tomato plants every morning\.$", out, re.M)
+    assert re.search(r"^docs/gardening\.md:3-3\n3→Water the tomato plants every morning\.$", out, re.M)
     assert tools.run("workspace_search", query="spaceship") == "0 results (bm25 search)"
 
 
@@ -56,26 +57,26 @@ def test_snippets_are_bounded_by_the_token_budget(workdir, search_ws):
     search_ws.set_tools_config({T.SEARCH.SEARCH: {"max_output_tokens": 120}})
     tools = box(search_ws)
     assert tools.run("workspace_index", path="notes/long.md", content="needle " + "word " * 5000).startswith(
-        "Indexed notes/long.md ("
+        "Indexed the text as notes/long.md ("
     )
     out = tools.run("workspace_search", query="needle", top_k=1)
-    assert out.startswith("notes/long.md:1-1: needle word")
+    assert out.startswith("notes/long.md [indexed text]:1-1\n1→needle word")
     assert count_tokens(out) <= 150
 
 
 def test_index_then_search(search_ws):
     tools = box(search_ws)
     assert tools.run("workspace_index", path="./notes/meeting.md", content="Budget review on Friday.\n") == (
-        "Indexed notes/meeting.md"
+        "Indexed the text as notes/meeting.md"
     )
     assert tools.run("workspace_search", query="budget friday").startswith(
-        "notes/meeting.md:1-1: Budget review"
+        "notes/meeting.md [indexed text]:1-1\n1→Budget review"
     )
     long_text = "".join(f"paragraph {i} about quarterly planning and hiring.\n" for i in range(400))
     assert tools.run("workspace_index", path="notes/long.md", content=long_text).startswith(
-        "Indexed notes/long.md ("
+        "Indexed the text as notes/long.md ("
     )
-    assert tools.run("workspace_index", path="../x", content="x").startswith("Error: Invalid document path")
+    assert tools.run("workspace_index", path="../x", content="x").startswith("Error: Invalid path")
 
 
 @pytest.fixture

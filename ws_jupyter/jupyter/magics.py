@@ -48,7 +48,10 @@ class WsMagics(Magics):
     ).tag(config=True)
     bm25 = Bool(True, help="Whether `%ws init` enables BM25 keyword search.").tag(config=True)
     vector = Bool(
-        False, help="Whether `%ws init` enables vector search with the default embedder (all-MiniLM-L6-v2)."
+        None,
+        allow_none=True,
+        help="Whether `%ws init` enables vector search with the default embedder (all-MiniLM-L6-v2); "
+        "None (the default): when the model is installed.",
     ).tag(config=True)
     isolation = Enum(
         ["none", "auto", "bwrap", "seatbelt"],

@@ -11,29 +11,65 @@ same lines an editor shows.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 __all__ = [
     "DEFAULT_CHUNK_CHARS",
     "DEFAULT_OVERLAP_LINES",
+    "MAX_RANGE_LINES",
     "Chunk",
+    "FileChunker",
     "best_line_range",
+    "chunker_for",
     "line_count",
+    "line_range_from_terms",
+    "register_chunker",
     "split_into_chunks",
 ]
 
 DEFAULT_CHUNK_CHARS = 4000
 DEFAULT_OVERLAP_LINES = 3
+MAX_RANGE_LINES = 12  # the longest line range a hit reports when its terms are spread out
 
 
 @dataclass(frozen=True)
 class Chunk:
-    """``content`` spans lines ``start_line..end_line`` (1-based, inclusive) of its file."""
+    """``content`` spans lines ``start_line..end_line`` (1-based, inclusive) of its file.
+
+    ``metadata`` is added to the chunk's search metadata (a chunker for a file type puts e.g. a
+    notebook cell's index and id there, and line numbers then count within that cell).
+    """
 
     content: str
     start_line: int
     end_line: int
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+
+#: ``(path, text) -> chunks`` for one kind of file (e.g. notebooks, cell by cell); None means
+#: "split this one as plain text". Raising also falls back to the plain split.
+FileChunker = Callable[[str, str], "Sequence[Chunk] | None"]
+_CHUNKERS: dict[str, FileChunker] = {}
+
+
+def register_chunker(suffix: str, chunker: FileChunker | None) -> None:
+    """Makes the auto-indexer split files ending in ``suffix`` (e.g. ``".ipynb"``, compared
+    case-insensitively) with ``chunker``; None restores the plain line-based split."""
+    key = suffix.lower()
+    if chunker is None:
+        _CHUNKERS.pop(key, None)
+    else:
+        _CHUNKERS[key] = chunker
+
+
+def chunker_for(path: str) -> FileChunker | None:
+    """The chunker registered for ``path``'s suffix, if any."""
+    name = path.rsplit("/", 1)[-1].lower()
+    dot = name.rfind(".")
+    return _CHUNKERS.get(name[dot:]) if dot > 0 else None
 
 
 def line_count(text: str) -> int:
@@ -86,42 +122,78 @@ def best_line_range(
     query_terms: Sequence[str],
     analyze: Callable[[str], list[str]],
     weights: Callable[[str], float] | None = None,
-    max_lines: int = 12,
+    max_lines: int = MAX_RANGE_LINES,
 ) -> tuple[int, int] | None:
     """1-based line range (within ``content``) of the densest window of query-term matches.
 
     Each distinct query term counts once per window, weighted (e.g. by IDF) so a window with the
     rare words wins over one repeating a common word; the window is trimmed to its first and last
-    matching lines. None when no line contains a query term.
+    matching lines. None when no line contains a query term. (This analyses every line; the
+    search engine uses :func:`line_range_from_terms` on lines analysed at index time.)
     """
     terms = set(query_terms)
     if not terms:
         return None
-    line_terms: list[set[str]] = []
-    any_match = False
-    for line in content.split("\n"):
-        found = terms.intersection(analyze(line)) if line else set()
-        any_match = any_match or bool(found)
-        line_terms.append(found)
-    if not any_match:
+    matches: list[tuple[int, frozenset[str]]] = []
+    for i, line in enumerate(content.split("\n")):
+        if line:
+            found = terms.intersection(analyze(line))
+            if found:
+                matches.append((i, frozenset(found)))
+    return _densest_window(matches, terms, weights, max_lines)
+
+
+def line_range_from_terms(
+    line_terms: str,
+    query_terms: Sequence[str],
+    weights: Callable[[str], float] | None = None,
+    max_lines: int = MAX_RANGE_LINES,
+) -> tuple[int, int] | None:
+    """:func:`best_line_range` from analysed lines (``Analyzer.line_terms``: one line per
+    content line, terms separated by spaces): the same range, found by one regular-expression
+    scan instead of analysing the content again."""
+    terms = set(query_terms)
+    if not terms or not line_terms:
+        return None
+    pattern = re.compile(r"(?<![^ \n])(" + "|".join(re.escape(t) for t in sorted(terms, key=len, reverse=True))
+                         + r")(?![^ \n])")
+    by_line: dict[int, set[str]] = {}
+    line, pos = 0, 0
+    for m in pattern.finditer(line_terms):
+        line += line_terms.count("\n", pos, m.start())
+        pos = m.start()
+        by_line.setdefault(line, set()).add(m.group(1))
+    if not by_line:
+        return None
+    return _densest_window([(i, frozenset(f)) for i, f in by_line.items()], terms, weights, max_lines)
+
+
+def _densest_window(
+    matches: list[tuple[int, frozenset[str]]],
+    terms: set[str],
+    weights: Callable[[str], float] | None,
+    max_lines: int,
+) -> tuple[int, int] | None:
+    """The best window over ``matches`` (``(line index, terms found)``, ascending): highest
+    weight of distinct terms covered within ``max_lines`` lines, then the tighter, then the earlier."""
+    if not matches:
         return None
     w = weights or (lambda _t: 1.0)
     weight = {t: max(w(t), 1e-6) for t in terms}
-    best: tuple[float, int, int] | None = None
-    n = len(line_terms)
-    for start in range(n):
-        if not line_terms[start]:
-            continue
+    best: tuple[float, int, int, int] | None = None  # (score, -width, -start) + start/last
+    n = len(matches)
+    for a in range(n):
+        start = matches[a][0]
         covered: set[str] = set()
         last = start
-        for end in range(start, min(n, start + max_lines)):
-            if line_terms[end]:
-                covered |= line_terms[end]
-                last = end
+        b = a
+        while b < n and matches[b][0] < start + max_lines:
+            covered |= matches[b][1]
+            last = matches[b][0]
+            b += 1
         score = sum(weight[t] for t in covered)
-        # prefer higher score, then the tighter window, then the earlier one
         key = (score, -(last - start), -start)
-        if best is None or key > (best[0], -(best[2] - best[1]), -best[1]):
-            best = (score, start, last)
+        if best is None or key > (best[0], best[1], best[2]):
+            best = (score, -(last - start), -start, last)
     assert best is not None
-    return best[1] + 1, best[2] + 1
+    return -best[2] + 1, best[3] + 1

@@ -2,12 +2,16 @@
 
 ``AutoIndexer(fs, engine).rebuild(["docs", "**/*.md"])`` walks the workspace with the shared
 walker (:func:`ws_jupyter.filesystem.walk.walk`: ``.gitignore`` at every level, hidden files and
-``.git`` skipped) and for each file:
+``.git`` — so ``.ws/``, the index itself — skipped) and for each file:
 
-1. size and mtime equal to the manifest's -> unchanged, not even read;
+1. size and mtime equal to the manifest's, and the index holding the file's own chunks ->
+   unchanged, not even read;
 2. otherwise read; binary content (sniffed, whatever the extension) is skipped and remembered;
 3. content hash equal to the manifest's -> only the manifest is updated (``touch`` costs nothing);
-4. otherwise the file is chunked and indexed; chunks whose text did not change keep their vectors.
+4. otherwise the file is chunked (by the chunker registered for its type — notebooks cell by
+   cell, outputs left out — or by lines) and indexed; chunks whose text did not change keep their
+   vectors. A document indexed from given text under the file's name is replaced: a file's
+   entry always comes from the file.
 
 Files that were indexed under the requested paths but are gone (deleted, now ignored, now binary)
 leave the index. A ``progress`` callback receives :class:`IndexProgress` updates (the notebook
@@ -35,10 +39,13 @@ from ..filesystem.mime import SNIFF_BYTES, looks_like_text
 from ..filesystem.reading import read_limited
 from ..filesystem.walk import WalkEntry, walk
 from ..tools.globs import expand_braces, split_glob_path
-from .engine import SearchEngine, content_hash
+from .chunking import chunker_for, register_chunker
+from .engine import FILE, SearchEngine, content_hash
+from .notebook_cells import notebook_chunks
+from .status import IndexProgress
 from .store import FileRecord
 
-__all__ = ["AutoIndexer", "IndexProgress", "IndexReport", "Watcher", "glob_to_regex"]
+__all__ = ["WHOLE_WORKSPACE", "AutoIndexer", "IndexProgress", "IndexReport", "Watcher", "glob_to_regex"]
 
 log = logging.getLogger("ws_jupyter.search")
 
@@ -46,21 +53,10 @@ _BINARY = "binary"
 _TOO_LARGE = "too-large"
 DEFAULT_MAX_FILE_BYTES = 4 * 1024 * 1024
 _WATCH_TICK_MS = 250  # how often the watcher thread wakes up without events (and checks stop)
+#: what ``auto_index_paths`` covers by default: the whole workspace
+WHOLE_WORKSPACE = "."
 
-
-@dataclass(frozen=True)
-class IndexProgress:
-    """One progress update: ``done`` of ``total`` files handled, the current ``path``;
-    ``phase`` is ``"scan"``, ``"index"``, ``"embed"`` or ``"done"``."""
-
-    done: int
-    total: int
-    path: str | None
-    phase: str
-
-    @property
-    def fraction(self) -> float:
-        return self.done / self.total if self.total else 1.0
+register_chunker(".ipynb", notebook_chunks)
 
 
 @dataclass
@@ -226,39 +222,50 @@ class AutoIndexer:
         scopes = [_scope(p) for p in paths]
         t0 = time.perf_counter()
         report = IndexReport()
-        with self._run_lock:
-            if progress is not None:
-                progress(IndexProgress(0, 0, None, "scan"))
+        engine = self.engine
+        with self._run_lock, engine.indexing_pass() as status:
+            notify = _both(status, progress)
+            notify(IndexProgress(0, 0, None, "scan"))
             found = self._candidates(scopes, report)
-            store = self.engine.store
+            store = engine.store
             manifest = store.files()
             total = len(found)
-            engine = self.engine
+            status(IndexProgress(0, total, None, "index"))  # "indexing 0 of N files" from now on
+            is_file_source = engine.is_file_source
             with engine.batch():
                 # (walk order is tree order: deterministic without sorting)
                 for n, (path, (size, mtime_ns)) in enumerate(found.items(), 1):
+                    if engine.passes_stopped:
+                        return report  # the index is closing: the rest waits for the next pass
                     rec = manifest.get(path)
                     if (rec is not None and rec.size == size and rec.mtime_ns == mtime_ns
-                            and rec.hash not in (_BINARY, _TOO_LARGE)):
+                            and rec.hash not in (_BINARY, _TOO_LARGE) and is_file_source(path)):
                         report.unchanged += 1  # the common case, decided without a call
                     else:
                         self._one(path, size, mtime_ns, rec, report)
-                    if progress is not None:
-                        progress(IndexProgress(n, total, path, "index"))
+                    notify(IndexProgress(n, total, path, "index"))
                 gone = [p for p in manifest if p not in found
                         and (prune_outside or any(s.contains(p) for s in scopes))]
                 for path in gone:
                     self._forget(path, report)
-            embed_progress: Callable[[int, int], None] | None = None
-            if engine.pending_embeddings and progress is not None:
-                report_to = progress
-                report_to(IndexProgress(0, engine.pending_embeddings, None, "embed"))
-                embed_progress = lambda done, count: report_to(IndexProgress(done, count, None, "embed"))  # noqa: E731
-            engine.flush(embed_progress)
+            self._settle(progress)
             report.seconds = time.perf_counter() - t0
-            if progress is not None:
-                progress(IndexProgress(total, total, None, "done"))
+            notify(IndexProgress(total, total, None, "done"))
         return report
+
+    def _settle(self, progress: Callable[[IndexProgress], None] | None) -> None:
+        """The end of a pass: documents made durable; vectors left to the engine's background
+        worker, or (an engine without one) embedded now, reported as the ``"embed"`` phase."""
+        engine = self.engine
+        if engine.background:
+            engine.persist()
+            return
+        embed_progress: Callable[[int, int], None] | None = None
+        if engine.pending_embeddings and progress is not None:
+            report_to = progress
+            report_to(IndexProgress(0, engine.pending_embeddings, None, "embed"))
+            embed_progress = lambda done, count: report_to(IndexProgress(done, count, None, "embed"))  # noqa: E731
+        engine.flush(embed_progress)
 
     def update(self, changed: Iterable[str], paths: Iterable[str],
                progress: Callable[[IndexProgress], None] | None = None, *,
@@ -278,7 +285,8 @@ class AutoIndexer:
                 return self.rebuild(path_list, progress=progress, prune_outside=prune_outside)
         t0 = time.perf_counter()
         report = IndexReport()
-        with self._run_lock:
+        with self._run_lock, self.engine.indexing_pass() as status:
+            notify = _both(status, progress)
             store = self.engine.store
             found = self._candidates(scopes, report, only=set(rels))
             with self.engine.batch():
@@ -288,12 +296,10 @@ class AutoIndexer:
                         self._one(rel, *found[rel], rec, report)
                     elif rec is not None or self.engine.has_source(rel):
                         self._forget(rel, report)
-                    if progress is not None:
-                        progress(IndexProgress(n, len(rels), rel, "index"))
-            self.engine.flush()
-        report.seconds = time.perf_counter() - t0
-        if progress is not None:
-            progress(IndexProgress(len(rels), len(rels), None, "done"))
+                    notify(IndexProgress(n, len(rels), rel, "index"))
+            self._settle(None)
+            report.seconds = time.perf_counter() - t0
+            notify(IndexProgress(len(rels), len(rels), None, "done"))
         return report
 
     def _is_dir(self, rel: str) -> bool:
@@ -307,9 +313,13 @@ class AutoIndexer:
         if rec is not None and rec.size == size and rec.mtime_ns == mtime_ns:
             if rec.hash in (_BINARY, _TOO_LARGE):
                 report.skipped.append((path, rec.hash))
-            else:
+                return
+            if engine.is_file_source(path):
                 report.unchanged += 1
-            return
+                return
+            # the manifest says unchanged, but the index does not hold the file's own chunks (a
+            # document given as text took its name, or an index from before kinds were kept):
+            # read the file and index it again
         if size > self.max_file_bytes:
             self._drop(path, rec, report, _TOO_LARGE, size, mtime_ns)
             return
@@ -328,11 +338,18 @@ class AutoIndexer:
             return
         text = bytes(data).decode("utf-8", "replace")
         digest = content_hash(text)
-        if rec is not None and rec.hash == digest and engine.has_source(path):
+        if rec is not None and rec.hash == digest and engine.is_file_source(path):
             store.put_file(FileRecord(path, size, mtime_ns, digest))
             report.touched += 1
             return
-        ids = engine.index_document(path, text)
+        chunks = None
+        chunker = chunker_for(path)
+        if chunker is not None:
+            try:
+                chunks = chunker(path, text)
+            except Exception as exc:  # a chunker's failure never stops the pass: split as text
+                log.warning("chunker for %s failed (%s): indexed as plain text", path, exc)
+        ids = engine.index_document(path, text, kind=FILE, chunks=chunks)
         store.put_file(FileRecord(path, size, mtime_ns, digest))
         report.indexed.append(path)
         report.chunks += len(ids)
@@ -349,6 +366,18 @@ class AutoIndexer:
             self.engine.remove_source(path)
         self.engine.store.put_file(FileRecord(path, size, mtime_ns, reason))
         report.skipped.append((path, reason))
+
+
+def _both(first: Callable[[IndexProgress], None],
+          second: Callable[[IndexProgress], None] | None) -> Callable[[IndexProgress], None]:
+    if second is None:
+        return first
+
+    def call(update: IndexProgress) -> None:
+        first(update)
+        second(update)
+
+    return call
 
 
 def _ancestors(path: str) -> list[str]:

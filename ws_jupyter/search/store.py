@@ -1,10 +1,17 @@
 """The search index's document store: one SQLite file holding every indexed document (content,
-metadata, line span), a change sequence, and the auto-indexer's file manifest.
+metadata, line span, kind, analysed lines, embedding state), a change sequence, and the
+auto-indexer's file manifest.
 
 Why SQLite: a change to one document is one small transaction (WAL mode), so keeping the index
 durable costs time proportional to the change, not to the index; the BM25 snapshot only has to
 be rewritten now and then, and on open the documents changed since the snapshot (``seq`` greater
-than the snapshot's) are replayed. The vector store keeps its own copy of the vectors.
+than the snapshot's) are replayed. The vector store keeps its own copy of the vectors; ``vec_hash`` records which content
+each document's vector was computed from, so embedding can stop at any point (a kernel restart)
+and resume with exactly the documents whose vector is missing or stale.
+
+``line_terms`` is a document's analysed text, one line per line of the content (terms separated
+by spaces): finding a hit's matching lines is then a regular-expression scan of it instead of
+analysing the content again at query time.
 
 Everything here runs under the engine's lock; the connection is shared across threads.
 """
@@ -14,7 +21,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -33,7 +40,10 @@ CREATE TABLE IF NOT EXISTS docs (
     content TEXT NOT NULL,
     metadata TEXT NOT NULL,
     hash TEXT NOT NULL,
-    seq INTEGER NOT NULL
+    seq INTEGER NOT NULL,
+    kind TEXT,
+    line_terms TEXT,
+    vec_hash TEXT
 );
 CREATE INDEX IF NOT EXISTS docs_source ON docs(source);
 CREATE INDEX IF NOT EXISTS docs_seq ON docs(seq);
@@ -45,12 +55,21 @@ CREATE TABLE IF NOT EXISTS files (
     hash TEXT NOT NULL
 );
 """
-_SCHEMA_VERSION = "1"
+_SCHEMA_VERSION = "2"
+# v1 -> v2: kind (file / text), line_terms, vec_hash
+_V2_COLUMNS = (("kind", "TEXT"), ("line_terms", "TEXT"), ("vec_hash", "TEXT"))
+#: meta key set while the vector state of a v1 index has not been read from its vector store
+LEGACY_VECTORS = "legacy_vectors"
 
 
 @dataclass(frozen=True)
 class DocRecord:
-    """An indexed document without its content (kept in memory by the engine)."""
+    """An indexed document without its content (kept in memory by the engine).
+
+    ``kind`` is ``"file"`` for a workspace file's chunk (written by the auto-indexer only),
+    ``"text"`` for a document indexed from given text, None for an entry of an index written
+    before kinds were recorded (treated as not a file, so the next pass re-reads the file).
+    """
 
     id: str
     source: str
@@ -58,6 +77,7 @@ class DocRecord:
     end_line: int
     metadata: dict[str, Any]
     hash: str
+    kind: str | None = "text"
 
 
 class FileRecord(NamedTuple):
@@ -85,10 +105,12 @@ class DocStore:
             check = self._db.execute("PRAGMA quick_check").fetchone()
             if not check or check[0] != "ok":
                 raise sqlite3.DatabaseError(f"integrity check failed: {check}")
+            version = self._table_version()
             self._db.executescript(_SCHEMA)
-            version = self.get_meta("schema")
             if version is None:
                 self.set_meta("schema", _SCHEMA_VERSION)
+            elif version == "1":
+                self._migrate_v1()
             elif version != _SCHEMA_VERSION:
                 raise sqlite3.DatabaseError(f"unknown schema version {version}")
             seq = self.get_meta("seq")
@@ -101,6 +123,23 @@ class DocStore:
             raise IndexCorruptedError(f"search index database is unreadable: {exc}") from exc
         self._in_tx = False
         self._files: dict[str, FileRecord] | None = None
+
+    def _table_version(self) -> str | None:
+        has_meta = self._db.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").fetchone()
+        return self.get_meta("schema") if has_meta else None
+
+    def _migrate_v1(self) -> None:
+        """Adds the v2 columns; the vectors of the existing documents are matched against the
+        vector store when it is next opened (:data:`LEGACY_VECTORS`), not re-embedded."""
+        have = {row[1] for row in self._db.execute("PRAGMA table_info(docs)")}
+        self._db.execute("BEGIN")
+        for name, typ in _V2_COLUMNS:
+            if name not in have:
+                self._db.execute(f"ALTER TABLE docs ADD COLUMN {name} {typ}")
+        self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, '1')", (LEGACY_VECTORS,))
+        self._db.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (_SCHEMA_VERSION,))
+        self._db.execute("COMMIT")
 
     # ------------------------------------------------------------------ transactions
     def begin(self) -> None:
@@ -132,19 +171,24 @@ class DocStore:
         with self._lock:
             self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
 
+    def delete_meta(self, key: str) -> None:
+        with self._lock:
+            self._db.execute("DELETE FROM meta WHERE key = ?", (key,))
+
     @property
     def seq(self) -> int:
         return self._seq
 
     # ------------------------------------------------------------------ documents
-    def put(self, rec: DocRecord, content: str) -> None:
+    def put(self, rec: DocRecord, content: str, line_terms: str | None = None) -> None:
+        """Adds or replaces a document; its vector state starts empty (it needs embedding)."""
         with self._lock:
             self.begin()
             self._seq += 1
             self._db.execute(
-                "INSERT OR REPLACE INTO docs VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT OR REPLACE INTO docs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)",
                 (rec.id, rec.source, rec.start_line, rec.end_line, content,
-                 json.dumps(rec.metadata, default=str), rec.hash, self._seq),
+                 json.dumps(rec.metadata, default=str), rec.hash, self._seq, rec.kind, line_terms),
             )
             self._db.execute("DELETE FROM removed WHERE id = ?", (rec.id,))
 
@@ -165,9 +209,54 @@ class DocStore:
             self._files = {}
 
     def records(self) -> Iterator[DocRecord]:
-        cur = self._db.execute("SELECT id, source, start_line, end_line, metadata, hash FROM docs ORDER BY seq")
+        cur = self._db.execute(
+            "SELECT id, source, start_line, end_line, metadata, hash, kind FROM docs ORDER BY seq")
         for row in cur:
-            yield DocRecord(row[0], row[1], row[2], row[3], json.loads(row[4]), row[5])
+            yield DocRecord(row[0], row[1], row[2], row[3], json.loads(row[4]), row[5], row[6])
+
+    def hit_rows(self, ids: Sequence[str]) -> dict[str, tuple[str, str | None]]:
+        """``id -> (content, line_terms)`` for the hits of one search (one query)."""
+        if not ids:
+            return {}
+        q = "SELECT id, content, line_terms FROM docs WHERE id IN ({})".format(",".join("?" * len(ids)))
+        with self._lock:
+            return {r[0]: (r[1], r[2]) for r in self._db.execute(q, list(ids))}
+
+    def set_kind(self, doc_id: str, kind: str | None) -> None:
+        with self._lock:
+            self.begin()
+            self._db.execute("UPDATE docs SET kind = ? WHERE id = ?", (kind, doc_id))
+
+    def set_line_terms(self, doc_id: str, line_terms: str | None) -> None:
+        with self._lock:
+            self.begin()
+            self._db.execute("UPDATE docs SET line_terms = ? WHERE id = ?", (line_terms, doc_id))
+
+    # ------------------------------------------------------------------ embedding state
+    def unembedded(self) -> list[str]:
+        """Ids whose vector is missing or was computed from other content, in indexing order."""
+        with self._lock:
+            return [r[0] for r in self._db.execute(
+                "SELECT id FROM docs WHERE vec_hash IS NULL OR vec_hash != hash ORDER BY seq")]
+
+    def embedded_ids(self) -> list[str]:
+        with self._lock:
+            return [r[0] for r in self._db.execute("SELECT id FROM docs WHERE vec_hash IS NOT NULL")]
+
+    def mark_embedded(self, pairs: Iterable[tuple[str, str]]) -> None:
+        """Records ``(id, content hash)`` pairs whose vectors are now in the vector store."""
+        with self._lock:
+            self.begin()
+            self._db.executemany("UPDATE docs SET vec_hash = ? WHERE id = ?", [(h, i) for i, h in pairs])
+
+    def clear_embedded(self, ids: Iterable[str] | None = None) -> None:
+        """Forgets vector state: of ``ids``, or of every document (the vector store was emptied)."""
+        with self._lock:
+            self.begin()
+            if ids is None:
+                self._db.execute("UPDATE docs SET vec_hash = NULL")
+            else:
+                self._db.executemany("UPDATE docs SET vec_hash = NULL WHERE id = ?", [(i,) for i in ids])
 
     def contents(self, ids: Iterable[str]) -> dict[str, str]:
         out: dict[str, str] = {}

@@ -58,6 +58,36 @@ class Analyzer:
         self._cache: dict[str, str] = {}
         self._lock = threading.Lock()
 
+    def __getstate__(self) -> dict[str, object]:
+        # picklable (a SearchResult keeps its analyzer for highlighting): no lock, no cache
+        state = dict(self.__dict__)
+        state["_cache"] = {}
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
+    @property
+    def splits_on_lines(self) -> bool:
+        """True when analysing a text gives the concatenation of analysing each of its lines
+        (the default analysis: a newline always separates words). Then one pass per line yields
+        both the document's terms and, for free, which line holds each term."""
+        return self._custom is None
+
+    def line_terms(self, text: str) -> tuple[list[str], str]:
+        """The terms of ``text`` (as ``self(text)``) and its analysed lines: one line per line
+        of ``text``, its terms separated by spaces (what :func:`~.chunking.line_range_from_terms`
+        scans). Only for :attr:`splits_on_lines` analysers."""
+        terms: list[str] = []
+        lines: list[str] = []
+        for line in text.split("\n"):
+            found = self(line) if line else []
+            terms += found
+            lines.append(" ".join(found))
+        return terms, "\n".join(lines)
+
     def __call__(self, text: str) -> list[str]:
         if self._custom is not None:
             tokens = self._custom(text)

@@ -12,12 +12,13 @@ server, behind one client API.
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
@@ -92,6 +93,25 @@ def _forget_failed_system(persist_directory: str) -> None:
                 systems.pop(key, None)
     except Exception:  # pragma: no cover - chromadb internals moved: nothing to clean up
         pass
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _chroma_errors(method: _F) -> _F:
+    """Chroma's own exceptions (a damaged segment file raises ``InternalError`` on the first
+    read) become ``SearchError``, which the engine answers by rebuilding the store it owns."""
+
+    @functools.wraps(method)
+    def wrapper(self: ChromaVectorStore, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except (SearchError, WorkspaceConfigError):
+            raise
+        except Exception as exc:
+            raise SearchError(f"Chroma {method.__name__} failed ({self!r}): {type(exc).__name__}: {exc}") from exc
+
+    return wrapper  # type: ignore[return-value]
 
 
 class ChromaVectorStore:
@@ -209,6 +229,12 @@ class ChromaVectorStore:
             raise SearchError("ChromaVectorStore is not open (the search engine opens it)")
         return self._collection
 
+    def forget_storage(self) -> None:
+        """After :meth:`close`: drops chromadb's cached state for this store's directory, so the
+        directory can be replaced (moved aside after damage) and opened afresh in this process."""
+        if self.path is not None and self._owns_client:
+            _forget_failed_system(str(self.path))
+
     def close(self) -> None:
         """Releases the collection and, for clients this store created, Chroma's file handles."""
         with self._lock:
@@ -240,6 +266,7 @@ class ChromaVectorStore:
                 self._client = client
 
     # ------------------------------------------------------------------ data
+    @_chroma_errors
     def upsert(self, ids: Sequence[str], embeddings: np.ndarray, documents: Sequence[str],
                metadatas: Sequence[Mapping[str, Any]]) -> None:
         if not len(ids):
@@ -253,6 +280,7 @@ class ChromaVectorStore:
                            documents=list(documents[i:i + step]),
                            metadatas=[_chroma_metadata(m) for m in metadatas[i:i + step]])
 
+    @_chroma_errors
     def delete(self, ids: Sequence[str]) -> None:
         if not len(ids):
             return
@@ -261,6 +289,7 @@ class ChromaVectorStore:
             for i in range(0, len(ids), 1000):
                 col.delete(ids=list(ids[i:i + 1000]))
 
+    @_chroma_errors
     def query(self, embedding: np.ndarray, top_k: int,
               where: Mapping[str, Any] | None = None) -> list[tuple[str, float]]:
         col = self._col()
@@ -276,6 +305,7 @@ class ChromaVectorStore:
         dists = res["distances"][0]
         return [(i, 1.0 - float(d)) for i, d in zip(ids, dists)]
 
+    @_chroma_errors
     def ids(self) -> set[str]:
         col = self._col()
         out: set[str] = set()
@@ -285,10 +315,12 @@ class ChromaVectorStore:
                 out.update(col.get(include=[], limit=5000, offset=offset)["ids"])
         return out
 
+    @_chroma_errors
     def count(self) -> int:
         with self._lock:
             return int(self._col().count())
 
+    @_chroma_errors
     def clear(self) -> None:
         with self._lock:
             col = self._col()

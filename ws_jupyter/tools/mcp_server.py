@@ -694,12 +694,21 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         help="how commands are isolated (default: auto = the best backend that works here)",
     )
     parser.add_argument("--no-search", action="store_true", help="no search tools")
-    parser.add_argument(
-        "--vector", action="store_true", help="also vector search (all-MiniLM-L6-v2, offline)"
+    vector = parser.add_mutually_exclusive_group()
+    vector.add_argument(
+        "--vector",
+        action="store_true",
+        help="require vector search (all-MiniLM-L6-v2, offline); default: on when the model is installed",
     )
+    vector.add_argument("--no-vector", action="store_true", help="BM25 search only")
     parser.add_argument(
-        "--index", action="append", default=[], metavar="PATH", help="index PATH (or glob) at start"
+        "--index",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="index PATH (or glob) instead of the whole directory (repeatable)",
     )
+    parser.add_argument("--no-index", action="store_true", help="index nothing at start")
     parser.add_argument(
         "--skills", action="append", default=None, metavar="PATH", help="skills folder (repeatable)"
     )
@@ -737,12 +746,15 @@ def _run(args: argparse.Namespace) -> int:
     skills = args.skills
     if skills is None:
         skills = ["skills"] if os.path.isdir(os.path.join(root, "skills")) else []
+    embedder = None if args.no_search or args.no_vector else "default" if args.vector else "auto"
     ws = Workspace(
         filesystem=LocalFilesystem(root, read_only=args.read_only),
         sandbox=sandbox,
         bm25=None if args.no_search else True,
-        embedder="default" if args.vector and not args.no_search else None,
-        auto_index_paths=args.index,
+        embedder=embedder,
+        # the whole directory by default, indexed while the server already answers
+        auto_index_paths=() if args.no_index else (args.index or None),
+        background_indexing=True,
         skills=skills,
         tools={"require_approval": False} if args.no_approval else None,
     )

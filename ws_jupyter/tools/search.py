@@ -1,15 +1,21 @@
 """``workspace_search`` and ``workspace_index``: the workspace's BM25 / vector / hybrid search.
 
-Results are printed as ``<path>:<start>-<end>: <snippet>`` — the lines of the hit that match the
-query, cut to a share of the output budget — so a model can go straight to
-``workspace_read_file(path, offset=start)``. The schema lists only the modes this workspace has;
-a mode that is not available falls back (hybrid -> vector -> bm25) and the output says so.
+Each hit is printed as a ``<path>:<start>-<end>`` line and then exactly those lines of the file
+(numbered as ``workspace_read_file`` numbers them, indentation kept, one line of context either
+side, cut to a share of the output budget), so a model can go straight to
+``workspace_read_file(path, offset=start)``. Notebook hits read ``nb.ipynb [cell 4]:2-5``; a
+document indexed from given text is labelled ``[indexed text]`` so it is never taken for a file.
+The schema lists only the modes this workspace has; a mode that is not available falls back
+(hybrid -> vector -> bm25) and the output says so, as it says when the index is empty or still
+being built.
+
+``workspace_index`` indexes a file or folder from disk (``{"path": "docs"}``), or, with
+``content``, a free-text document under a name that is not a workspace file.
 """
 
 from __future__ import annotations
 
 import posixpath
-import re
 from typing import Any
 
 from ..errors import InvalidArgumentError
@@ -21,8 +27,8 @@ from .tokens import count_tokens
 
 __all__ = ["INDEX_SPEC", "SEARCH_SPEC", "available_modes"]
 
-_WORD = re.compile(r"\w+", re.UNICODE)
 _SNIPPET_LINES = 12
+_CONTEXT_LINES = 1
 
 
 def available_modes(workspace: Any) -> list[str]:
@@ -59,34 +65,57 @@ def _search_params(workspace: Any) -> tuple[Param, ...]:
     )
 
 
-def _snippet(content: str, query: str, budget: int) -> str:
-    """The lines of ``content`` around the first line that contains a query word."""
-    lines = content.split("\n")
-    words = {w.lower() for w in _WORD.findall(query) if len(w) > 2} or {
-        w.lower() for w in _WORD.findall(query)
-    }
-    start = 0
-    for i, line in enumerate(lines):
-        lowered = line.lower()
-        if any(w in lowered for w in words):
-            start = i
-            break
-    picked = [ln for ln in lines[start : start + _SNIPPET_LINES]]
-    while picked and not picked[-1].strip():
-        picked.pop()
+def _snippet(result: Any, budget: int) -> str:
+    """The hit's line range (plus context), numbered, within ``budget`` tokens."""
+    snippet = result.snippet(context=_CONTEXT_LINES, max_lines=_SNIPPET_LINES)
+    lines = snippet.text().split("\n")
     out: list[str] = []
     used = 0
-    for line in picked:
+    for line in lines:
         n = count_tokens(line) + 1
         if used + n > budget:
-            if not out:
-                out.append(cut_line(line, budget) + " …")
-            else:
-                out.append("…")
+            out.append(cut_line(line, max(1, budget - used)) + " …" if not out else "…")
             break
         out.append(line)
         used += n
-    return "\n".join(out).strip("\n")
+    return "\n".join(out)
+
+
+def location(result: Any) -> str:
+    """``path:start-end``, ``nb.ipynb [cell 4]:2-5``, or ``name [indexed text]:1-3``."""
+    where = result.source
+    meta = result.metadata or {}
+    if isinstance(meta.get("cell"), int):
+        where += f" [cell {meta['cell']}]"
+    if getattr(result, "kind", "file") != "file":
+        where += " [indexed text]"
+    if result.line_range:
+        where += f":{result.line_range[0]}-{result.line_range[1]}"
+    return where
+
+
+def index_note(workspace: Any, mode: str | None, found: int) -> str:
+    """What the caller must know about the index beside the hits: empty, still indexing files,
+    or vectors still being computed (for vector and hybrid searches)."""
+    status_of = getattr(workspace, "index_status", None)
+    if status_of is None:
+        return ""
+    try:
+        status = status_of()
+    except Exception:
+        return ""
+    if status.indexing:
+        return f"{status.describe()}; results may be incomplete"
+    if not status.documents:
+        paths = list(getattr(workspace, "auto_index_paths", ()) or ())
+        hint = ("no files are set to be indexed" if not paths else "no indexable files found")
+        return f'index is empty: {hint}; index files with workspace_index {{"path": "."}}'
+    if mode in ("vector", "hybrid") and status.vectors and status.pending:
+        return (f"vectors computed so far for {status.embedded:,} of {status.documents:,} documents "
+                f"({status.coverage:.0%}); the rest {'are matched by BM25 only' if mode == 'hybrid' else 'are not searched yet'}")
+    if status.error and mode in ("vector", "hybrid"):
+        return f"embedding failed ({status.error})"
+    return ""
 
 
 def search(call: ToolCall) -> str:
@@ -103,27 +132,48 @@ def search(call: ToolCall) -> str:
     results = ws.search(args["query"], top_k=args["top_k"], mode=mode, min_score=args["min_score"])
     n = len(results)
     summary = f"{n} {'result' if n == 1 else 'results'} ({shown_mode} search){note}"
+    state = index_note(ws, shown_mode, n)
+    if state:
+        summary += f" — {state}"
     if not results:
         return summary
     budget = call.max_tokens or 2000
     per = max(40, (budget - 30) // max(1, n))
-    blocks = []
-    for r in results:
-        source = r.source
-        where = f"{source}:{r.line_range[0]}-{r.line_range[1]}" if r.line_range else source
-        blocks.append(f"{where}: {_snippet(r.content, args['query'], per)}")
+    blocks = [f"{location(r)}\n{_snippet(r, per)}" for r in results]
     return "\n\n".join(blocks) + f"\n---\n{summary}"
 
 
 def index(call: ToolCall) -> str:
     path = call.args["path"].strip().replace("\\", "/")
     norm = posixpath.normpath(path).lstrip("/")
-    if norm in ("", ".") or norm.startswith("../"):
+    if norm in ("", "..") or norm.startswith("../"):
         raise InvalidArgumentError(
-            f"Invalid document path {path!r}: give a workspace-relative path like 'notes/a.md'"
+            f"Invalid path {path!r}: give a workspace-relative path like 'docs' or 'notes/a.md'"
         )
-    ids = call.workspace.index_document(norm, call.args["content"])
-    return f"Indexed {norm}" + (f" ({len(ids)} chunks)" if len(ids) > 1 else "")
+    content = call.args["content"]
+    ws = call.workspace
+    if content is not None:
+        if norm == ".":
+            raise InvalidArgumentError("A free-text document needs a name like 'notes/meeting.md'")
+        ids = ws.index_document(norm, content)
+        return f"Indexed the text as {norm}" + (f" ({len(ids)} chunks)" if len(ids) > 1 else "")
+    report = ws.rebuild_search_index([norm])
+    if report.missing:
+        raise InvalidArgumentError(
+            f"No file or folder {norm!r} in the workspace (to index text, give it as content)"
+        )
+    parts = [f"{len(report.indexed)} {'file' if len(report.indexed) == 1 else 'files'} indexed "
+             f"({report.chunks} chunks)", f"{report.unchanged + report.touched} unchanged"]
+    if report.removed:
+        parts.append(f"{len(report.removed)} removed")
+    if report.skipped:
+        parts.append(f"{len(report.skipped)} skipped (binary, too large or unreadable)")
+    text = f"Indexed {norm} from disk: " + ", ".join(parts)
+    status = ws.index_status() if hasattr(ws, "index_status") else None
+    if status is not None and status.vectors and status.pending:
+        text += (f". Vectors are computed in the background ({status.embedded:,} of "
+                 f"{status.documents:,} documents so far); BM25 finds the new text now")
+    return text
 
 
 SEARCH_SPEC = ToolSpec(
@@ -141,19 +191,23 @@ SEARCH_SPEC = ToolSpec(
 INDEX_SPEC = ToolSpec(
     name=WORKSPACE_TOOLS.SEARCH.INDEX,
     description=(
-        "Add a document to the search index under a path (long content is split into chunks like "
-        "files are), so later workspace_search calls can find it. Indexing the same path again "
-        "replaces the earlier content. It does not write any file."
+        "Update the search index. With only a path, (re)index that file or folder of the "
+        "workspace from disk (e.g. after creating files; '.' is everything; .gitignored, hidden "
+        "and binary files are skipped; unchanged files cost nothing). With content, add a "
+        "free-text document under that name (not the name of a workspace file) so later "
+        "workspace_search calls can find it; indexing the same name again replaces it. It never "
+        "writes a file."
     ),
     params=(
         Param(
             "path",
             "string",
-            "Document path used as its id in results, e.g. 'notes/meeting.md'.",
+            "A workspace file or folder to index from disk, e.g. 'docs'; with content, the name "
+            "of the free-text document, e.g. 'notes/meeting.md'.",
             required=True,
             allow_empty=False,
         ),
-        Param("content", "string", "The text to index.", required=True),
+        Param("content", "string", "Text to index as a free-text document. Omit it (null) to index path from disk."),
     ),
     run=index,
 )

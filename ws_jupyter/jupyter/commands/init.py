@@ -1,15 +1,17 @@
 """Create the notebook's workspace over a directory and bind it to `ws`.
 
 The directory (default: `%config WsMagics.default_dir`, "workspace") is created if needed. The
-workspace gets a contained filesystem there, a sandbox whose working directory it is, BM25 search
-(unless --no-bm25), vector search with the offline all-MiniLM-L6-v2 model with --vector, and the
-skills found in DIR/skills (or the --skills paths, relative to DIR). Running `%ws init` again
-replaces the workspace: background processes of the old one are killed, files are kept.
+workspace gets a contained filesystem there, a sandbox whose working directory it is, search over
+every file in it (BM25 unless --no-bm25; hybrid with the offline all-MiniLM-L6-v2 model when it is
+installed, or --vector / --no-vector; vectors are computed in the background, `%ws info` shows
+how far), and the skills found in DIR/skills (or the --skills paths, relative to DIR). --no-index
+indexes nothing until `%ws index`. Running `%ws init` again replaces the workspace: background
+processes of the old one are killed, files are kept.
 Commands find this kernel's Python first on PATH (`python`, `pip`), in every isolation mode.
 
 Examples:
   %ws init
-  %ws init project --vector --isolation auto
+  %ws init project --no-vector --isolation auto
   %ws init data --skills skills team-skills --name analysis
 """
 
@@ -36,8 +38,17 @@ def configure(parser: WsArgumentParser) -> None:
         "--bm25", dest="bm25", action="store_true", default=None, help="enable BM25 search (default)"
     )
     search.add_argument("--no-bm25", dest="bm25", action="store_false", help="no BM25 search")
+    vector = parser.add_mutually_exclusive_group()
+    vector.add_argument(
+        "--vector",
+        dest="vector",
+        action="store_true",
+        default=None,
+        help="enable vector search (all-MiniLM-L6-v2, offline; default: when installed)",
+    )
+    vector.add_argument("--no-vector", dest="vector", action="store_false", help="no vector search")
     parser.add_argument(
-        "--vector", action="store_true", default=None, help="enable vector search (all-MiniLM-L6-v2, offline)"
+        "--no-index", action="store_true", help="index nothing now (later: `%%ws index`)"
     )
     parser.add_argument(
         "--skills",
@@ -87,7 +98,8 @@ def run(inv: Invocation) -> InfoView:
             timeout=timeout,
         ),
         bm25=True if bm25 else None,
-        embedder="default" if vector else None,
+        embedder="auto" if vector is None else "default" if vector else None,
+        auto_index_paths=() if args.no_index else None,
         skills=skills,
     )
     workspace.init()
