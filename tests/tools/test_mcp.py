@@ -53,7 +53,11 @@ def test_mcp_round_trip_over_stdio(workdir):
                     "workspace_execute_command", {"command": "cat notes/todo.md; exit 2"}
                 )
                 out["execute"] = (_texts(e), e.is_error)
-                s = await client.call_tool("workspace_search", {"query": "launch code word"})
+                for _ in range(300):  # the first indexing pass runs while the server answers
+                    s = await client.call_tool("workspace_search", {"query": "launch code word"})
+                    if "results may be incomplete" not in "".join(_texts(s)):
+                        break
+                    await anyio.sleep(0.1)
                 out["search"] = (_texts(s), s.is_error)
                 bad = await client.call_tool("workspace_read_file", {"path": "../../etc/passwd"})
                 out["escape"] = (_texts(bad), bad.is_error)
@@ -84,7 +88,7 @@ def test_mcp_round_trip_over_stdio(workdir):
     assert out["execute"] == (["- ship it\n\nExit code: 2"], False)
     search_text, search_error = out["search"]
     assert not search_error and search_text[0].startswith(
-        "docs/guide.md:3-3: The launch code word is pineapple."
+        "docs/guide.md:3-3\n3→The launch code word is pineapple.\n---\n1 result ("
     )
     assert out["escape"][1] is True and out["escape"][0][0].startswith("Error: Permission denied")
     assert out["invalid"] == (['Error: Invalid arguments: "path" is required'], True)

@@ -692,14 +692,17 @@ class SearchEngine:
             self._inflight.update(ids)
         try:
             vectors = self.embedder.embed([contents[i] for i in ids]) if ids else None
-        finally:
+            if vectors is not None and vectors.shape[0] != len(ids):
+                raise EmbedderError(f"embedder returned {vectors.shape[0]} vectors for {len(ids)} texts")
+        except BaseException:
             with self._lock:
                 self._inflight.difference_update(ids)
-        if vectors is None:
-            return True
-        if vectors.shape[0] != len(ids):
-            raise EmbedderError(f"embedder returned {vectors.shape[0]} vectors for {len(ids)} texts")
+            raise
         with self._lock:
+            # still "in flight" until stored: another caller must not embed them meanwhile
+            self._inflight.difference_update(ids)
+            if vectors is None:
+                return True
             if self._closed:
                 return False
             if self._dimension_changed(vectors.shape[1]):
@@ -797,7 +800,7 @@ class SearchEngine:
                 files_total=progress.total if progress and self._passes else 0,
                 vectors=vectors,
                 embedded=len(self._docs) - len(self._pending) if vectors else 0,
-                embedding=bool(self._worker is not None and self._worker.is_alive()),
+                embedding=bool(self._pending and self._worker is not None and self._worker.is_alive()),
                 error=f"{type(err).__name__}: {err}" if err is not None else None,
             )
 
