@@ -64,10 +64,11 @@ def ws_dir(workdir: Path) -> Path:
 
 @pytest.fixture
 def workspace(ws_dir: Path) -> Iterator[Any]:
-    """A real workspace over ``ws_dir``: LocalFilesystem, LocalSandbox, BM25."""
+    """A real workspace over ``ws_dir``: LocalFilesystem, LocalSandbox, BM25, nothing indexed yet
+    (the widgets index it themselves)."""
     from ws_jupyter import Workspace
 
-    ws = Workspace.from_directory(ws_dir)
+    ws = Workspace.from_directory(ws_dir, embedder=None, auto_index_paths=())
     ws.init()
     yield ws
     ws.destroy()

@@ -441,7 +441,9 @@ def test_unload_kills_processes(ip: Any, ws_dir: Path) -> None:
 # --- search and skills ---------------------------------------------------------------------------
 
 
-def test_index_and_search(ws_ip: Any) -> None:
+def test_index_and_search(ip: Any, ws_dir: Path) -> None:
+    ws(ip, f"init {ws_dir} --no-vector --no-index")
+    ws_ip = ip
     report = ws(ws_ip, "index")
     assert isinstance(report, IndexView) and report.indexed == 4 and report.documents
     again = ws(ws_ip, "index")
@@ -456,9 +458,21 @@ def test_index_and_search(ws_ip: Any) -> None:
         ws(ws_ip, "search anything --mode vector")
 
 
-def test_search_empty_index_hint(ws_ip: Any) -> None:
-    results = ws(ws_ip, "search nothing indexed")
+def test_search_empty_index_hint(ip: Any, ws_dir: Path) -> None:
+    ws(ip, f"init {ws_dir} --no-index")
+    results = ws(ip, "search nothing indexed")
     assert results.results == [] and "%ws index" in repr(results)
+
+
+def test_init_indexes_the_workspace_by_default(ws_ip: Any) -> None:
+    from ws_jupyter.search.embedder import default_embedder_available
+
+    workspace = ws_ip.user_ns["ws"]
+    assert workspace.auto_index_paths == (".",) and workspace.can_hybrid == default_embedder_available()
+    results = ws(ws_ip, "search learning rate schedule -k 3 --mode bm25")  # no %ws index needed
+    assert results.results[0].id == "docs/guide.md"
+    assert workspace.wait_for_index(300)
+    assert "index" in ws(ws_ip, "info").as_dict()
 
 
 def test_skills_list_and_skill(ip: Any, ws_dir: Path) -> None:

@@ -81,7 +81,9 @@ class SkillsBrowser(w.VBox):
             q = query.lower()
             found = [s for s in all_skills if q in s.name.lower() or q in s.description.lower()]
             try:
-                hits = self.skills.search(query, top_k=10)
+                # a filter shows skills that contain the words: keywords, not nearest meanings
+                mode = "bm25" if getattr(self.workspace, "can_bm25", False) else None
+                hits = self.skills.search(query, top_k=10, mode=mode)
             except Exception:
                 hits = []
             seen = {s.name for s in found}
