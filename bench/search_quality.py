@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/search_quality.py --data ../shared/data/scifact
     .venv/bin/python bench/search_quality.py --data ../shared/data/scifact --collections scifact,pydoc
+    .venv/bin/python bench/search_quality.py --variant fp32,int8     # both model variants
 
 Collections
 * ``scifact`` — BEIR SciFact test split (5,183 abstracts, 300 claims): one document per abstract
@@ -11,8 +12,8 @@ Collections
   (its qualified name + the body, *without* the summary); the summary is the query and that
   document its only relevant answer. It checks that nothing is tuned to SciFact.
 
-Each collection is indexed once into a fresh Workspace (BM25 + the default all-MiniLM-L6-v2
-embedder) with ``Workspace.index``; every query runs in ``bm25``, ``vector`` and both hybrid
+Each collection is indexed once per model variant (``--variant``: fp32, int8) into a fresh
+Workspace (BM25 + the default all-MiniLM-L6-v2 embedder of that variant) with ``Workspace.index``; every query runs in ``bm25``, ``vector`` and both hybrid
 fusions (``rrf``, ``linear``), and the default mode. nDCG@10 uses linear gains (as
 pytrec_eval/BEIR); Recall@100 comes from a separate ``top_k=100`` query.
 """
@@ -130,11 +131,14 @@ def recall_at(ranked: list[str], rel: dict[str, int], k: int = 100) -> float:
 
 
 # ------------------------------------------------------------------ run
-def evaluate(name: str, coll: Collection, modes: list[tuple[str, dict]]) -> dict[str, tuple[float, float, float]]:
+def evaluate(name: str, coll: Collection, modes: list[tuple[str, dict]],
+             variant: str = "fp32") -> dict[str, tuple[float, float, float]]:
     docs, queries, qrels = coll
     out: dict[str, tuple[float, float, float]] = {}
-    with tempfile.TemporaryDirectory(prefix=f"wsq-{name}-") as tmp:
-        ws = Workspace(id=f"quality_{name}", filesystem=LocalFilesystem(tmp), embedder="default")
+    name = f"{name}/{variant}"
+    with tempfile.TemporaryDirectory(prefix=f"wsq-{name.replace('/', '-')}-") as tmp:
+        ws = Workspace(id=f"quality_{name.replace('/', '_')}", filesystem=LocalFilesystem(tmp),
+                       embedder=f"default:{variant}", auto_index_paths=())
         ws.init()
         t0 = time.perf_counter()
         for doc_id, text in docs.items():
@@ -174,7 +178,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", default=str(Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"),
                         help="SciFact directory (corpus.jsonl, queries.jsonl, qrels.tsv)")
     parser.add_argument("--collections", default="scifact,pydoc", help="comma-separated: scifact,pydoc")
+    parser.add_argument("--variant", default="fp32,int8", help="comma-separated model variants: fp32,int8")
     args = parser.parse_args(argv)
+    variants = [v.strip() for v in args.variant.split(",") if v.strip()]
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
     results: dict[str, dict[str, tuple[float, float, float]]] = {}
@@ -185,25 +191,36 @@ def main(argv: list[str] | None = None) -> int:
             coll = load_pydoc()
         else:
             parser.error(f"unknown collection {name!r}")
-        results[name] = evaluate(name, coll, MODES)
+        for variant in variants:
+            results[f"{name}/{variant}"] = evaluate(name, coll, MODES, variant)
 
     print()
-    print(f"| collection | mode | nDCG@10 | Recall@100 | ms/query |   (default fusion: {DEFAULT_FUSION})")
+    print(f"| collection/variant | mode | nDCG@10 | Recall@100 | ms/query |   (default fusion: {DEFAULT_FUSION})")
     print("|---|---|---|---|---|")
-    for name, rows in results.items():
+    for key, rows in results.items():
         for label, (nd, rc, ms) in rows.items():
-            print(f"| {name} | {label} | {nd:.4f} | {rc:.4f} | {ms:.1f} |")
+            print(f"| {key} | {label} | {nd:.4f} | {rc:.4f} | {ms:.1f} |")
     print()
-    if "scifact" in results:
-        r = results["scifact"]
-        best_single = max(r["bm25"][0], r["vector"][0])
-        print(f"bm25 nDCG@10: {r['bm25'][0]:.4f} (target >= 0.69)")
-        print(f"vector nDCG@10: {r['vector'][0]:.4f} (target >= 0.64)")
-        print(f"hybrid nDCG@10: {r['hybrid'][0]:.4f} (target >= 0.72 and > {best_single:.4f}, the best single mode)")
-    for name, r in results.items():
-        if name != "scifact":
+    for variant in variants:
+        key = f"scifact/{variant}"
+        if key in results:
+            r = results[key]
+            best_single = max(r["bm25"][0], r["vector"][0])
+            print(f"[{variant}] bm25 nDCG@10: {r['bm25'][0]:.4f} (target >= 0.69)")
+            print(f"[{variant}] vector nDCG@10: {r['vector'][0]:.4f} (target >= 0.64)")
+            print(f"[{variant}] hybrid nDCG@10: {r['hybrid'][0]:.4f} (target >= 0.72 and > {best_single:.4f}, "
+                  "the best single mode)")
+    for key, r in results.items():
+        if not key.startswith("scifact/"):
             best = max(r["bm25"][0], r["vector"][0])
-            print(f"{name} hybrid nDCG@10: {r['hybrid'][0]:.4f} (best single mode {best:.4f})")
+            print(f"{key} hybrid nDCG@10: {r['hybrid'][0]:.4f} (best single mode {best:.4f})")
+    for name in {k.split("/")[0] for k in results}:
+        fp, i8 = results.get(f"{name}/fp32"), results.get(f"{name}/int8")
+        if fp and i8:
+            dv = i8["vector"][0] - fp["vector"][0]
+            dh = i8["hybrid"][0] - fp["hybrid"][0]
+            print(f"{name} int8 - fp32: vector nDCG@10 {dv:+.4f} (int8 may be the default if >= -0.01), "
+                  f"hybrid {dh:+.4f} (>= -0.005)")
     return 0
 
 

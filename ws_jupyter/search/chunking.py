@@ -12,7 +12,7 @@ same lines an editor shows.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,8 +26,10 @@ __all__ = [
     "chunker_for",
     "line_count",
     "line_range_from_terms",
+    "line_range_in",
     "register_chunker",
     "split_into_chunks",
+    "terms_pattern",
 ]
 
 DEFAULT_CHUNK_CHARS = 4000
@@ -155,17 +157,38 @@ def line_range_from_terms(
     terms = set(query_terms)
     if not terms or not line_terms:
         return None
-    pattern = re.compile(r"(?<![^ \n])(" + "|".join(re.escape(t) for t in sorted(terms, key=len, reverse=True))
-                         + r")(?![^ \n])")
+    w = weights or (lambda _t: 1.0)
+    return line_range_in(line_terms, terms_pattern(terms), {t: max(w(t), 1e-6) for t in terms}, max_lines)
+
+
+def terms_pattern(terms: Iterable[str]) -> re.Pattern[str]:
+    """Matches whole terms of analysed lines (compile once per query, use for every hit)."""
+    alternatives = "|".join(re.escape(t) for t in sorted(set(terms), key=len, reverse=True))
+    return re.compile(r"(?<![^ \n])(" + alternatives + r")(?![^ \n])")
+
+
+def line_range_in(line_terms: str, pattern: re.Pattern[str], weight: Mapping[str, float],
+                  max_lines: int = MAX_RANGE_LINES) -> tuple[int, int] | None:
+    """The range of :func:`line_range_from_terms` with the query's ``pattern`` and term
+    ``weight`` (every term > 0) prepared once for all hits."""
     by_line: dict[int, set[str]] = {}
     line, pos = 0, 0
+    count = line_terms.count
     for m in pattern.finditer(line_terms):
-        line += line_terms.count("\n", pos, m.start())
-        pos = m.start()
-        by_line.setdefault(line, set()).add(m.group(1))
+        start = m.start()
+        line += count("\n", pos, start)
+        pos = start
+        found = by_line.get(line)
+        if found is None:
+            by_line[line] = {m.group(1)}
+        else:
+            found.add(m.group(1))
     if not by_line:
         return None
-    return _densest_window([(i, frozenset(f)) for i, f in by_line.items()], terms, weights, max_lines)
+    if len(by_line) == 1:
+        (only,) = by_line
+        return only + 1, only + 1
+    return _window(sorted(by_line.items()), weight, max_lines)
 
 
 def _densest_window(
@@ -174,26 +197,31 @@ def _densest_window(
     weights: Callable[[str], float] | None,
     max_lines: int,
 ) -> tuple[int, int] | None:
-    """The best window over ``matches`` (``(line index, terms found)``, ascending): highest
-    weight of distinct terms covered within ``max_lines`` lines, then the tighter, then the earlier."""
+    """The best window over ``matches`` (``(line index, terms found)``, ascending)."""
     if not matches:
         return None
     w = weights or (lambda _t: 1.0)
-    weight = {t: max(w(t), 1e-6) for t in terms}
-    best: tuple[float, int, int, int] | None = None  # (score, -width, -start) + start/last
+    return _window(matches, {t: max(w(t), 1e-6) for t in terms}, max_lines)
+
+
+def _window(matches: Sequence[tuple[int, Any]], weight: Mapping[str, float], max_lines: int) -> tuple[int, int]:
+    """Highest weight of distinct terms covered within ``max_lines`` lines, then the tighter
+    window, then the earlier one; trimmed to its first and last matching lines (1-based)."""
+    best_key: tuple[float, int, int] | None = None
+    best_last = 0
     n = len(matches)
     for a in range(n):
         start = matches[a][0]
-        covered: set[str] = set()
+        limit = start + max_lines
+        covered = set(matches[a][1])
         last = start
-        b = a
-        while b < n and matches[b][0] < start + max_lines:
+        b = a + 1
+        while b < n and matches[b][0] < limit:
             covered |= matches[b][1]
             last = matches[b][0]
             b += 1
-        score = sum(weight[t] for t in covered)
-        key = (score, -(last - start), -start)
-        if best is None or key > (best[0], best[1], best[2]):
-            best = (score, -(last - start), -start, last)
-    assert best is not None
-    return -best[2] + 1, best[3] + 1
+        key = (sum(weight[t] for t in covered), start - last, -start)
+        if best_key is None or key > best_key:
+            best_key, best_last = key, last
+    assert best_key is not None
+    return -best_key[2] + 1, best_last + 1

@@ -42,6 +42,7 @@ few documents (what one ``index`` call adds).
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import itertools
 import logging
@@ -71,8 +72,9 @@ from .chunking import (
     Chunk,
     best_line_range,
     line_count,
-    line_range_from_terms,
+    line_range_in,
     split_into_chunks,
+    terms_pattern,
 )
 from .config import BM25Config, coerce_bm25_config
 from .embedder import Embedder, as_embedder
@@ -1025,28 +1027,44 @@ class SearchEngine:
                 ranked = [r for r in ranked if r[1] >= min_score]
             ranked = ranked[:top_k]
             rows = self.store.hit_rows([i for i, _, _ in ranked])
-            idf = self._bm25.idf if self._bm25 is not None else None
-            fast = self._analyzer.splits_on_lines
+            span_of = self._span_finder(terms)
             analyzer = self._analyzer
             query_terms = tuple(dict.fromkeys(terms))
             results = []
             for doc_id, score, details in ranked:
                 rec = self._docs[doc_id]
                 text, lines = rows.get(doc_id, ("", None))
-                if fast and lines is not None:
-                    span = line_range_from_terms(lines, terms, idf)
-                else:
-                    span = best_line_range(text, terms, analyzer, idf)
-                if span is None:
-                    line_range = (rec.start_line, rec.end_line)
-                else:
-                    line_range = (span[0] + rec.start_line - 1, span[1] + rec.start_line - 1)
                 results.append(SearchResult(
-                    id=doc_id, content=text, score=float(score), line_range=line_range,
-                    metadata={**rec.metadata, "source": rec.source}, score_details=details,
-                    start_line=rec.start_line, kind=rec.kind or TEXT, terms=query_terms,
-                    analyzer=analyzer))
+                    doc_id, text, float(score), None, {**rec.metadata, "source": rec.source}, details,
+                    rec.start_line, rec.kind or TEXT, query_terms, analyzer,
+                    span=functools.partial(span_of, text, lines, rec.start_line, rec.end_line)))
             return results
+
+    def _span_finder(self, terms: Sequence[str]) -> Callable[[str, str | None, int, int], tuple[int, int]]:
+        """``(content, analysed lines, first, last) -> line range`` for this query: the query's
+        pattern and term weights prepared once, each hit's range computed when it is read."""
+        distinct = set(terms)
+        bm25 = self._bm25
+        fast = self._analyzer.splits_on_lines
+        analyzer = self._analyzer
+        prepared: list[Any] = []  # [pattern, weights], made when the first range is read
+
+        def span(text: str, lines: str | None, first: int, last: int) -> tuple[int, int]:
+            found: tuple[int, int] | None = None
+            if distinct:
+                if not prepared:
+                    prepared[:] = [terms_pattern(distinct),
+                                   {t: max(bm25.idf(t) if bm25 is not None else 1.0, 1e-6) for t in distinct}]
+                pattern, weight = prepared
+                if fast and lines is not None:
+                    found = line_range_in(lines, pattern, weight) if lines else None
+                else:
+                    found = best_line_range(text, list(distinct), analyzer, weight.__getitem__)
+            if found is None:
+                return first, last
+            return found[0] + first - 1, found[1] + first - 1
+
+        return span
 
     # ------------------------------------------------------------------ introspection
     def stats(self) -> dict[str, Any]:

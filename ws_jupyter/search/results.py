@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["SearchResult", "Snippet", "SnippetLine"]
@@ -58,9 +58,8 @@ class Snippet:
         return "\n".join(out)
 
 
-@dataclass(frozen=True)
 class SearchResult:
-    """A matching document or chunk.
+    """A matching document or chunk (an immutable value).
 
     ``id`` is the indexed id (``path`` or ``path#chunk-N``); ``line_range`` is 1-based and
     inclusive, in the coordinates of the file the chunk came from; ``start_line`` is the file line
@@ -68,18 +67,79 @@ class SearchResult:
     a document indexed from given text; ``score_details`` holds ``{"bm25": {"rank", "score"},
     "vector": {"rank", "score"}, "fusion": ...}`` for the sides that found the hit (ranks are
     1-based); ``terms`` are the query's analysed terms.
+
+    The search engine hands ``line_range`` over as a function (``span=``) that is called the
+    first time the range is read, so a search pays for the ranges of the hits that are shown.
     """
+
+    __slots__ = ("_line_range", "_span", "analyzer", "content", "id", "kind", "metadata", "score",
+                 "score_details", "start_line", "terms")
 
     id: str
     content: str
     score: float
-    line_range: tuple[int, int] | None = None
-    metadata: dict[str, Any] = field(default_factory=dict)
-    score_details: dict[str, Any] = field(default_factory=dict)
-    start_line: int = 1
-    kind: str = "text"
-    terms: tuple[str, ...] = ()
-    analyzer: Callable[[str], list[str]] | None = field(default=None, repr=False, compare=False)
+    metadata: dict[str, Any]
+    score_details: dict[str, Any]
+    start_line: int
+    kind: str
+    terms: tuple[str, ...]
+    analyzer: Callable[[str], list[str]] | None
+    _line_range: tuple[int, int] | None
+    _span: Callable[[], tuple[int, int] | None] | None
+
+    def __init__(
+        self,
+        id: str,
+        content: str,
+        score: float,
+        line_range: tuple[int, int] | None = None,
+        metadata: dict[str, Any] | None = None,
+        score_details: dict[str, Any] | None = None,
+        start_line: int = 1,
+        kind: str = "text",
+        terms: tuple[str, ...] = (),
+        analyzer: Callable[[str], list[str]] | None = None,
+        *,
+        span: Callable[[], tuple[int, int] | None] | None = None,
+    ) -> None:
+        setattr_ = object.__setattr__
+        setattr_(self, "id", id)
+        setattr_(self, "content", content)
+        setattr_(self, "score", score)
+        setattr_(self, "_line_range", line_range)
+        setattr_(self, "_span", span if line_range is None else None)
+        setattr_(self, "metadata", {} if metadata is None else metadata)
+        setattr_(self, "score_details", {} if score_details is None else score_details)
+        setattr_(self, "start_line", start_line)
+        setattr_(self, "kind", kind)
+        setattr_(self, "terms", tuple(terms))
+        setattr_(self, "analyzer", analyzer)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"SearchResult is immutable (cannot set {name!r})")
+
+    @property
+    def line_range(self) -> tuple[int, int] | None:
+        span = self._span
+        if span is not None:
+            object.__setattr__(self, "_line_range", span())
+            object.__setattr__(self, "_span", None)
+        return self._line_range
+
+    def _key(self) -> tuple[Any, ...]:
+        return (self.id, self.content, self.score, self.line_range, self.metadata, self.score_details,
+                self.start_line, self.kind, self.terms)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SearchResult):
+            return NotImplemented
+        return self._key() == other._key()
+
+    __hash__ = None  # type: ignore[assignment]  # a value with dict fields, like the dataclass it was
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild, (self.id, self.content, self.score, self.line_range, self.metadata,
+                           self.score_details, self.start_line, self.kind, self.terms, self.analyzer))
 
     @property
     def source(self) -> str:
@@ -140,3 +200,7 @@ class SearchResult:
         lines = f", lines {self.line_range[0]}-{self.line_range[1]}" if self.line_range else ""
         preview = self.content[:60].replace("\n", " ")
         return f"SearchResult({self.id!r}, score={self.score:.4f}{lines}, {preview!r})"
+
+
+def _rebuild(*args: Any) -> SearchResult:
+    return SearchResult(*args)
