@@ -614,6 +614,7 @@ class Workspace:
         embedded so far (see :class:`~ws_jupyter.search.status.IndexStatus`)."""
         from .search.status import IndexStatus
 
+        self._require_usable()
         engine = self._search_engine
         running = self._index_thread is not None and self._index_thread.is_alive()
         if engine is None:

@@ -472,7 +472,6 @@ def test_init_indexes_the_workspace_by_default(ws_ip: Any) -> None:
     results = ws(ws_ip, "search learning rate schedule -k 3 --mode bm25")  # no %ws index needed
     assert results.results[0].id == "docs/guide.md"
     assert workspace.wait_for_index(300)
-    assert "index" in ws(ws_ip, "info").as_dict()
 
 
 def test_skills_list_and_skill(ip: Any, ws_dir: Path) -> None:

@@ -339,8 +339,6 @@ def info_rows(info: Any) -> list[tuple[str, str]]:
         rows.append(("search", ", ".join(search.get("modes", [])) or "none"))
         if "documents" in search:
             rows.append(("index size", f"{search['documents']:,} documents"))
-        if search.get("status") is not None:
-            rows.append(("index", str(search["status"])))
     else:
         rows.append(("search", "not configured"))
     skills = getattr(info, "skills", None)

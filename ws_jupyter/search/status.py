@@ -82,7 +82,8 @@ class IndexStatus:
                 state = f"embedding stopped ({self.error}): vectors for {self.embedded:,} of {self.documents:,} documents"
             parts.append(state)
         if not parts:
-            parts.append(f"ready: {self.documents:,} documents" + (", all embedded" if self.vectors else ""))
+            noun = "document" if self.documents == 1 else "documents"
+            parts.append(f"ready: {self.documents:,} {noun}" + (", all embedded" if self.vectors else ""))
         return "; ".join(parts)
 
     def __str__(self) -> str:
