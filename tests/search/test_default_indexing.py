@@ -126,10 +126,17 @@ class _GatedFilesystem(LocalFilesystem):
         super().__init__(root)
         self.gate = threading.Event()
 
-    def read_file(self, path, *args, **kwargs):  # type: ignore[no-untyped-def]
+    def _wait(self, path) -> None:  # type: ignore[no-untyped-def]
         if str(path).startswith("docs/"):
             self.gate.wait(60)
+
+    def read_file(self, path, *args, **kwargs):  # type: ignore[no-untyped-def]
+        self._wait(path)
         return super().read_file(path, *args, **kwargs)
+
+    def open_read(self, path, *args, **kwargs):  # type: ignore[no-untyped-def]
+        self._wait(path)
+        return super().open_read(path, *args, **kwargs)
 
 
 def test_search_output_says_the_index_is_being_built(workdir):
