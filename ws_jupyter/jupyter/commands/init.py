@@ -2,8 +2,9 @@
 
 The directory (default: `%config WsMagics.default_dir`, "workspace") is created if needed. The
 workspace gets a contained filesystem there, a sandbox whose working directory it is, BM25 search
-(unless --no-bm25), vector search with the offline all-MiniLM-L6-v2 model with --vector, and the
-skills found in DIR/skills (or the --skills paths, relative to DIR). Running `%ws init` again
+(unless --no-bm25), vector search with the offline all-MiniLM-L6-v2 model with --vector (installed
+by `ws-jupyter install-model`), and the skills found in DIR/skills (or the --skills paths,
+relative to DIR). Running `%ws init` again
 replaces the workspace: background processes of the old one are killed, files are kept.
 Commands find this kernel's Python first on PATH (`python`, `pip`), in every isolation mode.
 
@@ -78,6 +79,10 @@ def run(inv: Invocation) -> InfoView:
     vector = magics.vector if args.vector is None else args.vector
     timeout = args.timeout if args.timeout is not None else magics.timeout
     isolation = args.isolation or magics.isolation
+    if vector:  # say now, in one line, what the first vector search would fail on
+        from ...model_install import require_default_model
+
+        require_default_model()
     workspace = Workspace(
         name=args.name,
         filesystem=LocalFilesystem(root),

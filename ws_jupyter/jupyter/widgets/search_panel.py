@@ -85,6 +85,11 @@ class SearchPanel(w.VBox):
         )
         self.add_class("ws-search-panel")
         self.mode = self.mode_toggle.value
+        from ...model_install import missing_model_message
+
+        missing_model = missing_model_message(workspace) if "vector" in modes else None
+        if missing_model:
+            self._set_status(missing_model, error=True)
         if not getattr(workspace, "can_search", bool(modes)):
             self._set_status(
                 "Search is not configured for this workspace (`%ws init` enables BM25 by default)."
