@@ -62,3 +62,33 @@ def test_search_panel_is_quiet_when_the_model_is_not_needed(tmp_path: Path, no_m
     finally:
         panel.close()
         ws.destroy()
+
+
+def test_ws_doctor_shows_the_table_and_what_is_needed(ip: Any, tmp_path: Path, no_model: None) -> None:
+    from ws_jupyter.jupyter.display import DoctorView
+
+    ip.run_line_magic("config", "WsMagics.vector = True")  # before %ws init: the settings say what is needed
+    view = ip.run_line_magic("ws", "doctor")
+    assert isinstance(view, DoctorView) and not view.ok
+    model = view.report.get("default model")
+    assert model.failed and model.fix.endswith("install-model")
+    text = repr(view)
+    assert "MISSING   default model" in text and text.rstrip().splitlines()[-1].startswith(
+        "Missing what this configuration needs: default model"
+    )
+    data, _ = ip.display_formatter.format(view)
+    html = data["text/html"]
+    assert "missing · needed" in html and "<code" in html and "install-model</code>" in html
+    assert "this environment" in html and "without it" in html
+
+    # with a workspace, its own configuration decides: BM25 only needs no model
+    ip.run_line_magic("config", "WsMagics.vector = False")
+    ip.run_line_magic("ws", f"init {tmp_path / 'project'} --isolation none")
+    relaxed = ip.run_line_magic("ws", "doctor")
+    assert relaxed.ok and relaxed.report.config.isolation == "none" and not relaxed.report.config.vector
+    assert relaxed.report.get("default model").status == "missing"
+    strict = ip.run_line_magic("ws", "doctor --strict")
+    assert not strict.ok and strict.report.config.strict
+    from ws_jupyter.jupyter.commands import overview
+
+    assert "  doctor " in overview()

@@ -30,6 +30,7 @@ from typing import Any
 from urllib.parse import quote
 
 __all__ = [
+    "DoctorView",
     "FileView",
     "GrepMatch",
     "GrepView",
@@ -1309,3 +1310,43 @@ def _short_args(arguments: Any, width: int = 80) -> str:
     if isinstance(arguments, Mapping):
         text = text[1:-1]
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+# --- %ws doctor ---------------------------------------------------------------------------------
+
+_DOCTOR_COLOURS = {"ok": OK, "warning": WARN, "missing": WARN, "info": "var(--jp-ui-font-color2, #6a737d)"}
+
+
+@dataclass(repr=False)
+class DoctorView(RichView):
+    """The report of ``check_environment()``; ``report`` keeps it (``view.report.ok``, ``.get(name)``)."""
+
+    report: Any
+    kind = "doctor"
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.report.ok)
+
+    def title(self) -> str:
+        return "ws-jupyter doctor"
+
+    def meta(self) -> str:
+        return self.report.python
+
+    def text(self) -> str:
+        return str(self.report.text())
+
+    def html_body(self) -> str:
+        rows = []
+        for check in self.report.checks:
+            if check.failed:
+                status = _badge("missing · needed", BAD)
+            else:
+                status = _badge(check.status, _DOCTOR_COLOURS.get(check.status, "inherit"))
+            cost = esc(check.cost) if check.status != "ok" else ""
+            fix = f'<code style="{MONO}">{esc(check.fix)}</code>' if check.fix and check.status != "ok" else ""
+            rows.append([status, f"<strong>{esc(check.name)}</strong>", esc(check.found), cost, fix])
+        colour = BAD if self.report.failed else OK
+        summary = f'<div style="color: {colour}; margin-top: 4px">{esc(self.report.summary())}</div>'
+        return _table(["", "component", "this environment", "without it", "fix"], rows) + summary
