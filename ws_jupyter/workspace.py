@@ -113,6 +113,8 @@ class Workspace:
       ``"placeholder"`` (stable text, no resolution), ``"resolve"``, or ``fn(request_context)``;
     * ``bm25`` / ``embedder`` / ``vector_store``: search (BM25 on by default; vector search when an
       embedder is given — ``"default"`` is all-MiniLM-L6-v2, run offline);
+    * ``index_notebook_outputs``: index the text outputs of notebook code cells as well as the
+      cells' sources (off: outputs such as earlier search results would crowd the hits);
     * ``on_mount``: ``fn(filesystem, sandbox)`` called before the filesystem is made visible in the
       sandbox; return False to skip, or a dict with ``"success": True`` if it did the mounting;
     * ``operation_timeout``: seconds allowed for provider lifecycle calls and resolvers.
@@ -131,6 +133,7 @@ class Workspace:
         embedder: Any = None,
         search_index_name: str | None = None,
         auto_index_paths: Sequence[str] | str = (),
+        index_notebook_outputs: bool = False,
         skills: Sequence[str] | str | Callable[[Any], Iterable[str]] = (),
         skill_source: Any = None,
         on_mount: Callable[[Any, Any], Any] | None = None,
@@ -194,6 +197,7 @@ class Workspace:
         self._bm25 = None if bm25 is False else bm25
         self._vector_store = vector_store
         self._embedder = embedder
+        self._index_notebook_outputs = bool(index_notebook_outputs)
         self._search_index_name = search_index_name or default_index_name(self._id)
         # The on-disk index must outlive a kernel restart even when the id is generated afresh.
         self._stable_index_name = search_index_name is not None or id is not None

@@ -183,11 +183,13 @@ class AutoIndexer:
                 report.missing.append(scope.raw)
                 continue
             if st.type == "file":
+                if _checkpoint(st.path):
+                    continue
                 if (scope.regex is None or scope.regex.match(st.path)) and (only is None or st.path in only):
                     found[st.path] = (st.size, _ns(st.modified_at.timestamp()))
                 continue
-            for entry in walk(self.fs, scope.base, max_depth=64, skip_dir=skip_dir):
-                if entry.is_dir or (only is not None and entry.path not in only):
+            for entry in walk(self.fs, scope.base, max_depth=64, skip_dir=_skip_checkpoints(skip_dir)):
+                if entry.is_dir or (only is not None and entry.path not in only) or _checkpoint(entry.path):
                     continue
                 if scope.regex is not None and not scope.regex.match(entry.path):
                     continue
@@ -349,6 +351,22 @@ class AutoIndexer:
             self.engine.remove_source(path)
         self.engine.store.put_file(FileRecord(path, size, mtime_ns, reason))
         report.skipped.append((path, reason))
+
+
+_CHECKPOINTS = ".ipynb_checkpoints"
+
+
+def _checkpoint(path: str) -> bool:
+    """Jupyter's autosave copies (``.ipynb_checkpoints/``) are never indexed, even when a scope
+    names hidden paths: they would answer every query about a notebook twice."""
+    return _CHECKPOINTS in path.split("/")
+
+
+def _skip_checkpoints(skip_dir: Callable[[WalkEntry], bool] | None) -> Callable[[WalkEntry], bool]:
+    def skip(entry: WalkEntry) -> bool:
+        return entry.name == _CHECKPOINTS or (skip_dir is not None and skip_dir(entry))
+
+    return skip
 
 
 def _ancestors(path: str) -> list[str]:

@@ -35,6 +35,25 @@ class SearchResult:
         """The file (or document id) this hit belongs to."""
         return str(self.metadata.get("source") or self.id.split("#chunk-")[0])
 
+    @property
+    def cell(self) -> int | None:
+        """For a hit in a notebook: the cell's index (``line_range`` is then within that cell)."""
+        cell = self.metadata.get("cell")
+        return cell if isinstance(cell, int) and not isinstance(cell, bool) else None
+
+    @property
+    def location(self) -> str:
+        """Where the hit is, as tools print it: ``docs/a.md:3-7``, or ``nb.ipynb [cell 4]:2-5`` in a
+        notebook (``[cell 4 output]`` for a hit in its outputs)."""
+        where = self.source
+        if self.cell is not None:
+            part = " output" if self.metadata.get("part") == "outputs" else ""
+            where += f" [cell {self.cell}{part}]"
+        if self.line_range:
+            a, b = self.line_range
+            where += f":{a}-{b}"
+        return where
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "id": self.id,

@@ -2,7 +2,9 @@
 
 Results are printed as ``<path>:<start>-<end>: <snippet>`` — the lines of the hit that match the
 query, cut to a share of the output budget — so a model can go straight to
-``workspace_read_file(path, offset=start)``. The schema lists only the modes this workspace has;
+``workspace_read_file(path, offset=start)``; a hit in a notebook reads
+``nb.ipynb [cell 4]:2-5: <lines of the cell>`` (lines within the cell; read it with
+``workspace_read_file(path, offset=4, limit=1)``). The schema lists only the modes this workspace has;
 a mode that is not available falls back (hybrid -> vector -> bm25) and the output says so.
 """
 
@@ -109,9 +111,7 @@ def search(call: ToolCall) -> str:
     per = max(40, (budget - 30) // max(1, n))
     blocks = []
     for r in results:
-        source = r.source
-        where = f"{source}:{r.line_range[0]}-{r.line_range[1]}" if r.line_range else source
-        blocks.append(f"{where}: {_snippet(r.content, args['query'], per)}")
+        blocks.append(f"{r.location}: {_snippet(r.content, args['query'], per)}")
     return "\n\n".join(blocks) + f"\n---\n{summary}"
 
 
@@ -130,7 +130,8 @@ SEARCH_SPEC = ToolSpec(
     name=WORKSPACE_TOOLS.SEARCH.SEARCH,
     description=(
         "Search the indexed workspace files by meaning and keywords, and get the best passages as "
-        "'path:first-last: matching lines'. Use it to find where something is discussed or "
+        "'path:first-last: matching lines' (in a notebook 'nb.ipynb [cell 4]:2-5: ...', lines counted "
+        "within the cell). Use it to find where something is discussed or "
         "implemented when you do not know the exact words (for exact text or regexes use "
         "workspace_grep). Then read the file around those lines with workspace_read_file."
     ),
