@@ -11,7 +11,8 @@ import pytest
 from IPython.core.error import UsageError
 
 from ws_jupyter.jupyter.commands import all_commands
-from ws_jupyter.jupyter.display import (
+from ws_jupyter.jupyter.magics import WsCommandError, WsMagics
+from ws_jupyter.jupyter.views import (
     FileView,
     GrepView,
     IndexView,
@@ -25,7 +26,6 @@ from ws_jupyter.jupyter.display import (
     SkillView,
     TreeView,
 )
-from ws_jupyter.jupyter.magics import WsCommandError, WsMagics
 
 from ..helpers import wait_for
 
@@ -524,7 +524,7 @@ def _write_skill(folder: Path, name: str, description: str, refs: dict[str, str]
 
 
 def test_tools_table_and_formats(ws_ip: Any) -> None:
-    from ws_jupyter.jupyter.display import JSONView, ToolTableView
+    from ws_jupyter.jupyter.views import JSONView, ToolTableView
 
     table = ws(ws_ip, "tools")
     assert isinstance(table, ToolTableView)
@@ -546,7 +546,7 @@ def test_tools_table_and_formats(ws_ip: Any) -> None:
 
 
 def test_call_tools_as_an_agent(ws_ip: Any, ws_dir: Path) -> None:
-    from ws_jupyter.jupyter.display import ToolCallView
+    from ws_jupyter.jupyter.views import ToolCallView
 
     read = ws(ws_ip, 'call workspace_read_file {"path": "notes.txt"}')
     assert isinstance(read, ToolCallView) and not read.is_error

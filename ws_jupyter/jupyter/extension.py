@@ -27,8 +27,8 @@ def load_ipython_extension(ipython: Any) -> None:
     """Registers ``%ws``/``%%ws``, the ``WsMagics`` settings and the rich displays."""
     if id(ipython) in _LOADED:
         return
-    from .display import register_formatters
     from .magics import WsMagics
+    from .views.formatters import register_formatters
 
     magics = WsMagics(ipython, parent=ipython)
     ipython.register_magics(magics)
@@ -44,7 +44,7 @@ def unload_ipython_extension(ipython: Any) -> None:
     magics = _LOADED.pop(id(ipython), None)
     if magics is None:
         return
-    from .display import unregister_formatters
+    from .views.formatters import unregister_formatters
 
     table = ipython.magics_manager.magics
     for kind in ("line", "cell"):

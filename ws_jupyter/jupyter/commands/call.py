@@ -23,8 +23,8 @@ from typing import Any
 
 from IPython.display import display
 
-from ..display import ToolCallView
 from ..parsing import WsArgumentParser
+from ..views.tools import ToolCallView
 from .base import Invocation, Subcommand
 
 __all__ = ["COMMAND", "find_tool", "parse_arguments"]

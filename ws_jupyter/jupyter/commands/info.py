@@ -8,8 +8,8 @@ Examples:
 
 from __future__ import annotations
 
-from ..display import InfoView, info_rows
 from ..parsing import WsArgumentParser
+from ..views.workspace import InfoView, info_rows
 from ._common import load_skills
 from .base import Invocation, Subcommand
 

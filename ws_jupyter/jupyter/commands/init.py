@@ -19,8 +19,8 @@ import glob
 import os
 from typing import Any
 
-from ..display import InfoView, info_rows
 from ..parsing import WsArgumentParser
+from ..views.workspace import InfoView, info_rows
 from ._common import load_skills, positive_float
 from .base import Invocation, Subcommand
 

@@ -34,8 +34,8 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
-from ..display import RunSummary
 from ..parsing import WsArgumentParser
+from ..views.processes import RunSummary
 from ._common import require_sandbox
 from ._process_args import add_launch_options, env_from_args
 from .base import Invocation, Subcommand

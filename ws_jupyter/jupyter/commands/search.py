@@ -10,8 +10,9 @@ Examples:
 
 from __future__ import annotations
 
-from ..display import SearchResultsView, base_path_of
 from ..parsing import WsArgumentParser
+from ..views.common import base_path_of
+from ..views.search import SearchResultsView
 from ._common import positive_int
 from .base import Invocation, Subcommand
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..display import SkillView
 from ..files import skill_file_view
 from ..parsing import WsArgumentParser
+from ..views.skills import SkillView
 from ._common import line_range
 from .base import Invocation, Subcommand
 from .skills import require_skills

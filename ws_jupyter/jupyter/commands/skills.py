@@ -16,8 +16,8 @@ from typing import Any
 
 from IPython.display import display
 
-from ..display import SkillTableView
 from ..parsing import WsArgumentParser
+from ..views.skills import SkillTableView
 from .base import Invocation, Subcommand
 
 __all__ = ["COMMAND", "require_skills"]

@@ -19,7 +19,7 @@ from typing import Any
 import ipywidgets as w
 from traitlets import Bool, Float, Int, List, Unicode
 
-from ..display import format_duration
+from ..views.common import format_duration
 from .live import on_enter
 from .process_output import ProcessOutput
 

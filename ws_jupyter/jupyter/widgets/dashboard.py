@@ -17,7 +17,7 @@ from typing import Any
 import ipywidgets as w
 from traitlets import List, Unicode
 
-from ..display import MUTED
+from ..views.common import MUTED
 
 __all__ = ["Dashboard"]
 

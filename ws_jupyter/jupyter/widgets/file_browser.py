@@ -24,8 +24,8 @@ from typing import Any
 import ipywidgets as w
 from traitlets import Bool, Int, List, Unicode
 
-from ..display import MUTED, base_path_of, format_bytes
 from ..files import load_file_view
+from ..views.common import MUTED, base_path_of, format_bytes
 
 __all__ = ["FileBrowser"]
 

@@ -19,7 +19,8 @@ from typing import Any
 import ipywidgets as w
 from traitlets import Dict, Int, List
 
-from ..display import MUTED, ProcessRow, ProcessTableView, one_line
+from ..views.common import MUTED, one_line
+from ..views.processes import ProcessRow, ProcessTableView
 from .live import Throttle, _scheduler
 from .process_output import ProcessOutput
 

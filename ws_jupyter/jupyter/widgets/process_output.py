@@ -21,7 +21,8 @@ from typing import Any
 import ipywidgets as w
 from traitlets import Int, Unicode
 
-from ..display import STATE_COLOURS, format_duration, process_state
+from ..views.common import format_duration
+from ..views.processes import STATE_COLOURS, process_state
 from .live import TextTail, Throttle, _scheduler, on_enter
 
 __all__ = ["ProcessOutput", "clean_terminal_text"]

@@ -22,8 +22,9 @@ import ipywidgets as w
 from traitlets import Dict, Int, List, Unicode
 
 from ...tools.search import available_modes
-from ..display import MONO, MUTED, base_path_of, highlight_terms, snippet_of
 from ..files import load_file_view
+from ..views.common import MONO, MUTED, base_path_of
+from ..views.search import highlight_terms, snippet_of
 from .live import MIN_INTERVAL, on_enter
 
 __all__ = ["SearchPanel"]

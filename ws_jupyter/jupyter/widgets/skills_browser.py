@@ -17,8 +17,8 @@ from typing import Any
 import ipywidgets as w
 from traitlets import List, Unicode
 
-from ..display import MUTED, one_line
 from ..files import skill_file_view
+from ..views.common import MUTED, one_line
 
 __all__ = ["SkillsBrowser"]
 

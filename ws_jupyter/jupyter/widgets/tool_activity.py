@@ -26,7 +26,7 @@ from typing import Any
 import ipywidgets as w
 from traitlets import Dict, List, Unicode
 
-from ..display import BORDER, MONO, MUTED, format_duration, one_line
+from ..views.common import BORDER, MONO, MUTED, format_duration, one_line
 from .live import Throttle
 
 __all__ = ["ToolActivity"]

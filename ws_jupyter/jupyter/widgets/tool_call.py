@@ -21,7 +21,8 @@ from typing import Any
 import ipywidgets as w
 from traitlets import Unicode
 
-from ..display import MONO, ToolCallView
+from ..views.common import MONO
+from ..views.tools import ToolCallView
 from .live import Throttle
 
 __all__ = ["ToolCallPanel"]
