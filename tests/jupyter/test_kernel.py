@@ -269,6 +269,44 @@ def test_kernel_usage_error_is_one_line(kernel: tuple[Any, Any]) -> None:
     assert text.startswith("UsageError: %ws ls: argument --depth") and text.count("\n") == 1
 
 
+def test_kernel_workspace_errors_are_one_line(kernel: tuple[Any, Any], tmp_path: Path) -> None:
+    """IPython shortens only UsageError itself: a workspace error must still be one line."""
+    _, kc = kernel
+    execute(kc, f"%ws init {tmp_path / 'ws'}")
+    for line, words in (
+        ("%ws cat data/nope.csv", "File not found: data/nope.csv"),
+        ("%ws cat /etc/passwd", "outside the workspace"),
+        ("%ws ls ..", "outside the workspace"),
+    ):
+        reply, messages = execute(kc, line)
+        assert reply["content"]["status"] == "error", line  # Run All still stops here
+        errors = [m["content"] for m in messages if m["msg_type"] == "error"]
+        assert len(errors) == 1 and len(errors[0]["traceback"]) == 1, line
+        shown = errors[0]["traceback"][0]
+        assert words in shown and "\n" not in shown and "Traceback" not in shown and ".py" not in shown
+    reply, messages = execute(kc, "import sys; print(type(sys.last_value.error).__name__)")
+    assert streamed(messages).strip() == "PathEscapeError"  # the original error stays reachable
+
+
+def test_kernel_run_shows_a_head_and_a_live_tail(kernel: tuple[Any, Any], tmp_path: Path) -> None:
+    _, kc = kernel
+    execute(kc, f"%ws init {tmp_path / 'ws'}")
+    reply, messages = execute(kc, "%ws run seq 1 300000")
+    assert reply["content"]["status"] == "ok"
+    assert streamed(messages).splitlines() == [str(i) for i in range(1, 201)]
+    shown = [m for m in messages if m["msg_type"] in ("display_data", "update_display_data")]
+    assert shown[0]["msg_type"] == "display_data"
+    assert len({m["content"]["transient"]["display_id"] for m in shown}) == 1  # one display, updated
+    final = shown[-1]["content"]["data"]["text/plain"].splitlines()
+    assert final[0] == "… 299,760 lines not shown (all of it is in the result: r = _; r.stdout, r.stderr) …"
+    assert final[1:] == [str(i) for i in range(299961, 300001)]
+    assert sum(len(json.dumps(m["content"])) for m in messages) < 300_000  # 2 MB of output, bounded cell
+    result = [m for m in messages if m["msg_type"] == "execute_result"]
+    assert "exit 0" in result[0]["content"]["data"]["text/plain"]
+    reply, messages = execute(kc, "print(len(_.stdout.splitlines()))")
+    assert streamed(messages).strip() == "300000"  # the result keeps all of it
+
+
 def test_kernel_run_streams_live(kernel: tuple[Any, Any], tmp_path: Path) -> None:
     _, kc = kernel
     execute(kc, f"%ws init {tmp_path / 'ws'}")

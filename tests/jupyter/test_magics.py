@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -185,7 +187,7 @@ def test_info(ws_ip: Any) -> None:
     assert rows["files"] == "6"  # gitignored and hidden files are not counted
     html = html_of(ws_ip, info)
     assert "<table" in html and "isolation" in html
-    assert "isolation" in repr(info) and "|" in info._repr_markdown_()
+    assert "isolation" in repr(info)
 
 
 # --- files --------------------------------------------------------------------------------------
@@ -536,7 +538,10 @@ def test_tools_table_and_formats(ws_ip: Any) -> None:
     assert "<details" in html and "&quot;properties&quot;" in html
     openai = ws(ws_ip, "tools --format openai")
     assert isinstance(openai, JSONView) and openai.value[0]["type"] == "function"
-    assert openai._repr_json_() == openai.value
+    data, _ = ws_ip.display_formatter.format(openai)
+    assert set(data) == {"text/html", "text/plain"}  # readable JSON text, not a collapsed JSON tree
+    assert json.loads(data["text/plain"]) == openai.value
+    assert '\n    &quot;type&quot;: &quot;function&quot;' in data["text/html"]  # indented, shown as text
     anthropic = ws(ws_ip, "tools -f anthropic")
     assert "input_schema" in anthropic.value[0]
     mcp = ws(ws_ip, "tools --format mcp")
@@ -645,14 +650,41 @@ def test_commands_use_the_kernels_python(ip: Any, ws_dir: Path, monkeypatch: pyt
     assert found.stdout.strip() == sys.prefix
 
 
-def test_run_stops_showing_huge_output(ws_ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
-    ws_ip.run_line_magic("config", "WsMagics.max_stream_chars = 1000")
+def test_run_shows_a_head_and_the_tail_of_huge_output(ws_ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
     summary = ws(ws_ip, "run seq 1 100000")
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[:200] == [str(i) for i in range(1, 201)]  # the first lines, as they came
+    assert lines[200] == "… 99,760 lines not shown (all of it is in the result: r = _; r.stdout, r.stderr) …"
+    assert lines[201:] == [str(i) for i in range(99961, 100001)]  # then the newest
+    assert summary.exit_code == 0 and summary.stdout == "".join(f"{i}\n" for i in range(1, 100001))
+    assert "newest output" not in summary.status()  # the result is complete
+
+
+def test_run_head_is_bounded_in_characters_and_streams_interleave(
+    ws_ip: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ws_ip.run_line_magic("config", "WsMagics.max_stream_chars = 1000")
+    ws_ip.run_line_magic("config", "WsMagics.stream_tail_lines = 3")
+    script = "for i in $(seq 1 3000); do echo out$i; echo err$i >&2; done; printf 'no newline'"
+    summary = ws(ws_ip, f"run {script}")
     out = capsys.readouterr()
-    assert len(out.out) == 1000 and "not shown" in out.err
-    assert summary.exit_code == 0 and summary.stdout.endswith(
-        "100000\n"
-    )  # the result keeps the newest output
+    assert len(out.out) + len(out.err) < 1000 + 400  # a head under 1000 characters, the notice, 3 lines
+    head = out.out.split("…")[0] + out.err
+    shown = len(re.findall(r"(?:out|err)\d+\n", head))
+    notice = re.search(r"… ([\d,]+) lines not shown", out.out)
+    assert notice is not None
+    tail = out.out.split("…\n", 1)[1].splitlines()
+    assert tail[-1] == "no newline" and len(tail) == 3
+    assert shown + int(notice.group(1).replace(",", "")) + len(tail) == 6001  # every line counted once
+    assert summary.stdout.endswith("out3000\nno newline") and summary.stderr.endswith("err3000\n")
+
+
+def test_run_result_says_when_it_lost_output(ws_ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    ws_ip.run_line_magic("config", "WsMagics.max_output_bytes = 1000")
+    summary = ws(ws_ip, "run seq 1 10000")
+    assert summary.truncated and summary.stdout.endswith("10000\n") and len(summary.stdout) <= 1000
+    assert "the result keeps the newest output" in capsys.readouterr().out
+    assert "keeps only the newest output" in summary.status()
 
 
 def test_use_on_the_own_workspace_keeps_ownership(ip: Any, ws_dir: Path) -> None:
@@ -662,3 +694,41 @@ def test_use_on_the_own_workspace_keeps_ownership(ip: Any, ws_dir: Path) -> None
     ip.run_line_magic("unload_ext", "ws_jupyter")
     assert own.status == "destroyed"
     ip.run_line_magic("load_ext", "ws_jupyter")
+
+
+def test_outputs_store_html_and_plain_text_only(ws_ip: Any, ws_dir: Path) -> None:
+    """A notebook keeps every mime type of an output: no Markdown or JSON twins of the HTML."""
+    (ws_dir / "skills" / "tidy").mkdir(parents=True)
+    (ws_dir / "skills" / "tidy" / "SKILL.md").write_text(
+        "---\nname: tidy\ndescription: Tidy data.\n---\n\n# Tidy\n\n- one\n- two\n"
+    )
+    ws(ws_ip, f"init {ws_dir}")
+    views = {
+        line: ws(ws_ip, line)
+        for line in (
+            "info",
+            "ls",
+            "cat notes.txt",
+            "grep TODO",
+            "run -q echo hi",
+            "ps",
+            "index",
+            "search neural",
+            "skills --list",
+            "tools",
+            "tools --format openai",
+            'call workspace_read_file {"path": "notes.txt"}',
+        )
+    }
+    for line, view in views.items():
+        data, _ = ws_ip.display_formatter.format(view)
+        assert set(data) == {"text/html", "text/plain"}, line
+    tools = ws_ip.display_formatter.format(views["tools"])[0]
+    openai = ws_ip.display_formatter.format(views["tools --format openai"])[0]
+    assert len(json.dumps(openai)) < 2.5 * len(openai["text/plain"])  # HTML + text, nothing more
+    assert len(json.dumps(tools)) < 60_000
+    data, _ = ws_ip.display_formatter.format(ws(ws_ip, "skill tidy"))
+    assert set(data) == {"text/markdown", "text/plain"}  # rendered as Markdown, no raw HTML rival
+    assert data["text/markdown"].count("tidy") == 2 and "- one\n- two" in data["text/markdown"]
+    data, _ = ws_ip.display_formatter.format(ws(ws_ip, "cat pixel.png"))
+    assert set(data) == {"image/png", "text/plain"}  # the image once, not again inside HTML

@@ -2,10 +2,12 @@
 
 The workspace's own result types (``CommandResult``, ``SearchResult``, ``WorkspaceInfo``...) know
 nothing of Jupyter. Here each ``%ws`` subcommand gets a small *view* object holding the data it
-shows (so code can use it: ``r = %ws run make``; ``r.exit_code``), with renderings for every
-front-end: ``_repr_html_`` (JupyterLab, Notebook 7, VS Code, nbconvert: inline styles that follow
-the JupyterLab theme through its CSS variables, with fallbacks elsewhere) and ``__repr__`` (plain
-text for terminal IPython and logs).
+shows (so code can use it: ``r = %ws run make``; ``r.exit_code``). What a cell stores is its
+``_repr_mimebundle_``: HTML (``html()``: inline styles that follow the JupyterLab theme through its
+CSS variables, with fallbacks in Notebook 7, VS Code and nbconvert) and plain text (``text()``,
+also the ``repr`` for terminal IPython and logs) — never a Markdown or JSON twin of the same
+content, which would double every saved notebook. ``SkillView`` is Markdown + text instead: a
+SKILL.md is Markdown.
 
 Where things go:
 

@@ -4,14 +4,21 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-from .common import BAD, MONO, MUTED, OK, WARN, esc
+from .common import BAD, MONO, MUTED, OK, PRE, WARN, esc
 
 __all__ = ["MessageView", "RichView"]
 
 
 class RichView:
-    """A displayable result: subclasses give ``title``/``meta``, an HTML body and a text form."""
+    """A displayable result: subclasses give ``title``/``meta``, an HTML body and a text form.
+
+    What a notebook stores is exactly ``_repr_mimebundle_``: HTML and plain text (no Markdown or
+    JSON twin, which would double or triple every saved output). ``html()`` is the full HTML;
+    there is deliberately no ``_repr_html_``, so IPython adds nothing to the bundle on its own
+    (a view whose bundle is an image or Markdown gets no HTML copy of it).
+    """
 
     kind = "view"
 
@@ -22,7 +29,7 @@ class RichView:
         return ""
 
     def html_body(self) -> str:
-        return f'<pre style="{MONO}; margin: 0">{esc(self.text())}</pre>'
+        return f'<pre style="{PRE}">{esc(self.text())}</pre>'
 
     def text(self) -> str:
         raise NotImplementedError
@@ -30,7 +37,7 @@ class RichView:
     def __repr__(self) -> str:
         return self.text()
 
-    def _repr_html_(self) -> str:
+    def html(self) -> str:
         header = ""
         if self.title() or self.meta():
             header = (
@@ -39,12 +46,13 @@ class RichView:
                 + (f' <span style="{MUTED}">{esc(self.meta())}</span>' if self.meta() else "")
                 + "</div>"
             )
-        return f'<div class="ws-jupyter ws-{self.kind}" style="line-height: 1.45">{header}{self.html_body()}</div>'
+        return (
+            f'<div class="ws-jupyter ws-{self.kind}" style="line-height: 1.45; text-align: left">'
+            f"{header}{self.html_body()}</div>"
+        )
 
-    def _repr_markdown_(self) -> str:
-        head = f"**{self.title()}** {self.meta()}".strip()
-        text = self.text().replace("```", "`\u200b``")
-        return (head + "\n\n" if head else "") + f"```text\n{text}\n```"
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        return {"text/html": self.html(), "text/plain": self.text()}
 
 
 @dataclass(repr=False)
@@ -64,6 +72,3 @@ class MessageView(RichView):
         return (
             f'<div style="color: {colour}">{esc(mark)}<span style="{MONO}">{esc(self.message)}</span></div>'
         )
-
-    def _repr_markdown_(self) -> str:
-        return self.message

@@ -18,13 +18,18 @@ from urllib.parse import quote
 __all__ = [
     "BAD",
     "BORDER",
+    "CELL",
+    "CODE",
     "MARK",
     "MONO",
     "MUTED",
+    "NUMBER_CELL",
     "OK",
+    "PRE",
     "WARN",
     "badge",
     "base_path_of",
+    "code_table",
     "esc",
     "format_bytes",
     "format_duration",
@@ -42,6 +47,13 @@ OK = "#1a7f37"
 BAD = "#cf222e"
 WARN = "#9a6700"
 MARK = "background: rgba(255, 200, 0, 0.45); color: inherit; padding: 0 1px; border-radius: 2px"
+#: Code as typed: indentation kept, long lines wrapped only where they would overflow.
+CODE = f"{MONO}; white-space: pre-wrap; overflow-wrap: anywhere; text-align: left"
+PRE = f"{CODE}; margin: 0"
+#: Table cells say their alignment and borders explicitly: JupyterLab's output CSS right-aligns
+#: ``td``/``th`` and draws zebra rows, which would otherwise apply to every table here.
+CELL = "text-align: left; vertical-align: top; border: none"
+NUMBER_CELL = "text-align: right; vertical-align: top; border: none"
 
 
 def esc(value: Any) -> str:
@@ -101,23 +113,43 @@ def base_path_of(workspace: Any) -> str | None:
 
 
 def table(headers: Sequence[str], rows: Iterable[Sequence[str]], *, numeric: Sequence[int] = ()) -> str:
+    """An HTML table of already-escaped cells; ``numeric`` columns are right-aligned."""
+
+    def align(i: int) -> str:
+        return NUMBER_CELL if i in numeric else CELL
+
     head = "".join(
-        f'<th style="text-align: {"right" if i in numeric else "left"}; padding: 2px 10px 2px 0; '
-        f'border-bottom: 1px solid {BORDER}; font-weight: 600">{esc(h)}</th>'
+        f'<th style="{align(i)}; padding: 2px 10px 2px 0; border-bottom: 1px solid {BORDER}; '
+        f'font-weight: 600">{esc(h)}</th>'
         for i, h in enumerate(headers)
     )
     body = []
     for row in rows:
         cells = "".join(
-            f'<td style="text-align: {"right" if i in numeric else "left"}; padding: 2px 10px 2px 0; '
-            f'vertical-align: top">{cell}</td>'
-            for i, cell in enumerate(row)
+            f'<td style="{align(i)}; padding: 2px 10px 2px 0">{cell}</td>' for i, cell in enumerate(row)
         )
-        body.append(f"<tr>{cells}</tr>")
+        body.append(f'<tr style="background: none">{cells}</tr>')
     return (
-        '<table style="border-collapse: collapse; margin: 2px 0; font-size: inherit">'
-        f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+        '<table style="border-collapse: collapse; margin: 2px 0; font-size: inherit; table-layout: auto">'
+        f'<thead><tr style="background: none">{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
     )
+
+
+def code_table(rows: Iterable[tuple[str, str, str]]) -> str:
+    """Numbered code lines (``%ws cat``, ``%ws grep``): ``(number_html, code_html, extra_style)``.
+
+    The number column cannot be selected, so copying the code gives the code alone; an empty line
+    stays empty (its row keeps its height from the number, not from an invisible character, which
+    would break pasted code).
+    """
+    out = []
+    for number, code, style in rows:
+        out.append(
+            f'<tr style="background: none"><td style="{MUTED}; {NUMBER_CELL}; padding: 0 10px 0 0; '
+            f'user-select: none; line-height: 1.4">{number}</td>'
+            f'<td style="{CODE}; {CELL}; padding: 0; line-height: 1.4; {style}">{code}</td></tr>'
+        )
+    return f'<table style="border-collapse: collapse; {MONO}">{"".join(out)}</table>'
 
 
 def badge(text: str, colour: str) -> str:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .base import RichView
-from .common import BORDER, MARK, MONO, MUTED, esc, format_bytes, path_link
+from .common import BORDER, MARK, MONO, MUTED, code_table, esc, format_bytes, path_link
 
 __all__ = ["FileView", "GrepMatch", "GrepView", "TreeEntry", "TreeView"]
 
@@ -110,9 +110,6 @@ class TreeView(RichView):
             depth -= 1
         return f'<div style="{MONO}; margin-left: -1.1em">{"".join(parts)}</div>'
 
-    def _repr_markdown_(self) -> str:
-        return f"```text\n{self.text()}\n```"
-
 
 @dataclass(repr=False)
 class FileView(RichView):
@@ -186,19 +183,13 @@ class FileView(RichView):
             return f'<div style="{MUTED}">Binary file ({esc(self.mime_type)}): not shown as text.</div>'
         rows = []
         for n, line in self._numbered():
-            number = "" if n is None else str(n)
             style = MUTED + "; font-style: italic" if n is None else ""
             if n is not None and n == self.highlight:
                 style = MARK
-            rows.append(
-                f'<tr style="background: none"><td style="{MUTED}; text-align: right; padding: 0 10px 0 0; '
-                f'user-select: none; vertical-align: top; border: none; line-height: 1.4">{number}</td>'
-                f'<td style="white-space: pre-wrap; word-break: break-all; padding: 0; border: none; '
-                f'text-align: left; line-height: 1.4; {style}">{esc(line) or "&#8203;"}</td></tr>'
-            )
+            rows.append(("" if n is None else str(n), esc(line), style))
         return (
             f'<div style="max-height: 32em; overflow: auto; border: 1px solid {BORDER}; padding: 4px 6px">'
-            f'<table style="border-collapse: collapse; {MONO}">{"".join(rows)}</table></div>'
+            f"{code_table(rows)}</div>"
         )
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
@@ -209,8 +200,7 @@ class FileView(RichView):
         elif self.is_image and self.mime_type == "image/svg+xml" and self.data is not None:
             bundle["image/svg+xml"] = self.data.decode("utf-8", "replace")
         else:
-            bundle["text/html"] = self._repr_html_()
-            bundle["text/markdown"] = self._repr_markdown_()
+            bundle["text/html"] = self.html()
         return bundle
 
 
@@ -277,13 +267,13 @@ class GrepView(RichView):
             return f'<div style="{MUTED}">No matches.</div>'
         blocks: list[str] = []
         current: str | None = None
-        rows: list[str] = []
+        rows: list[tuple[str, str, str]] = []
 
         def flush() -> None:
             if current is not None:
                 blocks.append(
                     f'<div style="margin: 4px 0 2px 0">{path_link(self.base_path, current)}</div>'
-                    f'<table style="border-collapse: collapse; {MONO}">{"".join(rows)}</table>'
+                    + code_table(rows)
                 )
 
         previous: GrepMatch | None = None
@@ -292,14 +282,9 @@ class GrepView(RichView):
                 flush()
                 current, rows = m.path, []
             elif previous is not None and m.line > previous.line + 1:
-                rows.append(f'<tr><td style="{MUTED}">⋯</td><td></td></tr>')
-            text = _mark_spans(m.text, m.spans)
-            style = MUTED if m.context else ""
-            rows.append(
-                f'<tr><td style="{MUTED}; text-align: right; padding-right: 10px; user-select: none">'
-                f"{path_link(self.base_path, m.path, str(m.line), m.line) if not m.context else m.line}</td>"
-                f'<td style="white-space: pre-wrap; {style}">{text}</td></tr>'
-            )
+                rows.append(("⋯", "", ""))
+            number = str(m.line) if m.context else path_link(self.base_path, m.path, str(m.line), m.line)
+            rows.append((number, _mark_spans(m.text, m.spans), MUTED if m.context else ""))
             previous = m
         flush()
         return "".join(blocks)
@@ -315,4 +300,4 @@ def _mark_spans(text: str, spans: Sequence[tuple[int, int]]) -> str:
         out.append(f'<mark style="{MARK}">{esc(text[start:end])}</mark>')
         pos = end
     out.append(esc(text[pos:]))
-    return "".join(out) or "&#8203;"
+    return "".join(out)

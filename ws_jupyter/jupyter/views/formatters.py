@@ -16,15 +16,15 @@ __all__ = ["register_formatters", "unregister_formatters"]
 
 
 def _command_result_html(result: Any) -> str:
-    return RunSummary.of(result)._repr_html_()
+    return RunSummary.of(result).html()
 
 
 def _search_result_html(result: Any) -> str:
-    return SearchResultsView(query="", mode="result", results=[result])._repr_html_()
+    return SearchResultsView(query="", mode="result", results=[result]).html()
 
 
 def _workspace_info_html(info: Any) -> str:
-    return InfoView(f"Workspace {info.name}", info_rows(info))._repr_html_()
+    return InfoView(f"Workspace {info.name}", info_rows(info)).html()
 
 
 _HTML_FORMATTERS: list[tuple[str, str, Callable[[Any], str]]] = [
@@ -35,7 +35,7 @@ _HTML_FORMATTERS: list[tuple[str, str, Callable[[Any], str]]] = [
 
 
 def _skill_markdown(skill: Any) -> str:
-    return SkillView(skill)._repr_markdown_()
+    return SkillView(skill).markdown()
 
 
 _MARKDOWN_FORMATTERS: list[tuple[str, str, Callable[[Any], str]]] = [

@@ -7,9 +7,37 @@ from dataclasses import dataclass
 from typing import Any
 
 from .base import RichView
-from .common import BAD, MONO, MUTED, OK, WARN, badge, esc, format_duration, table, text_table
+from .common import BAD, MONO, MUTED, OK, PRE, WARN, badge, esc, format_duration, table, text_table
 
-__all__ = ["STATE_COLOURS", "LogView", "ProcessRow", "ProcessTableView", "RunSummary", "process_state"]
+__all__ = [
+    "STATE_COLOURS",
+    "LogView",
+    "OutputTailView",
+    "ProcessRow",
+    "ProcessTableView",
+    "RunSummary",
+    "head_and_tail",
+    "process_state",
+]
+
+#: Lines of a command's output a cell shows before it switches to "… N lines … + the newest".
+HEAD_LINES = 200
+TAIL_LINES = 40
+
+
+def head_and_tail(text: str, head: int = HEAD_LINES, tail: int = TAIL_LINES) -> tuple[str, int, str]:
+    """``text`` cut to its first ``head`` and last ``tail`` lines: ``(head, lines left out, tail)``."""
+    n = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+    if n <= head + tail:
+        return text, 0, ""
+    first = text.split("\n", head)
+    last = text.rsplit("\n", tail + (1 if text.endswith("\n") else 0))
+    tail_text = "\n".join(last[1:])
+    return "\n".join(first[:head]) + "\n", n - head - tail, tail_text
+
+
+def _omitted(count: int, where: str) -> str:
+    return f"… {count:,} line{'' if count == 1 else 's'} not shown{where} …"
 
 
 @dataclass(repr=False)
@@ -28,6 +56,7 @@ class RunSummary(RichView):
     killed: bool = False
     interrupted: bool = False
     streamed: bool = True
+    truncated: bool = False  # the result lost the oldest output (beyond the retention limit)
     kind = "run"
 
     @classmethod
@@ -53,6 +82,7 @@ class RunSummary(RichView):
             killed=bool(getattr(result, "killed", False)) and not interrupted,
             interrupted=interrupted,
             streamed=streamed,
+            truncated=bool(getattr(result, "stdout_truncated", False) or getattr(result, "stderr_truncated", False)),
         )
 
     @property
@@ -67,15 +97,27 @@ class RunSummary(RichView):
             return f"timed out after {when} (exit {self.exit_code})"
         if self.killed:
             return f"killed after {when} (exit {self.exit_code})"
-        return f"exit {self.exit_code} · {when}"
+        return f"exit {self.exit_code} · {when}" + (
+            " · the result keeps only the newest output" if self.truncated else ""
+        )
+
+    def _shown(self, text: str) -> tuple[str, str]:
+        """An output as the cell shows it (head, "… N lines …", tail), plain and HTML."""
+        head, hidden, tail = head_and_tail(text.rstrip("\n") + "\n" if text else "")
+        if not hidden:
+            return head.rstrip("\n"), esc(head)
+        note = _omitted(hidden, " (all of it is in the result: r = _; r.stdout, r.stderr)")
+        return (
+            f"{head}{note}\n{tail}".rstrip("\n"),
+            f'{esc(head)}<span style="{MUTED}; font-style: italic">{esc(note)}</span>\n{esc(tail)}',
+        )
 
     def text(self) -> str:
         lines = []
         if not self.streamed:
-            if self.stdout:
-                lines.append(self.stdout.rstrip("\n"))
-            if self.stderr:
-                lines.append(self.stderr.rstrip("\n"))
+            for stream in (self.stdout, self.stderr):
+                if stream:
+                    lines.append(self._shown(stream)[0])
         lines.append(("✓ " if self.success else "✗ ") + self.status())
         return "\n".join(lines)
 
@@ -83,17 +125,48 @@ class RunSummary(RichView):
         colour = OK if self.success else BAD
         out = ""
         if not self.streamed and (self.stdout or self.stderr):
-            out = f'<pre style="{MONO}; margin: 0 0 4px 0; white-space: pre-wrap">{esc(self.stdout)}'
+            out = f'<pre style="{PRE}; margin-bottom: 4px">{self._shown(self.stdout)[1] if self.stdout else ""}'
             if self.stderr:
-                out += f'<span style="color: {BAD}">{esc(self.stderr)}</span>'
+                out += f'<span style="color: {BAD}">{self._shown(self.stderr)[1]}</span>'
             out += "</pre>"
         return (
             f'{out}<div style="{MUTED}; font-size: 0.92em">{badge("✓" if self.success else "✗", colour)} '
             f"{esc(self.status())}</div>"
         )
 
-    def _repr_markdown_(self) -> str:
-        return ("✓ " if self.success else "✗ ") + self.status()
+
+@dataclass(repr=False)
+class OutputTailView(RichView):
+    """The newest lines of a long ``%ws run`` output, after its first lines and a count of those
+    in between. The cell updates it live while the command runs; ``running`` picks the notice."""
+
+    hidden: int
+    lines: list[tuple[str, str]]  # (stream, line): the newest complete lines
+    running: bool = True
+    truncated: bool = False
+    kind = "run-tail"
+
+    def notice(self) -> str:
+        if self.running:
+            where = " so far; the newest follow (all of it will be in the result: r = _; r.stdout)"
+        elif self.truncated:
+            where = " (the result keeps the newest output: r = _; r.stdout)"
+        else:
+            where = " (all of it is in the result: r = _; r.stdout, r.stderr)"
+        return _omitted(self.hidden, where)
+
+    def text(self) -> str:
+        return "\n".join([self.notice(), *(line for _, line in self.lines)])
+
+    def html_body(self) -> str:
+        body = "".join(
+            f'<span style="color: {BAD}">{esc(line)}</span>\n' if kind == "stderr" else f"{esc(line)}\n"
+            for kind, line in self.lines
+        )
+        return (
+            f'<div style="{MUTED}; font-style: italic; margin: 2px 0">{esc(self.notice())}</div>'
+            f'<pre style="{PRE}">{body}</pre>'
+        )
 
 
 def process_state(process: Any) -> str:
@@ -216,7 +289,7 @@ class LogView(RichView):
     def html_body(self) -> str:
         if not self.stdout and not self.stderr:
             return f'<div style="{MUTED}">(no output yet)</div>'
-        body = f'<pre style="{MONO}; margin: 0; white-space: pre-wrap; max-height: 30em; overflow: auto">{esc(self.stdout)}'
+        body = f'<pre style="{PRE}; max-height: 30em; overflow: auto">{esc(self.stdout)}'
         if self.stderr:
             body += f'<span style="color: {BAD}">{esc(self.stderr)}</span>'
         return body + "</pre>"

@@ -174,5 +174,3 @@ class IndexView(RichView):
     def html_body(self) -> str:
         return f"<div>{esc(self.text())}</div>"
 
-    def _repr_markdown_(self) -> str:
-        return f"**{self.title()}**: {self.text()}"

@@ -71,19 +71,17 @@ def _count_files(skill: Any) -> str:
 
 
 @dataclass(repr=False)
-class SkillView(RichView):
-    """``%ws skill NAME``: the skill rendered as Markdown (instructions, then its files)."""
+class SkillView:
+    """``%ws skill NAME``: the skill rendered as Markdown (instructions, then its files).
+
+    Its bundle is Markdown and plain text only: the front-end renders the SKILL.md as Markdown
+    (headings, lists, code), as the SkillsBrowser does, instead of an HTML rival showing it raw.
+    """
 
     skill: Any
     kind = "skill"
 
-    def title(self) -> str:
-        return self.skill.name
-
-    def meta(self) -> str:
-        return f"{self.skill.source_kind} · {self.skill.path}"
-
-    def _repr_markdown_(self) -> str:
+    def markdown(self) -> str:
         s = self.skill
         lines = [f"### {s.name}", "", f"*{s.description}*", ""]
         facts = [f"`{s.path}` ({s.source_kind})"]
@@ -100,6 +98,8 @@ class SkillView(RichView):
         s = self.skill
         return f"{s.name} ({s.source_kind}, {s.path})\n{s.description}\n\n{s.to_markdown()}"
 
+    def __repr__(self) -> str:
+        return self.text()
+
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        # Markdown is the faithful rendering of a SKILL.md: offer it without an HTML rival.
-        return {"text/markdown": self._repr_markdown_(), "text/plain": self.text()}
+        return {"text/markdown": self.markdown(), "text/plain": self.text()}

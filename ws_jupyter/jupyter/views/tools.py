@@ -13,6 +13,7 @@ from .common import (
     BORDER,
     MONO,
     MUTED,
+    PRE,
     WARN,
     badge,
     esc,
@@ -71,7 +72,7 @@ class ToolTableView(RichView):
                 f"{esc(t.name)}</strong>({esc(params)}){flag} "
                 f'<span style="{MUTED}">{esc(one_line(t.description, 120))}</span></summary>'
                 f'<div style="margin: 4px 0 6px 1.2em"><div style="white-space: pre-wrap">{esc(t.description)}</div>'
-                f'<pre style="{MONO}; margin: 4px 0; padding: 4px; border: 1px solid {BORDER}">'
+                f'<pre style="{PRE}; margin: 4px 0; padding: 4px; border: 1px solid {BORDER}">'
                 f"{esc(to_json_text(t.input_schema))}</pre></div></details>"
             )
         return "".join(items)
@@ -91,7 +92,7 @@ def _params(tool: Any) -> list[str]:
 
 @dataclass(repr=False)
 class JSONView(RichView):
-    """Tool schemas in a provider's format: JSON (a collapsible tree in JupyterLab)."""
+    """Tool schemas in a provider's format, as indented JSON text."""
 
     heading: str
     value: Any
@@ -103,18 +104,12 @@ class JSONView(RichView):
     def text(self) -> str:
         return to_json_text(self.value)
 
-    def _repr_json_(self) -> Any:
-        return json.loads(json.dumps(self.value, default=repr))
-
-    def _repr_markdown_(self) -> str:
-        return f"**{self.heading}**\n\n```json\n{self.text()}\n```"
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        return {
-            "application/json": self._repr_json_(),
-            "text/markdown": self._repr_markdown_(),
-            "text/plain": self.text(),
-        }
+    def html_body(self) -> str:
+        # Pretty JSON as text: readable and searchable, where a JSON tree would start collapsed.
+        return (
+            f'<pre style="{PRE}; max-height: 36em; overflow: auto; padding: 4px; '
+            f'border: 1px solid {BORDER}">{esc(self.text())}</pre>'
+        )
 
 
 @dataclass(repr=False)
@@ -150,16 +145,13 @@ class ToolCallView(RichView):
     def html_body(self) -> str:
         colour = f"color: {BAD}; " if self.is_error else ""
         body = (
-            f'<pre style="{MONO}; {colour}margin: 0; white-space: pre-wrap; max-height: 36em; overflow: auto; '
+            f'<pre style="{PRE}; {colour}max-height: 36em; overflow: auto; '
             f'border-left: 3px solid {BORDER}; padding-left: 8px">{esc(self.output)}</pre>'
         )
         for mime, data in self.media:
             if mime.startswith("image/"):
                 body += f'<img src="data:{esc(mime)};base64,{data}" style="max-width: 100%"/>'
         return body
-
-    def _repr_markdown_(self) -> str:
-        return f"**{self.title()}** {self.meta()}\n\n```text\n{self.output}\n```"
 
 
 def _short_args(arguments: Any, width: int = 80) -> str:

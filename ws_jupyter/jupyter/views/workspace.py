@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from .base import RichView
-from .common import MUTED, esc
+from .common import CELL, MUTED, esc
 
 __all__ = ["InfoView", "info_rows"]
 
@@ -29,16 +29,11 @@ class InfoView(RichView):
 
     def html_body(self) -> str:
         rows = "".join(
-            f'<tr><td style="{MUTED}; padding: 1px 14px 1px 0; vertical-align: top">{esc(k)}</td>'
-            f'<td style="padding: 1px 0">{esc(v)}</td></tr>'
+            f'<tr style="background: none"><td style="{MUTED}; {CELL}; padding: 1px 14px 1px 0">{esc(k)}</td>'
+            f'<td style="{CELL}; padding: 1px 0">{esc(v)}</td></tr>'
             for k, v in self.rows
         )
         return f'<table style="border-collapse: collapse">{rows}</table>'
-
-    def _repr_markdown_(self) -> str:
-        lines = [f"**{self.heading}**", "", "| | |", "|---|---|"]
-        lines += ["| " + k + " | " + v.replace("|", "\\|") + " |" for k, v in self.rows]
-        return "\n".join(lines)
 
     def as_dict(self) -> dict[str, str]:
         return dict(self.rows)

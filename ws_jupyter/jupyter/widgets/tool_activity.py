@@ -26,7 +26,7 @@ from typing import Any
 import ipywidgets as w
 from traitlets import Dict, List, Unicode
 
-from ..views.common import BORDER, MONO, MUTED, format_duration, one_line
+from ..views.common import BORDER, CELL, MONO, MUTED, format_duration, one_line
 from .live import Throttle
 
 __all__ = ["ToolActivity"]
@@ -168,15 +168,15 @@ class ToolActivity(w.VBox):
                 )
             duration = format_duration(c["duration_ms"] / 1000) if c["duration_ms"] is not None else ""
             rows.append(
-                f"<tr><td style='{MUTED}; padding-right: 8px; vertical-align: top'>{c['time']}</td>"
-                f"<td style='{MONO}; padding-right: 8px; vertical-align: top'><strong>{html.escape(c['tool'])}</strong></td>"
-                f"<td style='{MONO}; padding-right: 8px; vertical-align: top'>{html.escape(_short(c['input']))}</td>"
-                f"<td style='color: {colour}; padding-right: 8px; vertical-align: top'>{c['status']}</td>"
-                f"<td style='padding-right: 8px; vertical-align: top'>{duration}</td>"
-                f"<td style='vertical-align: top'>{out_cell}</td></tr>"
+                f"<tr style='background: none'><td style='{MUTED}; padding-right: 8px; {CELL}'>{c['time']}</td>"
+                f"<td style='{MONO}; padding-right: 8px; {CELL}'><strong>{html.escape(c['tool'])}</strong></td>"
+                f"<td style='{MONO}; padding-right: 8px; {CELL}'>{html.escape(_short(c['input']))}</td>"
+                f"<td style='color: {colour}; padding-right: 8px; {CELL}'>{c['status']}</td>"
+                f"<td style='padding-right: 8px; {CELL}'>{duration}</td>"
+                f"<td style='{CELL}'>{out_cell}</td></tr>"
             )
         head = "".join(
-            f"<th style='text-align: left; border-bottom: 1px solid {BORDER}; padding-right: 8px'>{h}</th>"
+            f"<th style='{CELL}; border-bottom: 1px solid {BORDER}; padding-right: 8px'>{h}</th>"
             for h in ("time", "tool", "input", "status", "duration", "output")
         )
         self.log_view.value = f"<table style='border-collapse: collapse; width: 100%; line-height: 1.4'><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"

@@ -114,7 +114,7 @@ class ToolCallPanel(w.VBox):
             refused = view.output.startswith("Tool call refused by user.")
             self.status = "refused" if refused else "error" if view.is_error else "done"
             self.output = view.output
-            self.result_view.value = view._repr_html_()
+            self.result_view.value = view.html()
         colours = {"waiting": "#9a6700", "running": "#0969da", "done": "#1a7f37"}
         label = {
             "waiting": "● waiting for approval",
