@@ -20,6 +20,7 @@ import ipywidgets as w
 from traitlets import Bool, Float, Int, List, Unicode
 
 from ..views.common import format_duration
+from .controls import button, stretch
 from .live import on_enter
 from .process_output import ProcessOutput
 
@@ -54,13 +55,17 @@ class CommandRunner(w.VBox):
         self.command_box = w.Text(
             placeholder="Shell command, e.g. ls -la | head", layout=w.Layout(flex="1 1 auto")
         )
-        self.run_button = w.Button(description="Run", icon="play", button_style="success")
-        self.stop_button = w.Button(description="Stop", icon="stop", button_style="danger", disabled=True)
-        for b in (self.run_button, self.stop_button):
-            b.layout.width = "auto"
+        self.run_button = button("Run", icon="play", button_style="success", tooltip="Run the command")
+        self.stop_button = button(
+            "Stop",
+            icon="stop",
+            button_style="danger",
+            disabled=True,
+            tooltip="Kill the command's process tree",
+        )
         self.status_line = w.HTML()
         self.output_slot = w.Box(layout=w.Layout(width="100%"))
-        self.history_list = w.Select(options=[], rows=5, layout=w.Layout(width="100%"))
+        self.history_list = stretch(w.Select(options=[], rows=5))
         self.history_list.add_class("ws-command-history")
         super().__init__(
             [

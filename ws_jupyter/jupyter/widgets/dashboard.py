@@ -18,6 +18,7 @@ import ipywidgets as w
 from traitlets import List, Unicode
 
 from ..views.common import MUTED
+from .controls import stylesheet
 
 __all__ = ["Dashboard"]
 
@@ -77,7 +78,13 @@ class Dashboard(w.VBox):
             + (f" · isolation: {html.escape(str(isolation))}" if isolation else "")
             + "</span>"
         )
-        super().__init__([self.title, self.tab], layout=w.Layout(width="100%"))
+        # Tabs keep their whole title (ipywidgets shrinks them to a cut word in a narrow notebook):
+        # the tab bar wraps instead.
+        self.style = stylesheet(
+            ".ws-dashboard > .widget-tab > .lm-TabBar .lm-TabBar-content { flex-wrap: wrap; }"
+            ".ws-dashboard > .widget-tab > .lm-TabBar .lm-TabBar-tab { flex: 0 0 auto; }"
+        )
+        super().__init__([self.title, self.tab, self.style], layout=w.Layout(width="100%"))
         self.add_class("ws-dashboard")
 
     def _opened(self, path: str, line: int | None) -> None:
@@ -94,4 +101,5 @@ class Dashboard(w.VBox):
                 part.close()
         self.tab.close()
         self.title.close()
+        self.style.close()
         super().close()

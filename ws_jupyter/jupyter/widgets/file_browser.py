@@ -26,6 +26,7 @@ from traitlets import Bool, Int, List, Unicode
 
 from ..files import load_file_view
 from ..views.common import MUTED, base_path_of, format_bytes
+from .controls import button, stretch
 
 __all__ = ["FileBrowser"]
 
@@ -56,23 +57,23 @@ class FileBrowser(w.VBox):
         self._updating = False
 
         self.crumbs = w.HBox(layout=w.Layout(flex_flow="row wrap", align_items="center"))
-        self.up_button = w.Button(icon="arrow-up", tooltip="Parent folder", layout=w.Layout(width="34px"))
-        self.open_button = w.Button(
-            description="Open folder", icon="folder-open", tooltip="Make the selected folder the root"
+        self.up_button = button(icon="arrow-up", tooltip="Parent folder")
+        self.open_button = button(
+            "Open folder", icon="folder-open", tooltip="Make the selected folder the root"
         )
-        self.open_button.layout.width = "auto"
-        self.refresh_button = w.Button(
-            icon="refresh", tooltip="Re-read the open folders", layout=w.Layout(width="34px")
-        )
+        self.refresh_button = button(icon="refresh", tooltip="Re-read the open folders")
         self.hidden_toggle = w.Checkbox(value=False, description="hidden & ignored", indent=False)
         self.hidden_toggle.layout.width = "auto"
-        self.tree = w.Select(options=[], rows=18, layout=w.Layout(width="100%", height=height))
+        self.tree = stretch(w.Select(options=[], rows=18, layout=w.Layout(height=height)))
         self.tree.add_class("ws-file-tree")
         self.preview = w.HTML(layout=w.Layout(width="100%", overflow="auto", max_height=height))
         self.preview.add_class("ws-file-preview")
         self.message = w.HTML()
 
-        toolbar = w.HBox([self.up_button, self.refresh_button, self.open_button, self.hidden_toggle])
+        toolbar = w.HBox(
+            [self.up_button, self.refresh_button, self.open_button, self.hidden_toggle],
+            layout=w.Layout(flex_flow="row wrap", align_items="center"),
+        )
         left = w.VBox(
             [toolbar, self.crumbs, self.tree, self.message], layout=w.Layout(width="38%", min_width="220px")
         )
@@ -151,14 +152,12 @@ class FileBrowser(w.VBox):
         self.up_button.disabled = self.root in ("", ".")
         parts = [] if self.root in ("", ".") else self.root.split("/")
         buttons = []
-        home = w.Button(description="workspace", icon="home", tooltip="Back to the workspace root")
-        home.layout.width = "auto"
+        home = button("workspace", icon="home", tooltip="Back to the workspace root")
         home.on_click(lambda _: self.set_root("."))
         buttons.append(home)
         for i, part in enumerate(parts):
             target = "/".join(parts[: i + 1])
-            b = w.Button(description=part, tooltip=target)
-            b.layout.width = "auto"
+            b = button(part, tooltip=target)
             b.on_click(lambda _, t=target: self.set_root(t))
             buttons.append(w.HTML("<span style='opacity:0.6'>/</span>"))
             buttons.append(b)

@@ -21,10 +21,12 @@ from traitlets import Dict, Int, List
 
 from ..views.common import MUTED, one_line
 from ..views.processes import ProcessRow, ProcessTableView
+from .controls import button, flexible
 from .live import Throttle, _scheduler
 from .process_output import ProcessOutput
 
 __all__ = ["ProcessMonitor"]
+
 
 class ProcessMonitor(w.VBox):
     """Live table of background processes; select one to follow it. See the module docstring."""
@@ -44,23 +46,20 @@ class ProcessMonitor(w.VBox):
         self._closed = False
         self._poll_pending = False
         self.table = w.HTML(layout=w.Layout(width="100%"))
-        self.chooser = w.Dropdown(
-            options=[("(choose a process to follow)", 0)],
-            value=0,
-            description="Follow",
-            layout=w.Layout(width="100%"),
+        self.chooser = flexible(
+            w.Dropdown(options=[("(choose a process to follow)", 0)], value=0, description="Follow")
         )
-        self.kill_all_button = w.Button(
-            description="Kill all",
-            icon="stop-circle",
-            button_style="warning",
-            tooltip="Kill every running process",
+        self.kill_all_button = button(
+            "Kill all", icon="stop-circle", button_style="warning", tooltip="Kill every running process"
         )
-        self.kill_all_button.layout.width = "auto"
         self.detail = w.Box(layout=w.Layout(width="100%"))
         self.view: ProcessOutput | None = None
         super().__init__(
-            [self.table, w.HBox([self.chooser, self.kill_all_button]), self.detail],
+            [
+                self.table,
+                w.HBox([self.chooser, self.kill_all_button], layout=w.Layout(width="100%")),
+                self.detail,
+            ],
             layout=w.Layout(width="100%"),
         )
         self.add_class("ws-process-monitor")

@@ -23,6 +23,7 @@ from traitlets import Int, Unicode
 
 from ..views.common import format_duration
 from ..views.processes import STATE_COLOURS, process_state
+from .controls import button, flexible
 from .live import TextTail, Throttle, _scheduler, on_enter
 
 __all__ = ["ProcessOutput", "clean_terminal_text"]
@@ -66,21 +67,17 @@ class ProcessOutput(w.VBox):
         self._closed = False
         self._tick_pending = False
         self.status = w.HTML()
-        self.kill_button = w.Button(
-            description="Kill", icon="stop", button_style="danger", tooltip="Kill the process tree"
-        )
-        self.kill_button.layout.width = "auto"
+        self.kill_button = button("Kill", icon="stop", button_style="danger", tooltip="Kill the process tree")
         self.output_area = w.HTML(layout=w.Layout(width="100%"))
         self.stdin_box = w.Text(
             placeholder="stdin: type a line and press Enter", layout=w.Layout(flex="1 1 auto")
         )
-        self.send_button = w.Button(description="Send", icon="paper-plane", tooltip="Send the line to stdin")
-        self.send_button.layout.width = "auto"
+        self.send_button = button("Send", icon="paper-plane", tooltip="Send the line to stdin")
         self._height = height
         super().__init__(
             [
                 w.HBox(
-                    [self.status, self.kill_button],
+                    [flexible(self.status), self.kill_button],
                     layout=w.Layout(justify_content="space-between", align_items="center"),
                 ),
                 self.output_area,

@@ -25,6 +25,7 @@ from ...tools.search import available_modes
 from ..files import load_file_view
 from ..views.common import MONO, MUTED, base_path_of
 from ..views.search import highlight_terms, snippet_of
+from .controls import button
 from .live import MIN_INTERVAL, on_enter
 
 __all__ = ["SearchPanel"]
@@ -53,8 +54,7 @@ class SearchPanel(w.VBox):
         self._base = base_path_of(workspace)
         modes = available_modes(workspace)  # the default first, as the agents' search tool lists them
         self.query_box = w.Text(placeholder="Search the workspace…", layout=w.Layout(flex="1 1 auto"))
-        self.search_button = w.Button(description="Search", icon="search", button_style="primary")
-        self.search_button.layout.width = "auto"
+        self.search_button = button("Search", icon="search", button_style="primary")
         self.mode_toggle = w.ToggleButtons(
             options=modes or ["bm25"], value=(modes or ["bm25"])[0], style={"button_width": "70px"}
         )
@@ -66,10 +66,7 @@ class SearchPanel(w.VBox):
             layout=w.Layout(width="130px"),
             style={"description_width": "40px"},
         )
-        self.index_button = w.Button(
-            description="Index", icon="database", tooltip="Index the workspace (incremental)"
-        )
-        self.index_button.layout.width = "auto"
+        self.index_button = button("Index", icon="database", tooltip="Index the workspace (incremental)")
         self.status_line = w.HTML()
         self.results_box = w.VBox(layout=w.Layout(width="100%", align_items="flex-start"))
         self.preview = w.HTML(layout=w.Layout(width="100%"))

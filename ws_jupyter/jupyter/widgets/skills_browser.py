@@ -19,6 +19,7 @@ from traitlets import List, Unicode
 
 from ..files import skill_file_view
 from ..views.common import MUTED, one_line
+from .controls import button, flexible, stretch
 
 __all__ = ["SkillsBrowser"]
 
@@ -37,13 +38,10 @@ class SkillsBrowser(w.VBox):
         if skills is None:
             raise ValueError("This workspace has no skills configured")
         self.skills = skills
-        self.search_box = w.Text(value=query, placeholder="Filter skills…", continuous_update=True)
-        self.search_box.layout.width = "100%"
-        self.listing = w.Select(options=[], rows=12, layout=w.Layout(width="100%"))
+        self.search_box = flexible(w.Text(value=query, placeholder="Filter skills…", continuous_update=True))
+        self.listing = stretch(w.Select(options=[], rows=12))
         self.listing.add_class("ws-skill-list")
-        self.refresh_button = w.Button(
-            icon="refresh", tooltip="Re-read the skills", layout=w.Layout(width="34px")
-        )
+        self.refresh_button = button(icon="refresh", tooltip="Re-read the skills")
         self.issues_html = w.HTML()
         self.header = w.HTML()
         self.detail = w.Output(layout=w.Layout(width="100%", max_height="30em", overflow="auto"))

@@ -27,6 +27,7 @@ import ipywidgets as w
 from traitlets import Dict, List, Unicode
 
 from ..views.common import BORDER, CELL, MONO, MUTED, format_duration, one_line
+from .controls import button, flexible
 from .live import Throttle
 
 __all__ = ["ToolActivity"]
@@ -66,14 +67,14 @@ class ToolActivity(w.VBox):
         self.header = w.HTML()
         self.pending_box = w.VBox(layout=w.Layout(width="100%"))
         self.log_view = w.HTML(layout=w.Layout(width="100%"))
-        self.clear_button = w.Button(
-            description="Clear", icon="trash", tooltip="Clear the log (waiting calls stay)"
-        )
-        self.clear_button.layout.width = "auto"
+        self.clear_button = button("Clear", icon="trash", tooltip="Clear the log (waiting calls stay)")
         self._pending_rows: dict[str, w.HBox] = {}
         super().__init__(
             [
-                w.HBox([self.header, self.clear_button], layout=w.Layout(justify_content="space-between")),
+                w.HBox(
+                    [flexible(self.header), self.clear_button],
+                    layout=w.Layout(justify_content="space-between"),
+                ),
                 self.pending_box,
                 self.log_view,
             ],
@@ -193,18 +194,14 @@ class ToolActivity(w.VBox):
         for c in waiting:
             if c["call_id"] in self._pending_rows:
                 continue
-            label = w.HTML(
-                f"<span style='color:#9a6700'>● waiting:</span> <code>{html.escape(c['tool'])}</code> "
-                f"<span style='{MONO}'>{html.escape(_short(c['input'], 120))}</span>"
+            label = flexible(
+                w.HTML(
+                    f"<span style='color:#9a6700'>● waiting:</span> <code>{html.escape(c['tool'])}</code> "
+                    f"<span style='{MONO}'>{html.escape(_short(c['input'], 120))}</span>"
+                )
             )
-            approve = w.Button(
-                description="Approve", icon="check", button_style="success", tooltip="Let this call run"
-            )
-            deny = w.Button(
-                description="Deny", icon="times", button_style="danger", tooltip="Refuse this call"
-            )
-            for b in (approve, deny):
-                b.layout.width = "auto"
+            approve = button("Approve", icon="check", button_style="success", tooltip="Let this call run")
+            deny = button("Deny", icon="times", button_style="danger", tooltip="Refuse this call")
             approve.add_class("ws-approve")
             deny.add_class("ws-deny")
             approve.on_click(lambda _, cid=c["call_id"]: self.approve(cid))

@@ -23,6 +23,7 @@ from traitlets import Unicode
 
 from ..views.common import MONO
 from ..views.tools import ToolCallView
+from .controls import button
 from .live import Throttle
 
 __all__ = ["ToolCallPanel"]
@@ -55,10 +56,10 @@ class ToolCallPanel(w.VBox):
             f"{html.escape(json.dumps(arguments, ensure_ascii=False))}</span>"
         )
         self.state_line = w.HTML()
-        self.approve_button = w.Button(description="Approve", icon="check", button_style="success")
-        self.deny_button = w.Button(description="Deny", icon="times", button_style="danger")
-        for b in (self.approve_button, self.deny_button):
-            b.layout.width = "auto"
+        self.approve_button = button(
+            "Approve", icon="check", button_style="success", tooltip="Let this call run"
+        )
+        self.deny_button = button("Deny", icon="times", button_style="danger", tooltip="Refuse this call")
         self.approve_button.add_class("ws-approve")
         self.deny_button.add_class("ws-deny")
         self.result_view = w.HTML(layout=w.Layout(width="100%"))
