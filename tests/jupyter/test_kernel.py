@@ -307,6 +307,32 @@ def test_kernel_run_shows_a_head_and_a_live_tail(kernel: tuple[Any, Any], tmp_pa
     assert streamed(messages).strip() == "300000"  # the result keeps all of it
 
 
+def test_kernel_widgets_leave_a_snapshot_that_follows_their_state(
+    kernel: tuple[Any, Any], tmp_path: Path
+) -> None:
+    """After a restart or a reopen the widget's model is gone: the notebook keeps its snapshot."""
+    _, kc = kernel
+    execute(kc, f"%ws init {tmp_path / 'ws'}")
+    _, messages = execute(kc, "p = %ws bg sh -c 'echo one; sleep 1; echo two'")
+    shown = [m for m in messages if m["msg_type"] == "display_data"]
+    assert "application/vnd.jupyter.widget-view+json" in shown[0]["content"]["data"]
+    snapshot = shown[1]["content"]
+    assert "ws-snapshot" in snapshot["data"]["text/html"] and "Saved view" in snapshot["data"]["text/html"]
+    display_id = snapshot["transient"]["display_id"]
+    updates: list[dict[str, Any]] = []
+    deadline = time.monotonic() + 30
+    while not any("exited (0)" in u["data"]["text/plain"] for u in updates):
+        assert time.monotonic() < deadline, "the snapshot never showed the exit"
+        try:
+            msg = kc.get_iopub_msg(timeout=1)
+        except queue.Empty:
+            continue
+        if msg["msg_type"] == "update_display_data" and msg["content"]["transient"]["display_id"] == display_id:
+            updates.append(msg["content"])
+    final = updates[-1]["data"]["text/plain"].splitlines()
+    assert final[1:] == ["one", "two"] and "exited (0)" in updates[-1]["data"]["text/html"]
+
+
 def test_kernel_run_streams_live(kernel: tuple[Any, Any], tmp_path: Path) -> None:
     _, kc = kernel
     execute(kc, f"%ws init {tmp_path / 'ws'}")

@@ -82,6 +82,19 @@ def test_process_output_follows_kills_and_sends(workspace: Any) -> None:
     view.close()
 
 
+def test_process_output_snapshot_is_its_last_state(workspace: Any) -> None:
+    handle = workspace.sandbox.processes.spawn("seq 1 500; echo done >&2")
+    view = ProcessOutput(handle, interval=0.1)
+    handle.wait(timeout=30)
+    assert wait_for(lambda: (view.refresh(), view.state)[1] == "exited")
+    html, text = view.snapshot()
+    lines = text.splitlines()
+    assert lines[0].startswith(f"PID {handle.pid} · exited (0) · ") and lines[0].endswith("echo done >&2")
+    assert lines[1] == "… 461 earlier lines …" and lines[-1] == "done" and len(lines) == 42  # bounded
+    assert "exited (0)" in html and "500" in html and "\u200b" not in html
+    view.close()
+
+
 def test_process_output_is_throttled_under_a_flood(workspace: Any) -> None:
     handle = workspace.sandbox.processes.spawn("seq 1 200000")
     view = ProcessOutput(handle, interval=0.1, max_chars=10_000)
@@ -511,6 +524,12 @@ def test_dashboard_wires_search_to_files(ws_dir: Path) -> None:
         assert (
             dash.tab.selected_index == 4 and dash.skills is not None and dash.skills.names == ["demo-skill"]
         )
+        # the static copy a saved notebook keeps: every tab's state, the selected one unfolded
+        html, text = dash.snapshot()
+        for words in ("selected: docs/guide.md", "learning rate", "docs/guide.md:", "▸ demo-skill", "[Agent tools]"):
+            assert words in text, words
+        assert html.count("<details") == 6 and html.count("<details open") == 1
+        assert "<details open style='margin: 2px 0'><summary style='cursor: pointer'><strong>Skills" in html
         dash.close()
     finally:
         ws.destroy()

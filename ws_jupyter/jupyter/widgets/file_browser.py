@@ -25,8 +25,9 @@ import ipywidgets as w
 from traitlets import Bool, Int, List, Unicode
 
 from ..files import load_file_view
-from ..views.common import MUTED, base_path_of, format_bytes
+from ..views.common import MUTED, PRE, base_path_of, format_bytes
 from .controls import button, stretch
+from .snapshot import Snapshotting
 
 __all__ = ["FileBrowser"]
 
@@ -34,7 +35,7 @@ PAGE = 500  # entries shown per folder before a "more" row
 _MORE = "\0more:"  # value prefix of "show more" rows
 
 
-class FileBrowser(w.VBox):
+class FileBrowser(Snapshotting, w.VBox):
     """Lazy workspace tree + preview. See the module docstring."""
 
     root = Unicode(".")
@@ -43,6 +44,8 @@ class FileBrowser(w.VBox):
     expanded = List(Unicode())
     rows = List(Unicode())
     show_hidden = Bool(False)
+    snapshot_label = "file browser"
+    SNAPSHOT_ROWS = 60
 
     def __init__(
         self, workspace: Any, *, root: str = ".", height: str = "26em", preview_lines: int = 400
@@ -147,6 +150,7 @@ class FileBrowser(w.VBox):
             self._updating = False
         self.rows = [v for _, v in options if not v.startswith(_MORE)]
         self._draw_crumbs()
+        self.snapshot_changed()
 
     def _draw_crumbs(self) -> None:
         self.up_button.disabled = self.root in ("", ".")
@@ -164,6 +168,19 @@ class FileBrowser(w.VBox):
         for old in self.crumbs.children:
             old.close()
         self.crumbs.children = buttons
+
+    def snapshot(self) -> tuple[str, str]:
+        """The tree as shown (folders open as they are) and the previewed file's name."""
+        labels = [label for label, _ in self.tree.options][: self.SNAPSHOT_ROWS]
+        more = len(self.tree.options) - len(labels)
+        listing = "\n".join(labels) + (f"\n… {more:,} more" if more else "")
+        where = "workspace" if self.root in ("", ".") else f"workspace/{self.root}"
+        picked = f"selected: {self.selected}" if self.selected else ""
+        body = (
+            f"<div><strong>{html.escape(where)}</strong> <span style='{MUTED}'>{html.escape(picked)}</span></div>"
+            f'<pre style="{PRE}; max-height: 20em; overflow: auto">{html.escape(listing)}</pre>'
+        )
+        return body, "\n".join(x for x in (where, listing, picked) if x)
 
     # --- actions (also the API tests drive) --------------------------------------------------------
 
@@ -309,6 +326,7 @@ class FileBrowser(w.VBox):
         )
 
     def close(self) -> None:
+        self.close_snapshot()
         for child in self.crumbs.children:
             child.close()
         for widget in (

@@ -24,15 +24,17 @@ from ..views.processes import ProcessRow, ProcessTableView
 from .controls import button, flexible
 from .live import Throttle, _scheduler
 from .process_output import ProcessOutput
+from .snapshot import Snapshotting
 
 __all__ = ["ProcessMonitor"]
 
 
-class ProcessMonitor(w.VBox):
+class ProcessMonitor(Snapshotting, w.VBox):
     """Live table of background processes; select one to follow it. See the module docstring."""
 
     rows = List(Dict())
     selected_pid = Int(0)
+    snapshot_label = "process monitor"
 
     def __init__(self, workspace: Any, *, interval: float = 0.2, poll: float = 1.0) -> None:
         self.workspace = workspace
@@ -88,9 +90,15 @@ class ProcessMonitor(w.VBox):
             finally:
                 self.chooser.observe(self._on_choose, names="value")
         self.kill_all_button.disabled = not any(r.state == "running" for r in rows)
+        self.snapshot_changed()
         if not self._poll_pending:
             self._poll_pending = True
             _scheduler.call_at(time.monotonic() + self.poll, self._poll)
+
+    def snapshot(self) -> tuple[str, str]:
+        """The process table."""
+        view = ProcessTableView([ProcessRow(**row) for row in self.rows])
+        return view.html(), view.text()
 
     def _poll(self) -> None:
         self._poll_pending = False
@@ -145,6 +153,8 @@ class ProcessMonitor(w.VBox):
         return count
 
     def close(self) -> None:
+        if not getattr(self, "_closed", True):
+            self.close_snapshot()
         self._closed = True
         self._throttle.close()
         if self.view is not None:

@@ -27,11 +27,12 @@ from ..views.common import MONO, MUTED, base_path_of
 from ..views.search import highlight_terms, snippet_of
 from .controls import button
 from .live import MIN_INTERVAL, on_enter
+from .snapshot import Snapshotting
 
 __all__ = ["SearchPanel"]
 
 
-class SearchPanel(w.VBox):
+class SearchPanel(Snapshotting, w.VBox):
     """Search the workspace's index from a widget. See the module docstring."""
 
     query = Unicode("")
@@ -40,6 +41,7 @@ class SearchPanel(w.VBox):
     results = List(Dict())
     opened = Unicode("")
     status = Unicode("")
+    snapshot_label = "search panel"
 
     def __init__(
         self,
@@ -94,8 +96,27 @@ class SearchPanel(w.VBox):
         self.mode_toggle.observe(lambda c: setattr(self, "mode", c["new"]), names="value")
         self.k_box.observe(lambda c: setattr(self, "top_k", int(c["new"])), names="value")
 
+    def snapshot(self) -> tuple[str, str]:
+        """The query, the status line and the results with their snippets."""
+        lines = [f"search {self.query!r} ({self.mode}): {self.status}" if self.query else self.status]
+        items = []
+        for i, row in enumerate(self.results, 1):
+            where = f"{row['path']}:{row['lines'][0]}-{row['lines'][1]}" if row["lines"] else row["path"]
+            lines.append(f"{i:>2}. {where}  score {row['score']:.4f}")
+            lines += [f"      {s}" for s in row["snippet"].splitlines()]
+            items.append(
+                f"<div style='margin: 4px 0'><span style='{MUTED}'>{i}.</span> <code>{html.escape(where)}</code> "
+                f"<span style='{MUTED}; font-size: 0.9em'>score {row['score']:.4f}</span>"
+                f"<div style='white-space: pre-wrap; {MONO}; margin-left: 1.5em'>"
+                f"{highlight_terms(row['snippet'], self.query)}</div></div>"
+            )
+        head = f"<strong>{html.escape(self.query)}</strong> " if self.query else ""
+        body = f"<div>{head}<span style='{MUTED}'>{html.escape(self.status)}</span></div>" + "".join(items)
+        return body, "\n".join(lines)
+
     def _set_status(self, text: str, error: bool = False) -> None:
         self.status = text
+        self.snapshot_changed()
         colour = "#cf222e" if error else "var(--jp-ui-font-color2, #6a737d)"
         self.status_line.value = f"<span style='color: {colour}'>{html.escape(text)}</span>"
 
@@ -213,6 +234,7 @@ class SearchPanel(w.VBox):
             threading.Thread(target=work, name="ws-index", daemon=True).start()
 
     def close(self) -> None:
+        self.close_snapshot()
         for widget in [
             *self._result_widgets,
             self.query_box,

@@ -18,19 +18,21 @@ import ipywidgets as w
 from traitlets import List, Unicode
 
 from ..files import skill_file_view
-from ..views.common import MUTED, one_line
+from ..views.common import MUTED, one_line, table
 from .controls import button, flexible, stretch
+from .snapshot import Snapshotting
 
 __all__ = ["SkillsBrowser"]
 
 
-class SkillsBrowser(w.VBox):
+class SkillsBrowser(Snapshotting, w.VBox):
     """Browse and read skills. See the module docstring."""
 
     query = Unicode("")
     names = List(Unicode())
     selected = Unicode("")
     selected_file = Unicode("")
+    snapshot_label = "skills browser"
 
     def __init__(self, workspace: Any, *, query: str = "") -> None:
         self.workspace = workspace
@@ -63,6 +65,7 @@ class SkillsBrowser(w.VBox):
         self.listing.observe(self._on_pick, names="value")
         self.files.observe(self._on_file, names="value")
         self.refresh_button.on_click(lambda _: self.refresh())
+        self.observe(lambda _: self.snapshot_changed(), names=["names", "selected", "selected_file"])
         self.filter(query)
 
     # --- listing ----------------------------------------------------------------------------------
@@ -107,6 +110,31 @@ class SkillsBrowser(w.VBox):
         else:
             self.header.value = f"<div style='{MUTED}'>No skills match.</div>"
         return self.names
+
+    def snapshot(self) -> tuple[str, str]:
+        """The skills listed (name, description, source) and the one selected."""
+        rows, lines = [], []
+        for name in self.names:
+            skill = self.skills.get(name)
+            if skill is None:
+                continue
+            mark = "▸ " if name == self.selected else ""
+            rows.append(
+                [
+                    f"<strong>{html.escape(mark + name)}</strong>",
+                    html.escape(one_line(skill.description, 120)),
+                    f"<span style='{MUTED}'>{html.escape(skill.source_kind)}</span>",
+                ]
+            )
+            lines.append(f"{mark}{name} — {one_line(skill.description, 80)} [{skill.source_kind}]")
+        body = (
+            table(["skill", "description", "source"], rows)
+            if rows
+            else f"<div style='{MUTED}'>No skills.</div>"
+        )
+        if self.selected_file:
+            body += f"<div style='{MUTED}'>open file: {html.escape(self.selected)}/{html.escape(self.selected_file)}</div>"
+        return body + self.issues_html.value, "\n".join(lines) or "No skills."
 
     # --- one skill --------------------------------------------------------------------------------
 
@@ -162,6 +190,7 @@ class SkillsBrowser(w.VBox):
                 self.file_view.value = f"<span style='color:#cf222e'>{html.escape(str(exc))}</span>"
 
     def close(self) -> None:
+        self.close_snapshot()
         for widget in (
             self.search_box,
             self.listing,

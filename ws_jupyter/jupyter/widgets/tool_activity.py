@@ -26,9 +26,10 @@ from typing import Any
 import ipywidgets as w
 from traitlets import Dict, List, Unicode
 
-from ..views.common import BORDER, CELL, MONO, MUTED, format_duration, one_line
+from ..views.common import BORDER, CELL, MONO, MUTED, format_duration, one_line, table
 from .controls import button, flexible
 from .live import Throttle
+from .snapshot import Snapshotting
 
 __all__ = ["ToolActivity"]
 
@@ -49,11 +50,13 @@ def _short(value: Any, width: int = 90) -> str:
     return one_line(text, width)
 
 
-class ToolActivity(w.VBox):
+class ToolActivity(Snapshotting, w.VBox):
     """Live tool-call log and approval panel for a workspace. See the module docstring."""
 
     calls = List(Dict())
     pending = List(Unicode())
+    snapshot_label = "tool activity log"
+    SNAPSHOT_ROWS = 20
 
     def __init__(self, workspace: Any, *, interval: float = 0.2, approvals: bool = True) -> None:
         from ... import tool_activity
@@ -153,6 +156,7 @@ class ToolActivity(w.VBox):
             + "</span>"
         )
         self._draw_pending(waiting)
+        self.snapshot_changed()
         if not calls:
             self.log_view.value = f"<div style='{MUTED}'>No tool calls yet. Calls made through <code>ws.tools()</code> appear here.</div>"
             return
@@ -181,6 +185,25 @@ class ToolActivity(w.VBox):
             for h in ("time", "tool", "input", "status", "duration", "output")
         )
         self.log_view.value = f"<table style='border-collapse: collapse; width: 100%; line-height: 1.4'><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+    def snapshot(self) -> tuple[str, str]:
+        """The newest calls, one line each (tool, input, status, duration, output)."""
+        calls = list(reversed(self.calls))[: self.SNAPSHOT_ROWS]
+        rows = []
+        lines = [f"Agent tool activity: {len(self.calls)} calls"]
+        for c in calls:
+            duration = format_duration(c["duration_ms"] / 1000) if c["duration_ms"] is not None else ""
+            output = _short(c["output"], 70) if c["output"] is not None else ""
+            cells = [c["time"], c["tool"], _short(c["input"]), c["status"], duration, output]
+            rows.append([html.escape(x) for x in cells])
+            lines.append("  ".join(x for x in cells if x))
+        more = len(self.calls) - len(calls)
+        if more:
+            lines.append(f"… {more} older calls")
+        body = f"<div>{self.header.value}</div>" + (
+            table(["time", "tool", "input", "status", "duration", "output"], rows) if rows else ""
+        )
+        return body, "\n".join(lines)
 
     def _draw_pending(self, waiting: list[dict[str, Any]]) -> None:
         wanted = [c["call_id"] for c in waiting]
@@ -247,6 +270,8 @@ class ToolActivity(w.VBox):
 
     def close(self) -> None:
         """Stops following the feed; calls still waiting for approval are refused."""
+        if not getattr(self, "_closed", True):
+            self.close_snapshot()
         self._closed = True
         unsubscribe = getattr(self, "_unsubscribe", None)  # absent if __init__ failed half-way
         if unsubscribe is not None:

@@ -25,18 +25,20 @@ from ..views.common import MONO
 from ..views.tools import ToolCallView
 from .controls import button
 from .live import Throttle
+from .snapshot import Snapshotting
 
 __all__ = ["ToolCallPanel"]
 
 _ids = itertools.count(1)
 
 
-class ToolCallPanel(w.VBox):
+class ToolCallPanel(Snapshotting, w.VBox):
     """A tool call waiting for approval, run on a worker thread. See the module docstring."""
 
     status = Unicode("waiting")
     output = Unicode("")
     call_id = Unicode("")
+    snapshot_label = "tool call panel"
 
     def __init__(
         self, workspace: Any, tool: Any, arguments: dict[str, Any], *, interval: float = 0.2
@@ -129,6 +131,14 @@ class ToolCallPanel(w.VBox):
         self.approve_button.disabled = self.deny_button.disabled = not waiting
         if not waiting:
             self.approve_button.layout.display = self.deny_button.layout.display = "none"
+        self.snapshot_changed()
+
+    def snapshot(self) -> tuple[str, str]:
+        """The call, its state and (once it ran) its output."""
+        args = json.dumps(self.arguments, ensure_ascii=False)
+        body = f"<div>{self.summary.value}</div><div>{self.state_line.value}</div>{self.result_view.value}"
+        text = f"{self.tool.name} {args}\n{self.status}" + (f"\n{self.output}" if self.output else "")
+        return body, text
 
     def approve(self) -> bool:
         ok = bool(self.call_id) and self.feed.approve(self.call_id)
@@ -170,6 +180,7 @@ class ToolCallPanel(w.VBox):
         """Refuses the call if it still waits, and closes the panel."""
         if not self._done.is_set() and self.call_id:
             self.feed.deny(self.call_id)
+        self.close_snapshot()
         self._cleanup()
         self._throttle.close()
         for widget in (
