@@ -26,6 +26,7 @@ from .commands import Invocation, all_commands, find_command, overview
 from .expansion import expand
 from .parsing import HelpShown, parse_line, split_options_and_tail
 from .session import WsSession
+from .views.processes import HEAD_LINES, TAIL_LINES
 
 __all__ = ["WsCommandError", "WsMagics"]
 
@@ -76,11 +77,11 @@ class WsMagics(Magics):
         config=True
     )
     stream_head_lines = Int(
-        200,
+        HEAD_LINES,
         help="Lines of output `%ws run` streams into the cell before it shows only the newest (0: no limit).",
     ).tag(config=True)
     stream_tail_lines = Int(
-        40, help="Newest lines `%ws run` keeps showing (updated live) once the first lines are shown."
+        TAIL_LINES, help="Newest lines `%ws run` keeps showing (updated live) once the first lines are shown."
     ).tag(config=True)
     max_stream_chars = Int(
         100_000,

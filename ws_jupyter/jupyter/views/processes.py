@@ -10,7 +10,9 @@ from .base import RichView
 from .common import BAD, MONO, MUTED, OK, PRE, WARN, badge, esc, format_duration, table, text_table
 
 __all__ = [
+    "HEAD_LINES",
     "STATE_COLOURS",
+    "TAIL_LINES",
     "LogView",
     "OutputTailView",
     "ProcessRow",
@@ -21,8 +23,8 @@ __all__ = [
 ]
 
 #: Lines of a command's output a cell shows before it switches to "… N lines … + the newest".
-HEAD_LINES = 200
-TAIL_LINES = 40
+HEAD_LINES = 100
+TAIL_LINES = 30
 
 
 def head_and_tail(text: str, head: int = HEAD_LINES, tail: int = TAIL_LINES) -> tuple[str, int, str]:
