@@ -349,7 +349,7 @@ def test_kernel_run_streams_live(kernel: tuple[Any, Any], tmp_path: Path) -> Non
 def test_kernel_interrupt_kills_the_process_tree(kernel: tuple[Any, Any], tmp_path: Path) -> None:
     km, kc = kernel
     workdir = tmp_path / "ws"
-    execute(kc, f"%ws init {workdir}")
+    execute(kc, f"%ws init {workdir} --isolation none")  # PIDs the host sees (bwrap has its own)
     pidfile = workdir / "pids.txt"
     # `$$$$` is the shell's `$$` (a %ws line turns `$$` into `$`, as IPython does)
     msg_id = kc.execute("%ws run sh -c 'sleep 300 & echo $! > pids.txt; echo $$$$ >> pids.txt; wait'")

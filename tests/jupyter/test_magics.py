@@ -147,11 +147,54 @@ def test_init_binds_ws_and_reinit_destroys_the_old_one(ip: Any, ws_dir: Path) ->
     assert info.as_dict()["status"] == "ready"
     assert "bm25" in info.as_dict()["search"]
     handle = first.sandbox.processes.spawn("sleep 30")
-    ws(ip, f"init {ws_dir} --no-bm25")
+    done = first.sandbox.processes.spawn("true")
+    done.wait(timeout=30)
+    again = ws(ip, f"init {ws_dir} --no-bm25")
     assert first.status == "destroyed"
+    # it says so, naming what it killed (only what was still running)
+    assert again.notes == [
+        f"replacing the previous workspace killed 1 running background process: PID {handle.pid} sleep 30"
+    ]
+    assert "! replacing the previous workspace killed" in repr(again) and "sleep 30" in html_of(ip, again)
     assert not psutil.pid_exists(handle.pid) or psutil.Process(handle.pid).status() == psutil.STATUS_ZOMBIE
     assert ip.user_ns["ws"] is not first and not ip.user_ns["ws"].can_bm25
     assert (ws_dir / "notes.txt").exists()  # files are never deleted
+
+
+def test_init_defaults_to_a_folder_named_after_the_notebook(ip: Any, tmp_path: Path) -> None:
+    ip.user_ns["__session__"] = str(tmp_path / "project" / "analysis.ipynb")  # what Jupyter Server sets
+    (tmp_path / "project").mkdir()
+    try:
+        info = ws(ip, "init")
+    finally:
+        del ip.user_ns["__session__"]
+    workspace = ip.user_ns["ws"]
+    assert workspace.name == "analysis" and info.heading == "Workspace analysis → ws"
+    assert workspace.filesystem.base_path == str(tmp_path / "project" / "analysis-workspace")
+    assert info.notes == []  # not the kernel's working directory: nothing it writes is importable here
+    ws(ip, "init")  # the kernel does not know its notebook (nbclient, terminal IPython)
+    assert ip.user_ns["ws"].filesystem.base_path == os.path.join(os.getcwd(), "workspace")
+
+
+def test_init_warns_when_the_workspace_holds_the_kernels_cwd(ip: Any) -> None:
+    info = ws(ip, "init .")
+    assert len(info.notes) == 1 and "working directory, first on sys.path" in info.notes[0]
+
+
+def test_init_isolation_defaults_to_auto_and_info_says_what_is_available(ip: Any, ws_dir: Path) -> None:
+    from ws_jupyter import LocalSandbox
+
+    magics = ip.magics_manager.registry["WsMagics"]
+    assert WsMagics.class_traits()["isolation"].default_value == "auto"
+    magics.isolation = "auto"  # the conftest turns it off for speed
+    found = LocalSandbox.detect_isolation()
+    rows = ws(ip, f"init {ws_dir}").as_dict()
+    assert rows["isolation"] == (found.backend if found.available else "none")
+    info = ws(ip, "info").as_dict()
+    if found.available:  # bubblewrap works on this machine (it does in CI)
+        assert info["isolation available"].startswith("bwrap (bubblewrap available")
+    else:
+        assert info["isolation available"].startswith("none only:")
 
 
 def test_init_picks_up_skills(ip: Any, ws_dir: Path) -> None:

@@ -83,13 +83,13 @@ def test_process_output_follows_kills_and_sends(workspace: Any) -> None:
 
 
 def test_process_output_snapshot_is_its_last_state(workspace: Any) -> None:
-    handle = workspace.sandbox.processes.spawn("seq 1 500; echo done >&2")
+    handle = workspace.sandbox.processes.spawn("seq 1 500; echo done")
     view = ProcessOutput(handle, interval=0.1)
     handle.wait(timeout=30)
-    assert wait_for(lambda: (view.refresh(), view.state)[1] == "exited")
+    assert wait_for(lambda: (view.refresh(), (view.state, view.output.endswith("done\n")))[1] == ("exited", True))
     html, text = view.snapshot()
     lines = text.splitlines()
-    assert lines[0].startswith(f"PID {handle.pid} · exited (0) · ") and lines[0].endswith("echo done >&2")
+    assert lines[0].startswith(f"PID {handle.pid} · exited (0) · ") and lines[0].endswith("echo done")
     assert lines[1] == "… 461 earlier lines …" and lines[-1] == "done" and len(lines) == 42  # bounded
     assert "exited (0)" in html and "500" in html and "\u200b" not in html
     view.close()

@@ -52,7 +52,11 @@ class WsCommandError(UsageError):
 class WsMagics(Magics):
     """The ``%ws`` magics and their settings (``%config WsMagics.<name> = value``)."""
 
-    default_dir = Unicode("workspace", help="Directory `%ws init` uses when none is given.").tag(config=True)
+    default_dir = Unicode(
+        "",
+        help="Directory `%ws init` uses when none is given; '' (default): NOTEBOOK-workspace next to the "
+        "notebook ('workspace' when the notebook is unknown).",
+    ).tag(config=True)
     variable_name = Unicode(
         "ws", help="Name under which `%ws init` binds the workspace in the notebook ('' to not bind it)."
     ).tag(config=True)
@@ -62,8 +66,9 @@ class WsMagics(Magics):
     ).tag(config=True)
     isolation = Enum(
         ["none", "auto", "bwrap", "seatbelt"],
-        "none",
-        help="Sandbox isolation `%ws init` asks for: none, auto (best available), bwrap, seatbelt.",
+        "auto",
+        help="Sandbox isolation `%ws init` asks for: auto (the best that works here: bubblewrap on Linux, "
+        "else none), none, bwrap, seatbelt.",
     ).tag(config=True)
     timeout = Float(
         600.0,

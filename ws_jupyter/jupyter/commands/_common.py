@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 __all__ = [
+    "isolation_available",
     "line_range",
     "load_skills",
     "non_negative_int",
@@ -91,6 +92,19 @@ def require_processes(workspace: Any, command: str) -> Any:
     if manager is None:
         raise UsageError(f"%ws {command}: this sandbox has no background processes")
     return manager
+
+
+def isolation_available(workspace: Any) -> tuple[str, str] | None:
+    """The ``%ws info`` row saying which isolation this machine offers (local sandboxes only)."""
+    if not workspace.has_sandbox_config():
+        return None
+    detect = getattr(workspace.resolve_sandbox(None), "detect_isolation", None)
+    if detect is None:
+        return None
+    found = detect()
+    if found.available:
+        return ("isolation available", f"{found.backend} ({found.message}), none")
+    return ("isolation available", f"none only: {found.message}")
 
 
 def load_skills(workspace: Any) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..parsing import WsArgumentParser
 from ..views.workspace import InfoView, info_rows
-from ._common import load_skills
+from ._common import isolation_available, load_skills
 from .base import Invocation, Subcommand
 
 __all__ = ["COMMAND"]
@@ -24,7 +24,12 @@ def run(inv: Invocation) -> InfoView:
     workspace = inv.workspace
     load_skills(workspace)
     info = workspace.get_info(include_file_count=inv.args.files)
-    return InfoView(f"Workspace {workspace.name}", info_rows(info))
+    rows = info_rows(info)
+    available = isolation_available(workspace)
+    if available is not None:
+        at = next((i + 1 for i, (k, _) in enumerate(rows) if k == "isolation"), len(rows))
+        rows.insert(at, available)
+    return InfoView(f"Workspace {workspace.name}", rows)
 
 
 COMMAND = Subcommand(

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from .base import RichView
-from .common import CELL, MUTED, esc
+from .common import CELL, MUTED, WARN, esc
 
 __all__ = ["InfoView", "info_rows"]
 
@@ -18,6 +18,7 @@ class InfoView(RichView):
 
     heading: str
     rows: list[tuple[str, str]]
+    notes: list[str] = field(default_factory=list)  # warnings shown under the rows
     kind = "info"
 
     def title(self) -> str:
@@ -25,7 +26,8 @@ class InfoView(RichView):
 
     def text(self) -> str:
         width = max((len(k) for k, _ in self.rows), default=0)
-        return "\n".join([self.heading, *(f"  {k:<{width}}  {v}" for k, v in self.rows)])
+        lines = [self.heading, *(f"  {k:<{width}}  {v}" for k, v in self.rows)]
+        return "\n".join(lines + [f"! {note}" for note in self.notes])
 
     def html_body(self) -> str:
         rows = "".join(
@@ -33,7 +35,8 @@ class InfoView(RichView):
             f'<td style="{CELL}; padding: 1px 0">{esc(v)}</td></tr>'
             for k, v in self.rows
         )
-        return f'<table style="border-collapse: collapse">{rows}</table>'
+        notes = "".join(f'<div style="color: {WARN}">! {esc(note)}</div>' for note in self.notes)
+        return f'<table style="border-collapse: collapse">{rows}</table>{notes}'
 
     def as_dict(self) -> dict[str, str]:
         return dict(self.rows)
