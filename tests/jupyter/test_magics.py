@@ -775,3 +775,10 @@ def test_outputs_store_html_and_plain_text_only(ws_ip: Any, ws_dir: Path) -> Non
     assert data["text/markdown"].count("tidy") == 2 and "- one\n- two" in data["text/markdown"]
     data, _ = ws_ip.display_formatter.format(ws(ws_ip, "cat pixel.png"))
     assert set(data) == {"image/png", "text/plain"}  # the image once, not again inside HTML
+
+
+def test_call_blocked_by_a_hook_says_blocked(ws_ip: Any) -> None:
+    ws_ip.user_ns["ws"].set_tools_config({"hooks": {"before_tool_call": lambda ctx: False}})
+    view = ws(ws_ip, 'call workspace_read_file {"path": "notes.txt"}')
+    assert view.status == "blocked" and view.meta().startswith("blocked by a hook · ")
+    assert "blocked by a hook" in html_of(ws_ip, view)

@@ -533,3 +533,34 @@ def test_dashboard_wires_search_to_files(ws_dir: Path) -> None:
         dash.close()
     finally:
         ws.destroy()
+
+
+def test_statuses_do_not_count_the_approval_wait_and_say_blocked(workspace: Any) -> None:
+    from ws_jupyter.jupyter.widgets import ToolActivity, ToolCallPanel
+
+    def before(ctx: Any) -> Any:
+        if "rm " in ctx.input.get("command", ""):
+            return {"proceed": False, "output": "Deleting files is not allowed here."}
+        return None
+
+    workspace.set_tools_config({"hooks": {"before_tool_call": before}})
+    activity = ToolActivity(workspace, interval=0.1, approvals=False)
+    tool = next(t for t in workspace.tools() if t.name == "workspace_execute_command")
+    panel = ToolCallPanel(workspace, tool, {"command": "echo quick"}, interval=0.1)
+    assert panel.wait_until_waiting()
+    time.sleep(1.5)  # the user takes their time to click
+    panel.approve_button.click()
+    assert panel.wait(10) and panel.status == "done"
+    assert panel.duration < 1.5  # the call's own time, not the wait ("5.62 s" for ls)
+    blocked = ToolCallPanel(workspace, tool, {"command": "rm -rf data"}, interval=0.1)
+    assert blocked.wait_until_waiting()
+    blocked.approve_button.click()
+    assert blocked.wait(10) and blocked.status == "blocked"  # not a green "done"
+    assert "blocked by a hook" in blocked.state_line.value and "not allowed" in blocked.output
+    activity.refresh()
+    rows = {c["input"]["command"]: c for c in activity.calls}
+    assert rows["echo quick"]["status"] == "done" and rows["echo quick"]["duration_ms"] < 1500
+    assert rows["rm -rf data"]["status"] == "blocked"
+    assert "blocked" in activity.log_view.value
+    for widget in (panel, blocked, activity):
+        widget.close()

@@ -122,28 +122,41 @@ class ToolCallView(RichView):
     duration: float
     is_error: bool = False
     media: list[tuple[str, str]] = field(default_factory=list)  # (mime, base64)
+    blocked: bool = False  # a before_tool_call hook stopped the call: ``output`` is what it said
     kind = "call"
 
     @classmethod
-    def of(cls, tool: str, arguments: Any, output: Any, duration: float) -> ToolCallView:
+    def of(cls, tool: str, arguments: Any, output: Any, duration: float, blocked: bool = False) -> ToolCallView:
         """The view of what ``Tool.run`` returned: text (``ToolErrorText`` marks an error) or a
-        ``ToolResult`` with media parts."""
+        ``ToolResult`` with media parts; ``duration``: the call's own time (not an approval wait)."""
         from ...tools.types import is_error_output, output_text
 
         media = [(m.mime_type, m.data) for m in getattr(output, "media", ())]
-        return cls(tool, arguments, output_text(output), duration, is_error_output(output), media)
+        return cls(tool, arguments, output_text(output), duration, is_error_output(output), media, blocked)
+
+    @property
+    def status(self) -> str:
+        """done, error, refused (by the user or the approver) or blocked (by a hook)."""
+        if self.blocked:
+            return "blocked"
+        if self.output.startswith("Tool call refused by user."):
+            return "refused"
+        return "error" if self.is_error else "done"
 
     def title(self) -> str:
         return f"{self.tool}({_short_args(self.arguments)})"
 
     def meta(self) -> str:
-        return ("error · " if self.is_error else "") + format_duration(self.duration)
+        status = {"blocked": "blocked by a hook · ", "refused": "refused · ", "error": "error · "}
+        return status.get(self.status, "") + format_duration(self.duration)
 
     def text(self) -> str:
         return self.output
 
     def html_body(self) -> str:
-        colour = f"color: {BAD}; " if self.is_error else ""
+        colour = {"error": f"color: {BAD}; ", "refused": f"color: {BAD}; ", "blocked": f"color: {WARN}; "}.get(
+            self.status, ""
+        )
         body = (
             f'<pre style="{PRE}; {colour}max-height: 36em; overflow: auto; '
             f'border-left: 3px solid {BORDER}; padding-left: 8px">{esc(self.output)}</pre>'

@@ -10,8 +10,9 @@ user.`` Closing the widget refuses whatever still waits.
 A click can only be handled while the notebook is idle, so run the agent loop on a thread
 (``threading.Thread(target=agent.run).start()``), not in the cell that shows the widget.
 
-State for code and tests: ``calls`` (dicts: call_id, tool, input, status, output, is_error,
-duration_ms), ``pending`` (call ids waiting); ``approve(call_id=None)`` / ``deny(call_id=None)``
+State for code and tests: ``calls`` (dicts: call_id, tool, input, status — running, waiting, done,
+error, refused, blocked by a hook — output, is_error, duration_ms: the call's own time, a wait for
+approval not counted), ``pending`` (call ids waiting); ``approve(call_id=None)`` / ``deny(call_id=None)``
 (None: the oldest waiting call).
 """
 
@@ -40,6 +41,7 @@ _STATUS_COLOURS = {
     "refused": "#cf222e",
     "error": "#cf222e",
     "done": "#1a7f37",
+    "blocked": "#9a6700",
 }
 
 
@@ -114,7 +116,7 @@ class ToolActivity(Snapshotting, w.VBox):
                 call["is_error"] = bool(event.is_error)
                 call["duration_ms"] = event.duration_ms
                 if call["status"] != "refused":
-                    call["status"] = "error" if event.is_error else "done"
+                    call["status"] = "blocked" if event.blocked else "error" if event.is_error else "done"
 
     def _apply_pending(self, pending: Any) -> None:
         with self._lock:
