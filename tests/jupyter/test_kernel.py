@@ -333,6 +333,18 @@ def test_kernel_widgets_leave_a_snapshot_that_follows_their_state(
     assert final[1:] == ["one", "two"] and "exited (0)" in updates[-1]["data"]["text/html"]
 
 
+def test_kernel_reports_a_skill_problem_once(kernel: tuple[Any, Any], tmp_path: Path) -> None:
+    _, kc = kernel
+    bad = tmp_path / "ws" / "skills" / "bad-skill"
+    bad.mkdir(parents=True)
+    (bad / "SKILL.md").write_text("---\nname: Bad_Name\ndescription: Invalid name.\n---\n\nDo it.\n")
+    reply, messages = execute(kc, f"%ws init {tmp_path / 'ws'}")
+    assert reply["content"]["status"] == "ok"
+    assert streamed(messages, "stderr") == ""  # no log line, no warning from inside IPython
+    shown = [m["content"]["data"]["text/plain"] for m in messages if m["msg_type"] == "execute_result"]
+    assert len(shown) == 1 and shown[0].count("Invalid skill") == 1
+
+
 def test_kernel_run_streams_live(kernel: tuple[Any, Any], tmp_path: Path) -> None:
     _, kc = kernel
     execute(kc, f"%ws init {tmp_path / 'ws'}")

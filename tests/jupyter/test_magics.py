@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -514,8 +515,10 @@ def test_skills_list_and_skill(ip: Any, ws_dir: Path) -> None:
         refs={"tips.md": "# Tips\nUse pandas.\n"},
     )
     _write_skill(ws_dir / "skills" / "bad-skill", "Bad_Name", "Invalid name.")
-    with pytest.warns(UserWarning, match="Invalid skill"):
-        ws(ip, f"init {ws_dir}")  # problems are reported once, when skills are discovered
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no warning escapes: the output itself reports the problem
+        info = ws(ip, f"init {ws_dir}")
+    assert len(info.notes) == 1 and info.notes[0].startswith("skill problem: Invalid skill")
     table = ws(ip, "skills")  # terminal shell: the static table
     assert isinstance(table, SkillTableView) and table.names == ["csv-tools"]
     assert any(i.kind == "invalid" for i in table.issues) and "invalid" in repr(table)

@@ -28,6 +28,7 @@ def load_ipython_extension(ipython: Any) -> None:
     if id(ipython) in _LOADED:
         return
     from .magics import WsMagics
+    from .skill_problems import quiet_skills_logger
     from .views.formatters import register_formatters
 
     magics = WsMagics(ipython, parent=ipython)
@@ -35,6 +36,7 @@ def load_ipython_extension(ipython: Any) -> None:
     if magics not in ipython.configurables:
         ipython.configurables.append(magics)
     register_formatters(ipython)
+    magics.session.track(quiet_skills_logger())  # undone when the extension unloads
     _LOADED[id(ipython)] = magics
     atexit.register(magics.session.close)
 

@@ -107,11 +107,16 @@ def isolation_available(workspace: Any) -> tuple[str, str] | None:
     return ("isolation available", f"none only: {found.message}")
 
 
-def load_skills(workspace: Any) -> None:
-    """Discovers the skills now, so counts are known (problems surface in ``%ws skills``)."""
-    try:
-        skills = workspace.skills
-        if skills is not None:
-            skills.list()
-    except Exception:
-        pass
+def load_skills(workspace: Any) -> list[str]:
+    """Discovers the skills now, so counts are known; returns the problems found for the first time
+    (shown once, by the caller: see ``skill_problems``)."""
+    from ..skill_problems import skill_problems
+
+    with skill_problems() as problems:
+        try:
+            skills = workspace.skills
+            if skills is not None:
+                skills.list()
+        except Exception:
+            pass
+    return problems

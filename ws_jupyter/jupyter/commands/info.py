@@ -22,14 +22,15 @@ def configure(parser: WsArgumentParser) -> None:
 
 def run(inv: Invocation) -> InfoView:
     workspace = inv.workspace
-    load_skills(workspace)
+    problems = load_skills(workspace)
     info = workspace.get_info(include_file_count=inv.args.files)
     rows = info_rows(info)
     available = isolation_available(workspace)
     if available is not None:
         at = next((i + 1 for i, (k, _) in enumerate(rows) if k == "isolation"), len(rows))
         rows.insert(at, available)
-    return InfoView(f"Workspace {workspace.name}", rows)
+    notes = [f"skill problem: {p} (see `%ws skills`)" for p in problems]
+    return InfoView(f"Workspace {workspace.name}", rows, notes)
 
 
 COMMAND = Subcommand(

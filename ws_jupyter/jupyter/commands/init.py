@@ -28,6 +28,7 @@ import os
 from typing import Any
 
 from ..parsing import WsArgumentParser
+from ..skill_problems import skill_problems
 from ..views.common import one_line
 from ..views.workspace import InfoView, info_rows
 from ._common import isolation_available, load_skills, positive_float
@@ -136,12 +137,13 @@ def run(inv: Invocation) -> InfoView:
         embedder="default" if vector else None,
         skills=skills,
     )
-    workspace.init()
+    with skill_problems() as problems:  # init discovers the skills: shown once, below
+        workspace.init()
     doomed = _running_processes(inv)
     inv.session.set_workspace(workspace, owned=True)
     if magics.variable_name:
         inv.user_ns[magics.variable_name] = workspace
-    load_skills(workspace)
+    problems += [p for p in load_skills(workspace) if p not in problems]
     info = workspace.get_info()
     heading = f"Workspace {workspace.name}"
     if magics.variable_name:
@@ -151,7 +153,7 @@ def run(inv: Invocation) -> InfoView:
     if available is not None:
         at = next((i + 1 for i, (k, _) in enumerate(rows) if k == "isolation"), len(rows))
         rows.insert(at, available)
-    notes = []
+    notes = [f"skill problem: {p} (see `%ws skills`)" for p in problems]
     if doomed:
         listed = "; ".join(f"PID {p.pid} {one_line(p.command, 60)}" for p in doomed)
         notes.append(

@@ -18,6 +18,7 @@ import ipywidgets as w
 from traitlets import List, Unicode
 
 from ..files import skill_file_view
+from ..skill_problems import skill_problems
 from ..views.common import MUTED, one_line, table
 from .controls import button, flexible, stretch
 from .snapshot import Snapshotting
@@ -71,13 +72,15 @@ class SkillsBrowser(Snapshotting, w.VBox):
     # --- listing ----------------------------------------------------------------------------------
 
     def refresh(self) -> None:
-        self.skills.refresh()
+        with skill_problems():  # shown under the list
+            self.skills.refresh()
         self.filter(self.search_box.value)
 
     def filter(self, query: str) -> list[str]:
         """Shows the skills matching ``query`` (name, description, then contents)."""
         self.query = query = query.strip()
-        all_skills = self.skills.list()
+        with skill_problems():  # shown under the list
+            all_skills = self.skills.list()
         if query:
             q = query.lower()
             found = [s for s in all_skills if q in s.name.lower() or q in s.description.lower()]
