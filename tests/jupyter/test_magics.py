@@ -502,6 +502,20 @@ def test_index_and_search(ws_ip: Any) -> None:
         ws(ws_ip, "search anything --mode vector")
 
 
+def test_search_shows_the_best_few_says_how_to_see_more_and_marks_no_stopwords(ws_ip: Any, ws_dir: Path) -> None:
+    for i in range(8):
+        (ws_dir / "docs" / f"city{i}.md").write_text(f"Which city is the largest? City number {i} is.\n")
+    ws(ws_ip, "index")
+    results = ws(ws_ip, "search which city is the largest")
+    assert len(results.results) == 5  # not 10 hits down to the noise
+    assert results.more_hint == "More results: `%ws search which city is the largest -k 10`"
+    assert repr(results).endswith(results.more_hint) and "-k 10" in html_of(ws_ip, results)
+    marked = re.findall(r"<mark[^>]*>([^<]*)</mark>", html_of(ws_ip, results))
+    assert marked and {m.lower() for m in marked} <= {"city", "largest"}  # not which / is / the
+    everything = ws(ws_ip, "search which city is the largest -k 50")
+    assert len(everything.results) == 8 and everything.more_hint == ""
+
+
 def test_search_empty_index_hint(ws_ip: Any) -> None:
     results = ws(ws_ip, "search nothing indexed")
     assert results.results == [] and "%ws index" in repr(results)

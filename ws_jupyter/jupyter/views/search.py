@@ -16,6 +16,7 @@ __all__ = ["IndexView", "SearchResultsView", "highlight_terms", "snippet_of"]
 
 _STEM_CACHE: dict[str, str] = {}
 _ANALYZER: list[Callable[[str], list[str]]] = []
+_STOPWORDS: list[frozenset[str]] = []
 
 
 def _stem(word: str) -> str:
@@ -42,12 +43,26 @@ def _stem(word: str) -> str:
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
+def _query_terms(query: str) -> set[str]:
+    """The query's words as BM25 matches them: stemmed, without stopwords ("which", "the", "is"
+    match nothing, so they are not marked and do not pick the snippet)."""
+    if not _STOPWORDS:
+        try:
+            from ... import BM25Config
+
+            _STOPWORDS.append(BM25Config().stopwords)
+        except Exception:  # search not importable
+            _STOPWORDS.append(frozenset())
+    return {_stem(w) for w in _WORD.findall(query) if len(w) > 1 and w.lower() not in _STOPWORDS[0]}
+
+
 def highlight_terms(text: str, query: str) -> str:
     """HTML-escapes ``text`` and wraps the words matching the query's terms in ``<mark>``.
 
-    Words are compared after stemming, so "networks" in a query marks "network" and "networking".
+    Words are compared after stemming, so "networks" in a query marks "network" and "networking";
+    the query's stopwords mark nothing.
     """
-    terms = {_stem(w) for w in _WORD.findall(query) if len(w) > 1}
+    terms = _query_terms(query)
     out: list[str] = []
     pos = 0
     for m in _WORD.finditer(text):
@@ -64,7 +79,7 @@ def highlight_terms(text: str, query: str) -> str:
 
 def snippet_of(content: str, query: str, max_lines: int = 4, max_chars: int = 400) -> tuple[str, int]:
     """The few lines of ``content`` that best show why it matched, and their offset in lines."""
-    terms = {_stem(w) for w in _WORD.findall(query) if len(w) > 1}
+    terms = _query_terms(query)
     lines = content.splitlines() or [content]
     best, best_score = 0, -1
     for i in range(len(lines)):
@@ -89,6 +104,7 @@ class SearchResultsView(RichView):
     results: list[Any]
     base_path: str | None = None
     empty_hint: str = ""
+    more_hint: str = ""  # how to see more hits, when there are more
     kind = "search"
 
     def title(self) -> str:
@@ -112,6 +128,8 @@ class SearchResultsView(RichView):
             lines += [f"      {s}" for s in snippet.splitlines()]
         lines.append("---")
         lines.append(self.meta())
+        if self.more_hint:
+            lines.append(self.more_hint)
         return "\n".join(lines)
 
     def html_body(self) -> str:
@@ -129,6 +147,8 @@ class SearchResultsView(RichView):
                 f' <span style="{MUTED}; font-size: 0.9em" title="{esc(details)}">score {r.score:.4f}</span></div>'
                 f'<div style="white-space: pre-wrap; {MONO}">{highlight_terms(snippet, self.query)}</div></div>'
             )
+        if self.more_hint:
+            items.append(f'<div style="{MUTED}; font-size: 0.9em">{esc(self.more_hint)}</div>')
         return "".join(items)
 
 
