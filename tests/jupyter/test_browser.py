@@ -188,6 +188,18 @@ def test_approve_lets_the_pending_tool_call_run(quickstart: LabPage) -> None:
     quickstart.screenshot("tool-call-approved", panel)
 
 
+def test_skill_renders_as_markdown(quickstart: LabPage) -> None:
+    output = quickstart.cell("%ws skill csv-summary").locator(".jp-OutputArea")
+    markdown = output.locator(".jp-OutputArea-output.jp-RenderedMarkdown")
+    assert markdown.count() == 1 and output.locator("pre").count() == 0  # not raw Markdown in a <pre>
+    assert markdown.locator("h3").inner_text().strip() == "csv-summary"  # the title once
+    assert (
+        markdown.locator("ol li").count() == 3
+        and "Read the file with csv.DictReader." in markdown.inner_text()
+    )
+    quickstart.screenshot("skill-markdown", output)
+
+
 def test_dashboard_process_and_agent_tabs_render(quickstart: LabPage) -> None:
     dashboard = quickstart.page.locator(".ws-dashboard")
     dashboard.locator(".lm-TabBar-tab", has_text="Processes").click()
