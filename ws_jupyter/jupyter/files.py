@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import InvalidArgumentError
-from .display import FileView
+from .views.files import FileView
 
 __all__ = ["IMAGE_TYPES", "MAX_IMAGE_BYTES", "MAX_TEXT_BYTES", "load_file_view", "skill_file_view"]
 

@@ -1,6 +1,6 @@
 """``SearchResult``: one hit of a workspace search.
 
-A plain frozen value (no Jupyter knowledge: notebooks render it through ``jupyter/display.py``)
+A plain frozen value (no Jupyter knowledge: notebooks render it through ``jupyter/views/``)
 that keeps, in ``score_details``, how each side ranked and scored the hit, so a user can see *why*
 a hybrid result came first.
 """

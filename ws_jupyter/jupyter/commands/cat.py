@@ -11,9 +11,10 @@ Examples:
 
 from __future__ import annotations
 
-from ..display import FileView, base_path_of
 from ..files import load_file_view
 from ..parsing import WsArgumentParser
+from ..views.common import base_path_of
+from ..views.files import FileView
 from ._common import line_range, require_filesystem
 from .base import Invocation, Subcommand
 

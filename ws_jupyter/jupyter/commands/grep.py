@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import re
 
-from ..display import GrepMatch, GrepView, base_path_of
 from ..parsing import WsArgumentParser
+from ..views.common import base_path_of
+from ..views.files import GrepMatch, GrepView
 from ._common import non_negative_int, positive_int, require_filesystem
 from .base import Invocation, Subcommand
 
