@@ -406,3 +406,61 @@ def test_paths_in_outputs_open_the_file_in_jupyterlab(quickstart: LabPage) -> No
     editor = quickstart.page.locator(".jp-FileEditor").first
     editor.locator(".cm-line", has_text="TODO: handle missing populations").wait_for(timeout=30_000)
     assert "largest = max(rows" in editor.inner_text()
+
+
+def test_a_search_hit_on_a_notebook_cell_opens_the_notebook(browser: Any, lab: JupyterLab) -> None:
+    """%ws search finds a notebook cell; its link opens the notebook in JupyterLab, and (the
+    notebook being open) takes it to that cell through JupyterLab 4's #cell-id= fragment."""
+    import nbformat
+    from nbformat import v4
+
+    study = lab.root_dir / "study"
+    study.mkdir(exist_ok=True)
+    kernelspec = {"name": "ws-jupyter", "display_name": "Python 3 (ws-jupyter)", "language": "python"}
+    cells = [v4.new_markdown_cell(f"## Part {i}\n\n" + "Filler text about sensors. " * 40) for i in range(12)]
+    cells.append(v4.new_markdown_cell("## Findings\nThe reservoir levels dropped sharply in August."))
+    nb = v4.new_notebook(cells=cells, metadata={"kernelspec": kernelspec})
+    for i, c in enumerate(nb.cells):
+        c.id = f"study-{i}"
+    nbformat.write(nb, study / "study.ipynb")
+    driver = v4.new_notebook(
+        cells=[v4.new_code_cell("%ws init study --name nbsearch"), v4.new_code_cell("%ws index"),
+               v4.new_code_cell("%ws search reservoir levels August --mode bm25 -k 1")],
+        metadata={"kernelspec": kernelspec},
+    )
+    nbformat.write(driver, lab.root_dir / "nbsearch.ipynb")
+    in_view = """() => {
+        const panel = Array.from(document.querySelectorAll('.jp-NotebookPanel'))
+            .find(p => p.offsetParent !== null && p.querySelector('.jp-Cell'));
+        if (!panel) return false;
+        const view = panel.querySelector('.jp-WindowedPanel-outer, .jp-Notebook').getBoundingClientRect();
+        const cells = Array.from(panel.querySelectorAll('.jp-Cell'));
+        const seen = c => { const r = c.getBoundingClientRect(); return r.bottom > view.top && r.top < view.bottom; };
+        const hit = cells.find(c => c.innerText.includes('reservoir levels dropped'));
+        return Boolean(hit && seen(hit) && !seen(cells[0]));
+    }"""
+    lp = new_page(browser, lab)
+    try:
+        lp.open_notebook("nbsearch.ipynb")
+        lp.run_all()
+        hit = lp.page.locator(".ws-search a").first
+        assert hit.inner_text() == "study.ipynb [cell 12]:2-2"  # workspace-relative, line within the cell
+        href = hit.get_attribute("href")  # JupyterLab rewrites it to its /files/ URL, fragment kept
+        assert "/study/study.ipynb" in href and href.endswith("#cell-id=study-12")
+        hit.click()  # opens the notebook
+        tab = lp.page.locator("#jp-main-dock-panel .lm-TabBar-tab", has_text="study.ipynb")
+        tab.wait_for(timeout=30_000)
+        lp.page.locator(".jp-NotebookPanel .jp-Cell", has_text="reservoir levels dropped").first.wait_for(
+            state="attached", timeout=30_000
+        )
+        # JupyterLab 4.6 applies the fragment of a link that *opens* a notebook before laying it out
+        # (it shows the top); with the notebook open, the same link goes to the cell
+        lp.page.locator("#jp-main-dock-panel .lm-TabBar-tab", has_text="nbsearch.ipynb").click()
+        hit.click()
+        lp.page.wait_for_function(in_view, timeout=30_000)
+        lp.screenshot("notebook-search-hit-opened")
+    except Exception:
+        lp.screenshot("notebook-search-hit-failed")
+        raise
+    finally:
+        lp.page.context.close()

@@ -41,6 +41,7 @@ _EXPORTS = {
     "JSONView": ".tools",
     "LogView": ".processes",
     "MessageView": ".base",
+    "NotebookView": ".notebook",
     "ProcessTableView": ".processes",
     "RichView": ".base",
     "RunSummary": ".processes",
@@ -69,6 +70,7 @@ __all__ = [
     "JSONView",
     "LogView",
     "MessageView",
+    "NotebookView",
     "ProcessTableView",
     "RichView",
     "RunSummary",
@@ -96,6 +98,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .common import format_bytes, format_duration, one_line, path_link
     from .files import FileView, GrepMatch, GrepView, TreeView
     from .formatters import register_formatters, unregister_formatters
+    from .notebook import NotebookView
     from .processes import LogView, ProcessTableView, RunSummary, process_state
     from .search import IndexView, SearchResultsView, highlight_terms
     from .skills import SkillTableView, SkillView

@@ -87,20 +87,25 @@ def format_duration(seconds: float | None) -> str:
     return f"{hours}h {minutes:02d}m"
 
 
-def path_link(base_path: str | None, rel: str, text: str | None = None, line: int | None = None) -> str:
+def path_link(
+    base_path: str | None, rel: str, text: str | None = None, line: int | None = None, fragment: str | None = None
+) -> str:
     """An ``<a>`` to a workspace file, relative to the kernel's working directory.
 
     JupyterLab opens such links in its editor (relative links in outputs resolve against the
-    notebook's directory, which is where the kernel runs). Without a host base path (a remote
+    notebook's directory, which is where the kernel runs); ``fragment`` is added after ``#``
+    (``cell-id=ab12`` opens a notebook at that cell). Without a host base path (a remote
     filesystem) the path is shown as plain text.
     """
     label = esc(text if text is not None else rel)
     if not base_path:
         return f'<span style="{MONO}">{label}</span>'
-    target = os.path.relpath(os.path.join(base_path, rel), os.getcwd())
+    href = quote(os.path.relpath(os.path.join(base_path, rel), os.getcwd()))
+    if fragment:
+        href += "#" + quote(fragment, safe="=")
     title = rel + (f":{line}" if line else "")
     return (
-        f'<a href="{esc(quote(target))}" title="{esc(title)}" '
+        f'<a href="{esc(href)}" title="{esc(title)}" '
         f'style="text-decoration: none; color: var(--jp-content-link-color, #0969da)">{label}</a>'
     )
 

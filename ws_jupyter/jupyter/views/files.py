@@ -206,7 +206,11 @@ class FileView(RichView):
 
 @dataclass(frozen=True)
 class GrepMatch:
-    """One matching (or context) line. ``spans`` are the match offsets within ``text``."""
+    """One matching (or context) line. ``spans`` are the match offsets within ``text``.
+
+    In a notebook, ``path`` names the cell (``nb.ipynb [cell 4]``, lines counted within it),
+    ``file`` is the notebook and ``cell_id`` the cell's id (links open JupyterLab at that cell).
+    """
 
     path: str
     line: int
@@ -214,6 +218,13 @@ class GrepMatch:
     column: int | None = None
     spans: tuple[tuple[int, int], ...] = ()
     context: bool = False
+    file: str | None = None
+    cell_id: str | None = None
+
+    def link(self, base_path: str | None, text: str | None = None, line: int | None = None) -> str:
+        """A link to the file — for a notebook cell, to that cell in JupyterLab."""
+        fragment = f"cell-id={self.cell_id}" if self.cell_id else None
+        return path_link(base_path, self.file or self.path, text if text is not None else self.path, line, fragment)
 
 
 @dataclass(repr=False)
@@ -235,7 +246,7 @@ class GrepView(RichView):
         seen: dict[str, None] = {}
         for m in self.matches:
             if not m.context:
-                seen.setdefault(m.path, None)
+                seen.setdefault(m.file or m.path, None)
         return list(seen)
 
     def title(self) -> str:
@@ -267,12 +278,13 @@ class GrepView(RichView):
             return f'<div style="{MUTED}">No matches.</div>'
         blocks: list[str] = []
         current: str | None = None
+        heading = ""
         rows: list[tuple[str, str, str]] = []
 
         def flush() -> None:
             if current is not None:
                 blocks.append(
-                    f'<div style="margin: 4px 0 2px 0">{path_link(self.base_path, current)}</div>'
+                    f'<div style="margin: 4px 0 2px 0">{heading}</div>'
                     + code_table(rows)
                 )
 
@@ -280,10 +292,10 @@ class GrepView(RichView):
         for m in self.matches:
             if m.path != current:
                 flush()
-                current, rows = m.path, []
+                current, rows, heading = m.path, [], m.link(self.base_path)
             elif previous is not None and m.line > previous.line + 1:
                 rows.append(("⋯", "", ""))
-            number = str(m.line) if m.context else path_link(self.base_path, m.path, str(m.line), m.line)
+            number = str(m.line) if m.context else m.link(self.base_path, str(m.line), m.line)
             rows.append((number, _mark_spans(m.text, m.spans), MUTED if m.context else ""))
             previous = m
         flush()

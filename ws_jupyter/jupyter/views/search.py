@@ -115,8 +115,18 @@ class SearchResultsView(RichView):
         return f"{n} result{'' if n == 1 else 's'} ({self.mode})"
 
     def _where(self, r: Any) -> str:
+        location = getattr(r, "location", None)  # nb.ipynb [cell 4]:2-5 for a notebook cell
+        if isinstance(location, str):
+            return location
         lr = getattr(r, "line_range", None)
         return f"{r.source}:{lr[0]}-{lr[1]}" if lr else r.source
+
+    def _link(self, r: Any, label: str) -> str:
+        """The hit's file; a notebook cell opens in JupyterLab at that cell (``#cell-id=``)."""
+        lr = getattr(r, "line_range", None)
+        cell_id = (getattr(r, "metadata", None) or {}).get("cell_id")
+        fragment = f"cell-id={cell_id}" if isinstance(cell_id, str) and cell_id else None
+        return path_link(self.base_path, r.source, label, lr[0] if lr else None, fragment)
 
     def text(self) -> str:
         if not self.results:
@@ -138,12 +148,11 @@ class SearchResultsView(RichView):
         items = []
         for i, r in enumerate(self.results, 1):
             snippet, _ = snippet_of(r.content, self.query)
-            lr = getattr(r, "line_range", None)
             label = self._where(r)
             details = _score_details(r)
             items.append(
                 f'<div style="margin: 6px 0; padding-left: 6px; border-left: 3px solid {BORDER}">'
-                f'<div><span style="{MUTED}">{i}.</span> {path_link(self.base_path, r.source, label, lr[0] if lr else None)}'
+                f'<div><span style="{MUTED}">{i}.</span> {self._link(r, label)}'
                 f' <span style="{MUTED}; font-size: 0.9em" title="{esc(details)}">score {r.score:.4f}</span></div>'
                 f'<div style="white-space: pre-wrap; {MONO}">{highlight_terms(snippet, self.query)}</div></div>'
             )

@@ -41,6 +41,7 @@ class FileBrowser(Snapshotting, w.VBox):
     root = Unicode(".")
     selected = Unicode("")
     selected_line = Int(0)
+    selected_cell = Int(-1)  # a notebook's cell to mark (-1: none)
     expanded = List(Unicode())
     rows = List(Unicode())
     show_hidden = Bool(False)
@@ -212,6 +213,7 @@ class FileBrowser(Snapshotting, w.VBox):
         self.expanded = expanded
         self.selected = folder
         self.selected_line = 0
+        self.selected_cell = -1
         self.open_button.disabled = False
         self._draw()
         self._show_folder(folder)
@@ -220,8 +222,9 @@ class FileBrowser(Snapshotting, w.VBox):
         if self.selected and self._types.get(self.selected) == "directory":
             self.set_root(self.selected)
 
-    def select(self, path: str, line: int | None = None) -> None:
-        """Previews a file (``line`` marks and centres that line); opens the folders above it."""
+    def select(self, path: str, line: int | None = None, cell: int | None = None) -> None:
+        """Previews a file (``line`` marks and centres that line; in a notebook ``cell`` marks that
+        cell, ``line`` a line within it); opens the folders above it."""
         stat = self.fs.stat(path)
         if stat.type == "directory":
             self.toggle(stat.path)
@@ -239,9 +242,10 @@ class FileBrowser(Snapshotting, w.VBox):
         self._reveal(stat.path)
         self.selected = stat.path
         self.selected_line = line or 0
+        self.selected_cell = -1 if cell is None else cell
         self.open_button.disabled = True
         self._draw()
-        self._show_file(stat, line)
+        self._show_file(stat, line, cell)
 
     def _reveal(self, path: str) -> None:
         """Pages a big folder far enough for ``path`` to be listed."""
@@ -259,7 +263,8 @@ class FileBrowser(Snapshotting, w.VBox):
         self._children.clear()
         self._draw()
         if self.selected and self._types.get(self.selected) == "file" and self.fs.exists(self.selected):
-            self._show_file(self.fs.stat(self.selected), self.selected_line or None)
+            cell = self.selected_cell if self.selected_cell >= 0 else None
+            self._show_file(self.fs.stat(self.selected), self.selected_line or None, cell)
 
     def _on_hidden(self, change: dict[str, Any]) -> None:
         self.show_hidden = bool(change["new"])
@@ -304,7 +309,7 @@ class FileBrowser(Snapshotting, w.VBox):
             + "</div>"
         )
 
-    def _show_file(self, stat: Any, line: int | None) -> None:
+    def _show_file(self, stat: Any, line: int | None, cell: int | None = None) -> None:
         self.message.value = ""
         modified = stat.modified_at
         when = modified.astimezone().strftime("%Y-%m-%d %H:%M") if isinstance(modified, datetime) else ""
@@ -316,6 +321,7 @@ class FileBrowser(Snapshotting, w.VBox):
                 around=line,
                 base_path=self._base,
                 stat=stat,
+                cell=cell,
             )
             body = view.html_body()
         except Exception as exc:

@@ -153,7 +153,8 @@ class SearchPanel(Snapshotting, w.VBox):
             snippet, _ = snippet_of(hit.content, self.query)
             lines = list(hit.line_range) if hit.line_range else None
             rows.append(
-                {"id": hit.id, "path": hit.source, "lines": lines, "score": float(hit.score), "snippet": snippet}
+                {"id": hit.id, "path": hit.source, "lines": lines, "score": float(hit.score), "snippet": snippet,
+                 "cell": hit.cell, "location": hit.location}
             )
         self.results = rows
         self._draw(rows)
@@ -169,7 +170,7 @@ class SearchPanel(Snapshotting, w.VBox):
         widgets: list[w.Widget] = []
         for i, row in enumerate(rows):
             lines = row["lines"]
-            where = f"{row['path']}:{lines[0]}-{lines[1]}" if lines else row["path"]
+            where = row.get("location") or (f"{row['path']}:{lines[0]}-{lines[1]}" if lines else row["path"])
             button = w.Button(
                 description=f"{i + 1}. {where}",
                 tooltip=f"Open {where}",
@@ -193,12 +194,13 @@ class SearchPanel(Snapshotting, w.VBox):
         self.opened = hit["path"]
         if self.on_open is not None:
             self.on_open(hit["path"], line)
+        cell = hit.get("cell")
         if self.file_browser is not None:
-            self.file_browser.select(hit["path"], line=line)
+            self.file_browser.select(hit["path"], line=line, cell=cell)
             return
         try:
             fs = self.workspace.resolve_filesystem(None)
-            view = load_file_view(fs, hit["path"], max_lines=200, around=line, base_path=self._base)
+            view = load_file_view(fs, hit["path"], max_lines=200, around=line, base_path=self._base, cell=cell)
             self.preview.value = (
                 f"<div style='line-height: 1.4'><div><strong>{html.escape(hit['path'])}</strong></div>"
                 f"{view.html_body()}</div>"
