@@ -98,7 +98,7 @@ _ERRORS = (
     "StaleFileError FileReadRequiredError FileTooLargeError InvalidPathError FileEncodingError FilesystemNotReadyError "
     "SandboxError SandboxStateError "
     "IsolationUnavailableError ProcessNotFoundError ProcessWaitTimeoutError StdinClosedError SearchError SearchModeError "
-    "EmbedderError IndexCorruptedError SkillError SkillValidationError SkillNotFoundError "
+    "EmbedderError IndexCorruptedError NotebookError CellNotFoundError SkillError SkillValidationError SkillNotFoundError "
     "DuplicateSkillError SkillPathError ToolError ToolConfigError ToolArgumentError ToolNotFoundError "
     "ToolApprovalDeniedError WriteLockTimeoutError"
 ).split()

@@ -68,16 +68,15 @@ class DoctorConfig:
     @classmethod
     def from_workspace(cls, workspace: Any, **overrides: Any) -> DoctorConfig:
         """The configuration of an existing workspace: its isolation, default embedder, Chroma server."""
+        from .model_install import uses_default_model
         from .sandbox.local import LocalSandbox
-        from .search.embedder import DefaultEmbedder
         from .search.vector_store import ChromaVectorStore
 
         values: dict[str, Any] = {}
         sandbox = getattr(workspace, "sandbox", None)
         if isinstance(sandbox, LocalSandbox):
             values["isolation"] = sandbox._isolation_requested
-        embedder = getattr(workspace, "_embedder", None)
-        values["vector"] = embedder == "default" or isinstance(embedder, DefaultEmbedder)
+        values["vector"] = uses_default_model(workspace)
         store = getattr(workspace, "_vector_store", None)
         if isinstance(store, ChromaVectorStore) and (store.host is not None or store.port is not None):
             scheme = "https" if getattr(store, "ssl", False) else "http"
@@ -215,10 +214,20 @@ def _python(config: DoctorConfig) -> Check:
     )
 
 
-def _isolation(config: DoctorConfig) -> Check:
+def _detect() -> Any:
+    """The sandbox's own probe; a probe that raises (e.g. libseccomp missing) counts as unavailable."""
+    from .errors import IsolationUnavailableError
     from .sandbox.local import LocalSandbox
+    from .sandbox.types import IsolationDetection
 
-    detection = LocalSandbox.detect_isolation()
+    try:
+        return LocalSandbox.detect_isolation()
+    except IsolationUnavailableError as exc:
+        return IsolationDetection("seatbelt" if sys.platform == "darwin" else "bwrap", False, str(exc))
+
+
+def _isolation(config: DoctorConfig) -> Check:
+    detection = _detect()
     needed = config.isolation in ("bwrap", "seatbelt") or config.strict
     if detection.available:
         return Check("isolation", "ok", detection.message, required=needed)
@@ -227,6 +236,8 @@ def _isolation(config: DoctorConfig) -> Check:
     if sys.platform.startswith("linux"):
         if shutil.which("bwrap") is None:
             fix = system_install_command("bubblewrap")
+        elif "libseccomp" in detection.message:
+            fix = system_install_command("libseccomp2")
         else:
             fix = (
                 "allow unprivileged user namespaces: `sysctl -w kernel.unprivileged_userns_clone=1` (Debian), "
@@ -253,12 +264,10 @@ def _root(config: DoctorConfig) -> Check:
     if not _is_root():
         uid = os.geteuid() if hasattr(os, "geteuid") else "?"
         return Check("user", "ok", f"not root (uid {uid})")
-    from .sandbox.local import LocalSandbox
-
     fix = (
         "run Jupyter as an unprivileged user (e.g. `useradd -m analyst`, then `su analyst -c 'jupyter lab'`)"
     )
-    if not LocalSandbox.detect_isolation().available:
+    if not _detect().available:
         return Check(
             "user",
             "warning",

@@ -38,6 +38,8 @@ Each also derives from the builtin a Python user would naturally catch, so
     │   ├── SearchModeError                          ValueError      SEARCH_MODE_UNAVAILABLE
     │   ├── EmbedderError                            RuntimeError    EMBEDDER_ERROR
     │   └── IndexCorruptedError                      RuntimeError    INDEX_CORRUPTED
+    ├── NotebookError                                ValueError      INVALID_NOTEBOOK
+    │   └── CellNotFoundError                        LookupError     CELL_NOT_FOUND
     ├── SkillError                                   RuntimeError    SKILL_ERROR
     │   ├── SkillValidationError                     ValueError      INVALID_SKILL
     │   ├── SkillNotFoundError                       LookupError     SKILL_NOT_FOUND
@@ -60,6 +62,7 @@ import errno as _errno
 from typing import Any, ClassVar
 
 __all__ = [
+    "CellNotFoundError",
     "DirectoryNotEmpty",
     "DirectoryNotFound",
     "DuplicateSkillError",
@@ -78,6 +81,7 @@ __all__ = [
     "IsADirectory",
     "IsolationUnavailableError",
     "NotADirectory",
+    "NotebookError",
     "OperationTimeoutError",
     "PathEscapeError",
     "ProcessNotFoundError",
@@ -440,6 +444,22 @@ class EmbedderError(SearchError):
 
 class IndexCorruptedError(SearchError):
     default_code = "INDEX_CORRUPTED"
+
+
+# --- notebooks ----------------------------------------------------------------------------------
+
+
+class NotebookError(WorkspaceError, ValueError):
+    """A ``.ipynb`` file is not a notebook nbformat can read, or a change would make it invalid
+    (nothing was written)."""
+
+    default_code = "INVALID_NOTEBOOK"
+
+
+class CellNotFoundError(NotebookError, LookupError):
+    """No cell with the given id or index in a notebook."""
+
+    default_code = "CELL_NOT_FOUND"
 
 
 # --- skills -------------------------------------------------------------------------------------

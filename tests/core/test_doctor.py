@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -201,3 +202,19 @@ def test_a_check_that_breaks_becomes_a_warning_row(monkeypatch: pytest.MonkeyPat
     report = check_environment()
     assert isinstance(report, DoctorReport) and report.exit_code == 0
     assert report.checks[1] == Check("broken", "warning", "the check failed: RuntimeError: boom")
+
+
+def test_a_probe_that_raises_is_reported_with_its_fix(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sandbox's probe raises when libseccomp is missing (the filter cannot be built)."""
+    from ws_jupyter.errors import IsolationUnavailableError
+
+    def no_libseccomp(refresh: bool = False) -> Any:
+        raise IsolationUnavailableError("bwrap", "the seccomp filter needs libseccomp (libseccomp.so.2 not found)")
+
+    monkeypatch.setattr(LocalSandbox, "detect_isolation", staticmethod(no_libseccomp))
+    report = check_environment(isolation="bwrap")
+    check = report.get("isolation")
+    assert check.failed and "libseccomp" in check.found
+    if sys.platform.startswith("linux") and os.path.exists("/usr/bin/bwrap"):
+        assert "libseccomp2" in check.fix
+    assert report.exit_code == 1

@@ -29,6 +29,8 @@ CASES = [
     (E.WriteLockTimeoutError, ("a.txt", 0.05), "WRITE_LOCK_TIMEOUT", TimeoutError),
     (E.OperationTimeoutError, ("starting the sandbox", 1.5), "OPERATION_TIMEOUT", TimeoutError),
     (E.ToolApprovalDeniedError, ("workspace_write_file",), "TOOL_REFUSED", PermissionError),
+    (E.NotebookError, ("nb.ipynb is not valid JSON",), "INVALID_NOTEBOOK", ValueError),
+    (E.CellNotFoundError, ("no cell with id 'x'",), "CELL_NOT_FOUND", LookupError),
 ]
 
 

@@ -35,7 +35,8 @@ PUBLIC = {
     "StaleFileError", "FileReadRequiredError", "FileTooLargeError", "InvalidPathError", "FileEncodingError",
     "FilesystemNotReadyError", "SandboxError", "SandboxStateError", "IsolationUnavailableError",
     "ProcessNotFoundError", "ProcessWaitTimeoutError", "StdinClosedError", "SearchError",
-    "SearchModeError", "EmbedderError", "IndexCorruptedError", "SkillError", "SkillValidationError",
+    "SearchModeError", "EmbedderError", "IndexCorruptedError", "NotebookError", "CellNotFoundError",
+    "SkillError", "SkillValidationError",
     "SkillNotFoundError", "DuplicateSkillError", "SkillPathError", "ToolError", "ToolConfigError",
     "ToolArgumentError", "ToolNotFoundError", "ToolApprovalDeniedError", "WriteLockTimeoutError",
     # IPython extension entry points

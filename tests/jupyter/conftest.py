@@ -21,8 +21,10 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 def ip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     """IPython's testing shell with ``%load_ext ws_jupyter``, working in a temp dir.
 
-    The extension is unloaded afterwards, which destroys the workspace ``%ws init`` created (its
-    processes die).
+    ``%ws init`` here makes unisolated sandboxes (``WsMagics.isolation = 'none'``): most tests are
+    about the magics, and bubblewrap would only slow them down; the tests of the default (auto)
+    and of isolation set it back. The extension is unloaded afterwards, which destroys the
+    workspace ``%ws init`` created (its processes die).
     """
     from IPython.testing.globalipapp import get_ipython
 
@@ -32,6 +34,7 @@ def ip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
         monkeypatch.setattr(shell.display_formatter.formatters[mime], "enabled", True)
     monkeypatch.chdir(os.path.realpath(tmp_path))
     shell.run_line_magic("load_ext", "ws_jupyter")
+    shell.run_line_magic("config", "WsMagics.isolation = 'none'")
     yield shell
     shell.run_line_magic("unload_ext", "ws_jupyter")
     shell.config.pop("WsMagics", None)  # %config settings must not leak into the next test

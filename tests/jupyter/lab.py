@@ -5,7 +5,8 @@ runtime and IPython directories (the "news" announcements turned off, the extens
 read-only, no update checks), serving a root directory; ``stop()`` ends it and its kernels.
 Playwright drives Debian's ``/usr/bin/chromium`` (never a downloaded browser) with the flags from
 JUPYTER.md. ``LabPage`` wraps a page with the few JupyterLab gestures the tests need: open a
-notebook, wait until the kernel is idle, run all cells, find a cell's output, take screenshots.
+notebook, wait until the kernel is idle, run all cells, find a cell's output, switch the theme,
+save, take screenshots.
 """
 
 from __future__ import annotations
@@ -81,7 +82,12 @@ class JupyterLab:
         labconfig = self.state_dir / "config" / "labconfig"
         labconfig.mkdir(exist_ok=True)
         (labconfig / "page_config.json").write_text(
-            json.dumps({"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}})
+            json.dumps(
+                {
+                    "disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True},
+                    "exposeAppInBrowser": True,  # window.jupyterapp: the tests switch themes with it
+                }
+            )
         )
         env.update(
             JUPYTER_CONFIG_DIR=str(self.state_dir / "config"),
@@ -211,6 +217,24 @@ class LabPage:
             timeout=timeout,
         )
         self.wait_kernel_idle(timeout)
+
+    def set_theme(self, name: str, timeout: float = 30_000) -> None:
+        """Switches JupyterLab's theme ("JupyterLab Light", "JupyterLab Dark") and waits for it."""
+        self.page.evaluate(
+            "(name) => window.jupyterapp.commands.execute('apputils:change-theme', {theme: name})", name
+        )
+        self.page.wait_for_function(
+            "(name) => document.body.dataset.jpThemeName === name", arg=name, timeout=timeout
+        )
+
+    def save(self, timeout: float = 30_000) -> None:
+        """Saves the notebook (Ctrl+S) and waits until it has no unsaved changes."""
+        self.page.locator(".jp-NotebookPanel .jp-Notebook").first.click()
+        self.page.keyboard.press("Control+s")
+        self.page.wait_for_function(
+            "() => !document.querySelector('.jp-NotebookPanel .jp-mod-dirty, .lm-TabBar-tab.jp-mod-dirty')",
+            timeout=timeout,
+        )
 
     def cell(self, source_start: str) -> Any:
         """The code cell whose source starts with ``source_start``."""

@@ -4,11 +4,15 @@ Marked ``browser`` (still part of the test command). One JupyterLab and one brow
 module; the quickstart runs once ("Run All Cells", like a user), then each test interacts with what
 it rendered: the file tree expands on a click and previews a file, a background process's output
 grows live and Kill stops it, a search shows results, Approve lets a waiting tool call run.
+A second notebook (``ux.ipynb``) holds what a new user trips over: code views (alignment, clean
+copies, in the light and dark themes), a 2-million-line command, widgets at a 900 px wide
+notebook, a workspace error, and the notebook reopened without its kernel.
 Screenshots go to test-artifacts/browser/.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import time
@@ -39,6 +43,7 @@ def lab(kernel_prefix: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterat
         ' "source": ["print(6 * 7)"]}], "metadata": {"kernelspec": {"name": "ws-jupyter", "display_name":'
         ' "Python 3 (ws-jupyter)", "language": "python"}}, "nbformat": 4, "nbformat_minor": 5}'
     )
+    _write_ux_notebook(root / "ux.ipynb")
     server = JupyterLab(
         root, tmp_path_factory.mktemp("lab-state"), jupyter_path=str(kernel_prefix / "share" / "jupyter")
     )
@@ -183,6 +188,18 @@ def test_approve_lets_the_pending_tool_call_run(quickstart: LabPage) -> None:
     quickstart.screenshot("tool-call-approved", panel)
 
 
+def test_skill_renders_as_markdown(quickstart: LabPage) -> None:
+    output = quickstart.cell("%ws skill csv-summary").locator(".jp-OutputArea")
+    markdown = output.locator(".jp-OutputArea-output.jp-RenderedMarkdown")
+    assert markdown.count() == 1 and output.locator("pre").count() == 0  # not raw Markdown in a <pre>
+    assert markdown.locator("h3").inner_text().strip() == "csv-summary"  # the title once
+    assert (
+        markdown.locator("ol li").count() == 3
+        and "Read the file with csv.DictReader." in markdown.inner_text()
+    )
+    quickstart.screenshot("skill-markdown", output)
+
+
 def test_dashboard_process_and_agent_tabs_render(quickstart: LabPage) -> None:
     dashboard = quickstart.page.locator(".ws-dashboard")
     dashboard.locator(".lm-TabBar-tab", has_text="Processes").click()
@@ -197,6 +214,189 @@ def test_dashboard_process_and_agent_tabs_render(quickstart: LabPage) -> None:
     quickstart.screenshot("dashboard-agent-tools", dashboard)
 
 
+# --- ux.ipynb: what a new user trips over ------------------------------------------------------
+
+CODE = "def f(x):\n\n    if x:\n        return 1\n\n    return 2\n"
+
+UX_CELLS = [
+    "%ws init ux --name ux --isolation none",
+    "%%ws write code.py\n" + CODE,
+    "%ws cat code.py",
+    "%ws grep return -C 1",
+    "%ws run seq 1 2000000",
+    "p = %ws bg sh -c 'echo started; sleep 1; echo finished'",
+    '%ws call workspace_execute_command {"command": "echo approved"}',
+    "%ws cat nope.csv",  # the error stops Run All: last
+]
+
+INVISIBLE = "[\\u200b-\\u200d\\u2060\\ufeff]"
+
+
+def _write_ux_notebook(path: Path) -> None:
+    cells = [
+        {
+            "cell_type": "code",
+            "execution_count": None,
+            "id": f"u{i}",
+            "metadata": {},
+            "outputs": [],
+            "source": src,
+        }
+        for i, src in enumerate(UX_CELLS)
+    ]
+    kernelspec = {"name": "ws-jupyter", "display_name": "Python 3 (ws-jupyter)", "language": "python"}
+    path.write_text(
+        json.dumps(
+            {"cells": cells, "metadata": {"kernelspec": kernelspec}, "nbformat": 4, "nbformat_minor": 5}
+        )
+    )
+
+
+@pytest.fixture(scope="module")
+def ux(browser: Any, lab: JupyterLab) -> Iterator[LabPage]:
+    lp = new_page(browser, lab)
+    lp.open_notebook("ux.ipynb")
+    try:
+        lp.run_all()
+        lp.page.wait_for_function(
+            "() => /finished/.test(document.querySelector('.ws-process-output').innerText)"
+        )
+    except Exception:
+        lp.screenshot("ux-failed")
+        raise
+    yield lp
+    lp.page.context.close()
+
+
+def _fits(page: Any, root: str) -> list[str]:
+    """Visible buttons whose label does not fit, and lists sticking out of their box (1 px: rounding)."""
+    return list(
+        page.evaluate(
+            """(root) => {
+              const bad = [];
+              for (const b of document.querySelectorAll(root + ' button')) {
+                if (b.offsetParent === null) continue;
+                if (b.scrollWidth > b.clientWidth + 1) bad.push('button ' + (b.textContent.trim() || b.title) + ' ' + b.scrollWidth + '>' + b.clientWidth);
+              }
+              for (const s of document.querySelectorAll(root + ' select')) {
+                if (s.offsetParent === null) continue;
+                const box = s.closest('.widget-box').getBoundingClientRect();
+                if (s.getBoundingClientRect().right > box.right + 1) bad.push('list past its box');
+              }
+              for (const t of document.querySelectorAll(root + ' .lm-TabBar-tab')) {
+                if (t.scrollWidth > t.clientWidth + 1) bad.push('tab ' + t.textContent);
+              }
+              return bad;
+            }""",
+            root,
+        )
+    )
+
+
+def test_code_views_align_and_copy_cleanly_in_both_themes(ux: LabPage) -> None:
+    page = ux.page
+    try:
+        for theme in ("JupyterLab Light", "JupyterLab Dark"):
+            ux.set_theme(theme)
+            cells = page.evaluate(
+                """() => Array.from(document.querySelectorAll('.ws-jupyter td, .ws-snapshot td')).map(td => ({
+                    inline: td.style.textAlign, computed: getComputedStyle(td).textAlign,
+                    code: td.cellIndex === 1 && !!td.closest('.ws-file, .ws-grep')}))"""
+            )
+            assert len(cells) > 20
+            # every cell says its alignment (JupyterLab's CSS right-aligns td), and code is left-aligned
+            assert all(c["inline"] and c["computed"] == c["inline"] for c in cells), theme
+            assert all(c["computed"] == "left" for c in cells if c["code"]), theme
+            texts = page.evaluate(
+                "() => Array.from(document.querySelectorAll('.jp-OutputArea-output')).map(e => e.innerText)"
+            )
+            assert not [t for t in texts if re.search(INVISIBLE, t)], theme  # pasted code must run
+            copied = (
+                ux.cell("%ws cat code.py")
+                .locator(".ws-file")
+                .evaluate(
+                    "el => Array.from(el.querySelectorAll('tr')).map(r => r.cells[1].innerText).join('\\n')"
+                )
+            )
+            assert copied + "\n" == CODE  # indentation and blank lines, nothing else
+            grep = ux.cell("%ws grep return").locator(".ws-grep")
+            assert "    return 1" in grep.inner_text()
+            ux.screenshot(f"code-views-{theme.split()[-1].lower()}", ux.cell("%ws cat code.py"))
+    finally:
+        ux.set_theme("JupyterLab Light")
+
+
+def test_widgets_fit_their_labels_in_a_900px_notebook(ux: LabPage, quickstart: LabPage) -> None:
+    for lp in (ux, quickstart):
+        lp.page.set_viewport_size({"width": 900, "height": 1000})
+    try:
+        panel = ux.cell("%ws call workspace_execute_command").locator(".ws-tool-call")
+        assert panel.locator(".ws-approve").is_visible() and panel.locator(".ws-deny").is_visible()
+        for theme in ("JupyterLab Light", "JupyterLab Dark"):
+            ux.set_theme(theme)
+            assert _fits(ux.page, ".jp-OutputArea-output") == [], theme
+        dashboard = quickstart.page.locator(".ws-dashboard")
+        for tab in ("Files", "Run", "Processes", "Search", "Skills", "Agent tools"):
+            dashboard.locator(".lm-TabBar-tab", has_text=tab).click()
+            quickstart.page.wait_for_function(
+                "(t) => document.querySelector('.ws-dashboard .lm-TabBar-tab.lm-mod-current').textContent === t",
+                arg=tab,
+            )
+            assert _fits(quickstart.page, ".ws-dashboard") == [], tab
+        quickstart.screenshot("dashboard-900px", dashboard)
+    finally:
+        ux.set_theme("JupyterLab Light")
+        for lp in (ux, quickstart):
+            lp.page.set_viewport_size({"width": 1360, "height": 1000})
+
+
+def test_huge_output_is_bounded_with_the_count_and_the_tail(ux: LabPage) -> None:
+    cell = ux.cell("%ws run seq 1 2000000")
+    outputs = cell.locator(".jp-OutputArea")
+    assert outputs.evaluate("el => el.getBoundingClientRect().height") < 3000  # was 5 million pixels
+    text = outputs.inner_text()
+    assert "… 1,999,870 lines not shown (all of it is in the result: r = _; r.stdout, r.stderr) …" in text
+    assert text.split("…")[0].split()[-1] == "100" and "1999999\n2000000" in text and "exit 0" in text
+    assert "keeps running" not in text
+
+
+def test_workspace_errors_are_one_line(ux: LabPage) -> None:
+    error = ux.cell("%ws cat nope.csv").locator(".jp-OutputArea-output")
+    assert error.count() == 1
+    text = error.inner_text().strip()
+    assert text == "FileNotFound: %ws cat: File not found: nope.csv"  # no traceback through magics.py
+
+
+def test_reopened_notebook_shows_the_widget_snapshots(ux: LabPage, lab: JupyterLab) -> None:
+    """Runs last on ux.ipynb: it saves the notebook, shuts its kernel down and opens it again."""
+    import urllib.request
+
+    page = ux.page
+    assert page.locator(".ws-snapshot").first.is_hidden()  # hidden while the live widget is on the page
+    # the snapshot follows the widget (the process finished after the cell ended)
+    page.wait_for_function(
+        "() => /exited \\(0\\)[\\s\\S]*finished/.test(document.querySelector('.ws-snapshot').textContent)",
+        timeout=30_000,
+    )
+    ux.save()
+    for kernel in lab.api("/api/kernels"):
+        request = urllib.request.Request(
+            f"{lab.url}/api/kernels/{kernel['id']}?token={lab.token}", method="DELETE"
+        )
+        urllib.request.urlopen(request, timeout=30).close()
+    ux.open_notebook("ux.ipynb")  # a new kernel: the widgets' models are gone
+    process = ux.cell("p = %ws bg").locator(".ws-snapshot")
+    process.wait_for(state="visible")
+    assert "exited (0)" in process.inner_text() and "started\nfinished" in process.inner_text()
+    call = ux.cell("%ws call workspace_execute_command").locator(".ws-snapshot")
+    assert call.is_visible() and "workspace_execute_command" in call.inner_text()
+    page.wait_for_function(
+        "() => Array.from(document.querySelectorAll('.jupyter-widgets')).every(e => e.offsetParent === null || !/model not found/.test(e.textContent))"
+    )
+    assert page.locator(":text('model not found'):visible").count() == 0
+    ux.screenshot("reopened-snapshots")
+
+
 def test_paths_in_outputs_open_the_file_in_jupyterlab(quickstart: LabPage) -> None:
     """Runs last: it leaves an editor tab in front of the notebook."""
     link = quickstart.cell("%ws ls").locator(".ws-tree a", has_text="summary.py")
@@ -206,3 +406,61 @@ def test_paths_in_outputs_open_the_file_in_jupyterlab(quickstart: LabPage) -> No
     editor = quickstart.page.locator(".jp-FileEditor").first
     editor.locator(".cm-line", has_text="TODO: handle missing populations").wait_for(timeout=30_000)
     assert "largest = max(rows" in editor.inner_text()
+
+
+def test_a_search_hit_on_a_notebook_cell_opens_the_notebook(browser: Any, lab: JupyterLab) -> None:
+    """%ws search finds a notebook cell; its link opens the notebook in JupyterLab, and (the
+    notebook being open) takes it to that cell through JupyterLab 4's #cell-id= fragment."""
+    import nbformat
+    from nbformat import v4
+
+    study = lab.root_dir / "study"
+    study.mkdir(exist_ok=True)
+    kernelspec = {"name": "ws-jupyter", "display_name": "Python 3 (ws-jupyter)", "language": "python"}
+    cells = [v4.new_markdown_cell(f"## Part {i}\n\n" + "Filler text about sensors. " * 40) for i in range(12)]
+    cells.append(v4.new_markdown_cell("## Findings\nThe reservoir levels dropped sharply in August."))
+    nb = v4.new_notebook(cells=cells, metadata={"kernelspec": kernelspec})
+    for i, c in enumerate(nb.cells):
+        c.id = f"study-{i}"
+    nbformat.write(nb, study / "study.ipynb")
+    driver = v4.new_notebook(
+        cells=[v4.new_code_cell("%ws init study --name nbsearch"), v4.new_code_cell("%ws index"),
+               v4.new_code_cell("%ws search reservoir levels August --mode bm25 -k 1")],
+        metadata={"kernelspec": kernelspec},
+    )
+    nbformat.write(driver, lab.root_dir / "nbsearch.ipynb")
+    in_view = """() => {
+        const panel = Array.from(document.querySelectorAll('.jp-NotebookPanel'))
+            .find(p => p.offsetParent !== null && p.querySelector('.jp-Cell'));
+        if (!panel) return false;
+        const view = panel.querySelector('.jp-WindowedPanel-outer, .jp-Notebook').getBoundingClientRect();
+        const cells = Array.from(panel.querySelectorAll('.jp-Cell'));
+        const seen = c => { const r = c.getBoundingClientRect(); return r.bottom > view.top && r.top < view.bottom; };
+        const hit = cells.find(c => c.innerText.includes('reservoir levels dropped'));
+        return Boolean(hit && seen(hit) && !seen(cells[0]));
+    }"""
+    lp = new_page(browser, lab)
+    try:
+        lp.open_notebook("nbsearch.ipynb")
+        lp.run_all()
+        hit = lp.page.locator(".ws-search a").first
+        assert hit.inner_text() == "study.ipynb [cell 12]:2-2"  # workspace-relative, line within the cell
+        href = hit.get_attribute("href")  # JupyterLab rewrites it to its /files/ URL, fragment kept
+        assert "/study/study.ipynb" in href and href.endswith("#cell-id=study-12")
+        hit.click()  # opens the notebook
+        tab = lp.page.locator("#jp-main-dock-panel .lm-TabBar-tab", has_text="study.ipynb")
+        tab.wait_for(timeout=30_000)
+        lp.page.locator(".jp-NotebookPanel .jp-Cell", has_text="reservoir levels dropped").first.wait_for(
+            state="attached", timeout=30_000
+        )
+        # JupyterLab 4.6 applies the fragment of a link that *opens* a notebook before laying it out
+        # (it shows the top); with the notebook open, the same link goes to the cell
+        lp.page.locator("#jp-main-dock-panel .lm-TabBar-tab", has_text="nbsearch.ipynb").click()
+        hit.click()
+        lp.page.wait_for_function(in_view, timeout=30_000)
+        lp.screenshot("notebook-search-hit-opened")
+    except Exception:
+        lp.screenshot("notebook-search-hit-failed")
+        raise
+    finally:
+        lp.page.context.close()

@@ -269,6 +269,82 @@ def test_kernel_usage_error_is_one_line(kernel: tuple[Any, Any]) -> None:
     assert text.startswith("UsageError: %ws ls: argument --depth") and text.count("\n") == 1
 
 
+def test_kernel_workspace_errors_are_one_line(kernel: tuple[Any, Any], tmp_path: Path) -> None:
+    """IPython shortens only UsageError itself: a workspace error must still be one line."""
+    _, kc = kernel
+    execute(kc, f"%ws init {tmp_path / 'ws'}")
+    for line, words in (
+        ("%ws cat data/nope.csv", "File not found: data/nope.csv"),
+        ("%ws cat /etc/passwd", "outside the workspace"),
+        ("%ws ls ..", "outside the workspace"),
+    ):
+        reply, messages = execute(kc, line)
+        assert reply["content"]["status"] == "error", line  # Run All still stops here
+        errors = [m["content"] for m in messages if m["msg_type"] == "error"]
+        assert len(errors) == 1 and len(errors[0]["traceback"]) == 1, line
+        shown = errors[0]["traceback"][0]
+        assert words in shown and "\n" not in shown and "Traceback" not in shown and ".py" not in shown
+    reply, messages = execute(kc, "import sys; print(type(sys.last_value.error).__name__)")
+    assert streamed(messages).strip() == "PathEscapeError"  # the original error stays reachable
+
+
+def test_kernel_run_shows_a_head_and_a_live_tail(kernel: tuple[Any, Any], tmp_path: Path) -> None:
+    _, kc = kernel
+    execute(kc, f"%ws init {tmp_path / 'ws'}")
+    reply, messages = execute(kc, "%ws run seq 1 300000")
+    assert reply["content"]["status"] == "ok"
+    assert streamed(messages).splitlines() == [str(i) for i in range(1, 101)]
+    shown = [m for m in messages if m["msg_type"] in ("display_data", "update_display_data")]
+    assert shown[0]["msg_type"] == "display_data"
+    assert len({m["content"]["transient"]["display_id"] for m in shown}) == 1  # one display, updated
+    final = shown[-1]["content"]["data"]["text/plain"].splitlines()
+    assert final[0] == "… 299,870 lines not shown (all of it is in the result: r = _; r.stdout, r.stderr) …"
+    assert final[1:] == [str(i) for i in range(299971, 300001)]
+    assert sum(len(json.dumps(m["content"])) for m in messages) < 300_000  # 2 MB of output, bounded cell
+    result = [m for m in messages if m["msg_type"] == "execute_result"]
+    assert "exit 0" in result[0]["content"]["data"]["text/plain"]
+    reply, messages = execute(kc, "print(len(_.stdout.splitlines()))")
+    assert streamed(messages).strip() == "300000"  # the result keeps all of it
+
+
+def test_kernel_widgets_leave_a_snapshot_that_follows_their_state(
+    kernel: tuple[Any, Any], tmp_path: Path
+) -> None:
+    """After a restart or a reopen the widget's model is gone: the notebook keeps its snapshot."""
+    _, kc = kernel
+    execute(kc, f"%ws init {tmp_path / 'ws'}")
+    _, messages = execute(kc, "p = %ws bg sh -c 'echo one; sleep 1; echo two'")
+    shown = [m for m in messages if m["msg_type"] == "display_data"]
+    assert "application/vnd.jupyter.widget-view+json" in shown[0]["content"]["data"]
+    snapshot = shown[1]["content"]
+    assert "ws-snapshot" in snapshot["data"]["text/html"] and "Saved view" in snapshot["data"]["text/html"]
+    display_id = snapshot["transient"]["display_id"]
+    updates: list[dict[str, Any]] = []
+    deadline = time.monotonic() + 30
+    while not any("exited (0)" in u["data"]["text/plain"] for u in updates):
+        assert time.monotonic() < deadline, "the snapshot never showed the exit"
+        try:
+            msg = kc.get_iopub_msg(timeout=1)
+        except queue.Empty:
+            continue
+        if msg["msg_type"] == "update_display_data" and msg["content"]["transient"]["display_id"] == display_id:
+            updates.append(msg["content"])
+    final = updates[-1]["data"]["text/plain"].splitlines()
+    assert final[1:] == ["one", "two"] and "exited (0)" in updates[-1]["data"]["text/html"]
+
+
+def test_kernel_reports_a_skill_problem_once(kernel: tuple[Any, Any], tmp_path: Path) -> None:
+    _, kc = kernel
+    bad = tmp_path / "ws" / "skills" / "bad-skill"
+    bad.mkdir(parents=True)
+    (bad / "SKILL.md").write_text("---\nname: Bad_Name\ndescription: Invalid name.\n---\n\nDo it.\n")
+    reply, messages = execute(kc, f"%ws init {tmp_path / 'ws'}")
+    assert reply["content"]["status"] == "ok"
+    assert streamed(messages, "stderr") == ""  # no log line, no warning from inside IPython
+    shown = [m["content"]["data"]["text/plain"] for m in messages if m["msg_type"] == "execute_result"]
+    assert len(shown) == 1 and shown[0].count("Invalid skill") == 1
+
+
 def test_kernel_run_streams_live(kernel: tuple[Any, Any], tmp_path: Path) -> None:
     _, kc = kernel
     execute(kc, f"%ws init {tmp_path / 'ws'}")
@@ -285,7 +361,7 @@ def test_kernel_run_streams_live(kernel: tuple[Any, Any], tmp_path: Path) -> Non
 def test_kernel_interrupt_kills_the_process_tree(kernel: tuple[Any, Any], tmp_path: Path) -> None:
     km, kc = kernel
     workdir = tmp_path / "ws"
-    execute(kc, f"%ws init {workdir}")
+    execute(kc, f"%ws init {workdir} --isolation none")  # PIDs the host sees (bwrap has its own)
     pidfile = workdir / "pids.txt"
     # `$$$$` is the shell's `$$` (a %ws line turns `$$` into `$`, as IPython does)
     msg_id = kc.execute("%ws run sh -c 'sleep 300 & echo $! > pids.txt; echo $$$$ >> pids.txt; wait'")

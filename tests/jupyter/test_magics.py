@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +14,8 @@ import pytest
 from IPython.core.error import UsageError
 
 from ws_jupyter.jupyter.commands import all_commands
-from ws_jupyter.jupyter.display import (
+from ws_jupyter.jupyter.magics import WsCommandError, WsMagics
+from ws_jupyter.jupyter.views import (
     FileView,
     GrepView,
     IndexView,
@@ -25,7 +29,6 @@ from ws_jupyter.jupyter.display import (
     SkillView,
     TreeView,
 )
-from ws_jupyter.jupyter.magics import WsCommandError, WsMagics
 
 from ..helpers import wait_for
 
@@ -145,11 +148,54 @@ def test_init_binds_ws_and_reinit_destroys_the_old_one(ip: Any, ws_dir: Path) ->
     assert info.as_dict()["status"] == "ready"
     assert "bm25" in info.as_dict()["search"]
     handle = first.sandbox.processes.spawn("sleep 30")
-    ws(ip, f"init {ws_dir} --no-bm25")
+    done = first.sandbox.processes.spawn("true")
+    done.wait(timeout=30)
+    again = ws(ip, f"init {ws_dir} --no-bm25")
     assert first.status == "destroyed"
+    # it says so, naming what it killed (only what was still running)
+    assert again.notes == [
+        f"replacing the previous workspace killed 1 running background process: PID {handle.pid} sleep 30"
+    ]
+    assert "! replacing the previous workspace killed" in repr(again) and "sleep 30" in html_of(ip, again)
     assert not psutil.pid_exists(handle.pid) or psutil.Process(handle.pid).status() == psutil.STATUS_ZOMBIE
     assert ip.user_ns["ws"] is not first and not ip.user_ns["ws"].can_bm25
     assert (ws_dir / "notes.txt").exists()  # files are never deleted
+
+
+def test_init_defaults_to_a_folder_named_after_the_notebook(ip: Any, tmp_path: Path) -> None:
+    ip.user_ns["__session__"] = str(tmp_path / "project" / "analysis.ipynb")  # what Jupyter Server sets
+    (tmp_path / "project").mkdir()
+    try:
+        info = ws(ip, "init")
+    finally:
+        del ip.user_ns["__session__"]
+    workspace = ip.user_ns["ws"]
+    assert workspace.name == "analysis" and info.heading == "Workspace analysis → ws"
+    assert workspace.filesystem.base_path == str(tmp_path / "project" / "analysis-workspace")
+    assert info.notes == []  # not the kernel's working directory: nothing it writes is importable here
+    ws(ip, "init")  # the kernel does not know its notebook (nbclient, terminal IPython)
+    assert ip.user_ns["ws"].filesystem.base_path == os.path.join(os.getcwd(), "workspace")
+
+
+def test_init_warns_when_the_workspace_holds_the_kernels_cwd(ip: Any) -> None:
+    info = ws(ip, "init .")
+    assert len(info.notes) == 1 and "working directory, first on sys.path" in info.notes[0]
+
+
+def test_init_isolation_defaults_to_auto_and_info_says_what_is_available(ip: Any, ws_dir: Path) -> None:
+    from ws_jupyter import LocalSandbox
+
+    magics = ip.magics_manager.registry["WsMagics"]
+    assert WsMagics.class_traits()["isolation"].default_value == "auto"
+    magics.isolation = "auto"  # the conftest turns it off for speed
+    found = LocalSandbox.detect_isolation()
+    rows = ws(ip, f"init {ws_dir}").as_dict()
+    assert rows["isolation"] == (found.backend if found.available else "none")
+    info = ws(ip, "info").as_dict()
+    if found.available:  # bubblewrap works on this machine (it does in CI)
+        assert info["isolation available"].startswith("bwrap (bubblewrap available")
+    else:
+        assert info["isolation available"].startswith("none only:")
 
 
 def test_init_picks_up_skills(ip: Any, ws_dir: Path) -> None:
@@ -185,7 +231,7 @@ def test_info(ws_ip: Any) -> None:
     assert rows["files"] == "6"  # gitignored and hidden files are not counted
     html = html_of(ws_ip, info)
     assert "<table" in html and "isolation" in html
-    assert "isolation" in repr(info) and "|" in info._repr_markdown_()
+    assert "isolation" in repr(info)
 
 
 # --- files --------------------------------------------------------------------------------------
@@ -458,6 +504,20 @@ def test_index_and_search(ip: Any, ws_dir: Path) -> None:
         ws(ws_ip, "search anything --mode vector")
 
 
+def test_search_shows_the_best_few_says_how_to_see_more_and_marks_no_stopwords(ws_ip: Any, ws_dir: Path) -> None:
+    for i in range(8):
+        (ws_dir / "docs" / f"city{i}.md").write_text(f"Which city is the largest? City number {i} is.\n")
+    ws(ws_ip, "index")
+    results = ws(ws_ip, "search which city is the largest")
+    assert len(results.results) == 5  # not 10 hits down to the noise
+    assert results.more_hint == "More results: `%ws search which city is the largest -k 10`"
+    assert repr(results).endswith(results.more_hint) and "-k 10" in html_of(ws_ip, results)
+    marked = re.findall(r"<mark[^>]*>([^<]*)</mark>", html_of(ws_ip, results))
+    assert marked and {m.lower() for m in marked} <= {"city", "largest"}  # not which / is / the
+    everything = ws(ws_ip, "search which city is the largest -k 50")
+    assert len(everything.results) == 8 and everything.more_hint == ""
+
+
 def test_search_empty_index_hint(ip: Any, ws_dir: Path) -> None:
     ws(ip, f"init {ws_dir} --no-index")
     results = ws(ip, "search nothing indexed")
@@ -482,8 +542,10 @@ def test_skills_list_and_skill(ip: Any, ws_dir: Path) -> None:
         refs={"tips.md": "# Tips\nUse pandas.\n"},
     )
     _write_skill(ws_dir / "skills" / "bad-skill", "Bad_Name", "Invalid name.")
-    with pytest.warns(UserWarning, match="Invalid skill"):
-        ws(ip, f"init {ws_dir}")  # problems are reported once, when skills are discovered
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no warning escapes: the output itself reports the problem
+        info = ws(ip, f"init {ws_dir}")
+    assert len(info.notes) == 1 and info.notes[0].startswith("skill problem: Invalid skill")
     table = ws(ip, "skills")  # terminal shell: the static table
     assert isinstance(table, SkillTableView) and table.names == ["csv-tools"]
     assert any(i.kind == "invalid" for i in table.issues) and "invalid" in repr(table)
@@ -537,7 +599,7 @@ def _write_skill(folder: Path, name: str, description: str, refs: dict[str, str]
 
 
 def test_tools_table_and_formats(ws_ip: Any) -> None:
-    from ws_jupyter.jupyter.display import JSONView, ToolTableView
+    from ws_jupyter.jupyter.views import JSONView, ToolTableView
 
     table = ws(ws_ip, "tools")
     assert isinstance(table, ToolTableView)
@@ -549,7 +611,10 @@ def test_tools_table_and_formats(ws_ip: Any) -> None:
     assert "<details" in html and "&quot;properties&quot;" in html
     openai = ws(ws_ip, "tools --format openai")
     assert isinstance(openai, JSONView) and openai.value[0]["type"] == "function"
-    assert openai._repr_json_() == openai.value
+    data, _ = ws_ip.display_formatter.format(openai)
+    assert set(data) == {"text/html", "text/plain"}  # readable JSON text, not a collapsed JSON tree
+    assert json.loads(data["text/plain"]) == openai.value
+    assert '\n    &quot;type&quot;: &quot;function&quot;' in data["text/html"]  # indented, shown as text
     anthropic = ws(ws_ip, "tools -f anthropic")
     assert "input_schema" in anthropic.value[0]
     mcp = ws(ws_ip, "tools --format mcp")
@@ -559,7 +624,7 @@ def test_tools_table_and_formats(ws_ip: Any) -> None:
 
 
 def test_call_tools_as_an_agent(ws_ip: Any, ws_dir: Path) -> None:
-    from ws_jupyter.jupyter.display import ToolCallView
+    from ws_jupyter.jupyter.views import ToolCallView
 
     read = ws(ws_ip, 'call workspace_read_file {"path": "notes.txt"}')
     assert isinstance(read, ToolCallView) and not read.is_error
@@ -658,14 +723,41 @@ def test_commands_use_the_kernels_python(ip: Any, ws_dir: Path, monkeypatch: pyt
     assert found.stdout.strip() == sys.prefix
 
 
-def test_run_stops_showing_huge_output(ws_ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
-    ws_ip.run_line_magic("config", "WsMagics.max_stream_chars = 1000")
+def test_run_shows_a_head_and_the_tail_of_huge_output(ws_ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
     summary = ws(ws_ip, "run seq 1 100000")
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[:100] == [str(i) for i in range(1, 101)]  # the first lines, as they came
+    assert lines[100] == "… 99,870 lines not shown (all of it is in the result: r = _; r.stdout, r.stderr) …"
+    assert lines[101:] == [str(i) for i in range(99971, 100001)]  # then the newest
+    assert summary.exit_code == 0 and summary.stdout == "".join(f"{i}\n" for i in range(1, 100001))
+    assert "newest output" not in summary.status()  # the result is complete
+
+
+def test_run_head_is_bounded_in_characters_and_streams_interleave(
+    ws_ip: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ws_ip.run_line_magic("config", "WsMagics.max_stream_chars = 1000")
+    ws_ip.run_line_magic("config", "WsMagics.stream_tail_lines = 3")
+    script = "for i in $(seq 1 3000); do echo out$i; echo err$i >&2; done; printf 'no newline'"
+    summary = ws(ws_ip, f"run {script}")
     out = capsys.readouterr()
-    assert len(out.out) == 1000 and "not shown" in out.err
-    assert summary.exit_code == 0 and summary.stdout.endswith(
-        "100000\n"
-    )  # the result keeps the newest output
+    assert len(out.out) + len(out.err) < 1000 + 400  # a head under 1000 characters, the notice, 3 lines
+    head = out.out.split("…")[0] + out.err
+    shown = len(re.findall(r"(?:out|err)\d+\n", head))
+    notice = re.search(r"… ([\d,]+) lines not shown", out.out)
+    assert notice is not None
+    tail = out.out.split("…\n", 1)[1].splitlines()
+    assert tail[-1] == "no newline" and len(tail) == 3
+    assert shown + int(notice.group(1).replace(",", "")) + len(tail) == 6001  # every line counted once
+    assert summary.stdout.endswith("out3000\nno newline") and summary.stderr.endswith("err3000\n")
+
+
+def test_run_result_says_when_it_lost_output(ws_ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    ws_ip.run_line_magic("config", "WsMagics.max_output_bytes = 1000")
+    summary = ws(ws_ip, "run seq 1 10000")
+    assert summary.truncated and summary.stdout.endswith("10000\n") and len(summary.stdout) <= 1000
+    assert "the result keeps the newest output" in capsys.readouterr().out
+    assert "keeps only the newest output" in summary.status()
 
 
 def test_use_on_the_own_workspace_keeps_ownership(ip: Any, ws_dir: Path) -> None:
@@ -675,3 +767,48 @@ def test_use_on_the_own_workspace_keeps_ownership(ip: Any, ws_dir: Path) -> None
     ip.run_line_magic("unload_ext", "ws_jupyter")
     assert own.status == "destroyed"
     ip.run_line_magic("load_ext", "ws_jupyter")
+
+
+def test_outputs_store_html_and_plain_text_only(ws_ip: Any, ws_dir: Path) -> None:
+    """A notebook keeps every mime type of an output: no Markdown or JSON twins of the HTML."""
+    (ws_dir / "skills" / "tidy").mkdir(parents=True)
+    (ws_dir / "skills" / "tidy" / "SKILL.md").write_text(
+        "---\nname: tidy\ndescription: Tidy data.\n---\n\n# Tidy\n\n- one\n- two\n"
+    )
+    ws(ws_ip, f"init {ws_dir}")
+    views = {
+        line: ws(ws_ip, line)
+        for line in (
+            "info",
+            "ls",
+            "cat notes.txt",
+            "grep TODO",
+            "run -q echo hi",
+            "ps",
+            "index",
+            "search neural",
+            "skills --list",
+            "tools",
+            "tools --format openai",
+            'call workspace_read_file {"path": "notes.txt"}',
+        )
+    }
+    for line, view in views.items():
+        data, _ = ws_ip.display_formatter.format(view)
+        assert set(data) == {"text/html", "text/plain"}, line
+    tools = ws_ip.display_formatter.format(views["tools"])[0]
+    openai = ws_ip.display_formatter.format(views["tools --format openai"])[0]
+    assert len(json.dumps(openai)) < 2.5 * len(openai["text/plain"])  # HTML + text, nothing more
+    assert len(json.dumps(tools)) < 60_000
+    data, _ = ws_ip.display_formatter.format(ws(ws_ip, "skill tidy"))
+    assert set(data) == {"text/markdown", "text/plain"}  # rendered as Markdown, no raw HTML rival
+    assert data["text/markdown"].count("tidy") == 2 and "- one\n- two" in data["text/markdown"]
+    data, _ = ws_ip.display_formatter.format(ws(ws_ip, "cat pixel.png"))
+    assert set(data) == {"image/png", "text/plain"}  # the image once, not again inside HTML
+
+
+def test_call_blocked_by_a_hook_says_blocked(ws_ip: Any) -> None:
+    ws_ip.user_ns["ws"].set_tools_config({"hooks": {"before_tool_call": lambda ctx: False}})
+    view = ws(ws_ip, 'call workspace_read_file {"path": "notes.txt"}')
+    assert view.status == "blocked" and view.meta().startswith("blocked by a hook · ")
+    assert "blocked by a hook" in html_of(ws_ip, view)

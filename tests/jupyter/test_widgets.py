@@ -82,6 +82,19 @@ def test_process_output_follows_kills_and_sends(workspace: Any) -> None:
     view.close()
 
 
+def test_process_output_snapshot_is_its_last_state(workspace: Any) -> None:
+    handle = workspace.sandbox.processes.spawn("seq 1 500; echo done")
+    view = ProcessOutput(handle, interval=0.1)
+    handle.wait(timeout=30)
+    assert wait_for(lambda: (view.refresh(), (view.state, view.output.endswith("done\n")))[1] == ("exited", True))
+    html, text = view.snapshot()
+    lines = text.splitlines()
+    assert lines[0].startswith(f"PID {handle.pid} · exited (0) · ") and lines[0].endswith("echo done")
+    assert lines[1] == "… 461 earlier lines …" and lines[-1] == "done" and len(lines) == 42  # bounded
+    assert "exited (0)" in html and "500" in html and "\u200b" not in html
+    view.close()
+
+
 def test_process_output_is_throttled_under_a_flood(workspace: Any) -> None:
     handle = workspace.sandbox.processes.spawn("seq 1 200000")
     view = ProcessOutput(handle, interval=0.1, max_chars=10_000)
@@ -511,6 +524,43 @@ def test_dashboard_wires_search_to_files(ws_dir: Path) -> None:
         assert (
             dash.tab.selected_index == 4 and dash.skills is not None and dash.skills.names == ["demo-skill"]
         )
+        # the static copy a saved notebook keeps: every tab's state, the selected one unfolded
+        html, text = dash.snapshot()
+        for words in ("selected: docs/guide.md", "learning rate", "docs/guide.md:", "▸ demo-skill", "[Agent tools]"):
+            assert words in text, words
+        assert html.count("<details") == 6 and html.count("<details open") == 1
+        assert "<details open style='margin: 2px 0'><summary style='cursor: pointer'><strong>Skills" in html
         dash.close()
     finally:
         ws.destroy()
+
+
+def test_statuses_do_not_count_the_approval_wait_and_say_blocked(workspace: Any) -> None:
+    from ws_jupyter.jupyter.widgets import ToolActivity, ToolCallPanel
+
+    def before(ctx: Any) -> Any:
+        if "rm " in ctx.input.get("command", ""):
+            return {"proceed": False, "output": "Deleting files is not allowed here."}
+        return None
+
+    workspace.set_tools_config({"hooks": {"before_tool_call": before}})
+    activity = ToolActivity(workspace, interval=0.1, approvals=False)
+    tool = next(t for t in workspace.tools() if t.name == "workspace_execute_command")
+    panel = ToolCallPanel(workspace, tool, {"command": "echo quick"}, interval=0.1)
+    assert panel.wait_until_waiting()
+    time.sleep(1.5)  # the user takes their time to click
+    panel.approve_button.click()
+    assert panel.wait(10) and panel.status == "done"
+    assert panel.duration < 1.5  # the call's own time, not the wait ("5.62 s" for ls)
+    blocked = ToolCallPanel(workspace, tool, {"command": "rm -rf data"}, interval=0.1)
+    assert blocked.wait_until_waiting()
+    blocked.approve_button.click()
+    assert blocked.wait(10) and blocked.status == "blocked"  # not a green "done"
+    assert "blocked by a hook" in blocked.state_line.value and "not allowed" in blocked.output
+    activity.refresh()
+    rows = {c["input"]["command"]: c for c in activity.calls}
+    assert rows["echo quick"]["status"] == "done" and rows["echo quick"]["duration_ms"] < 1500
+    assert rows["rm -rf data"]["status"] == "blocked"
+    assert "blocked" in activity.log_view.value
+    for widget in (panel, blocked, activity):
+        widget.close()

@@ -84,6 +84,10 @@ fd = os.open("plain", os.O_RDONLY)
 attempt("fchmod_setuid", lambda: os.fchmod(fd, 0o4755))
 attempt("fchmodat_setgid", lambda: os.chmod("plain", 0o6755, dir_fd=os.open(".", os.O_RDONLY)))
 attempt("open_create_setuid", lambda: os.close(os.open("made", os.O_CREAT | os.O_WRONLY, 0o4755)))
+# mknod makes regular files too, mode included (an empty setuid file that a root writer fills)
+attempt("mknod_setuid", lambda: os.mknod("node-u", stat.S_IFREG | 0o4755))
+attempt("mknodat_setgid", lambda: os.mknod("node-g", stat.S_IFREG | 0o2755, dir_fd=os.open(".", os.O_RDONLY)))
+attempt("mknod_plain", lambda: os.mknod("node-p", stat.S_IFREG | 0o644))
 attempt("chmod_plain", lambda: os.chmod("plain", 0o755))
 print(results)
 """
@@ -95,6 +99,7 @@ def test_setuid_and_setgid_files_cannot_be_made(make_sandbox):
     assert r.success, r.stderr
     results = eval(r.stdout)  # a dict literal printed by the probe
     assert results.pop("chmod_plain") == "ok"  # ordinary modes still work
+    assert results.pop("mknod_plain") == "ok"
     assert results == dict.fromkeys(results, errno.EPERM), results
     for path in Path(sb.working_directory).iterdir():
         mode = os.lstat(path).st_mode

@@ -355,6 +355,36 @@ def test_interactive_approval_through_the_activity_broker(make_ws, workdir):
     detach()
 
 
+def test_activity_says_a_hook_blocked_the_call_and_does_not_count_the_approval_wait(make_ws, workdir):
+    def before(ctx):
+        if ctx.input.get("path") == "blocked.txt":
+            return {"proceed": False, "output": "Blocked by policy."}
+        return None
+
+    ws = make_ws(
+        tools={"hooks": {"before_tool_call": before}, T.FILESYSTEM.WRITE_FILE: {"require_approval": True}}
+    )
+    activity = tool_activity(ws)
+    finished = []
+    unsubscribe = activity.subscribe(lambda e: finished.append(e) if e.kind == "finished" else None)
+    detach = activity.attach_approver()
+    slow = activity.subscribe(
+        lambda e: (
+            threading.Timer(1.5, activity.approve, args=(e.call_id,)).start()
+            if e.kind == "approval_requested"
+            else None
+        )
+    )
+    tools = box(ws)
+    assert tools.run("workspace_write_file", path="ok.txt", content="x") == "Wrote 1 bytes to ok.txt"
+    assert tools.run("workspace_write_file", path="blocked.txt", content="x") == "Blocked by policy."
+    ok, blocked = finished
+    assert not ok.blocked and ok.duration_ms < 1500  # the 1.5 s wait for the approval is not run time
+    assert blocked.blocked and not blocked.is_error and blocked.output == "Blocked by policy."
+    for stop in (unsubscribe, detach, slow):
+        stop()
+
+
 def test_pending_approval_is_refused_when_the_approver_goes_away(make_ws):
     ws = make_ws(tools={"require_approval": True})
     activity = tool_activity(ws)

@@ -428,7 +428,9 @@ class LocalFilesystem:
                     for chunk in chunks:
                         _write_all(fd, chunk)
                     if current is not None:
-                        os.fchmod(fd, stat_mod.S_IMODE(current.st_mode))
+                        # The permission bits only: a root writer would otherwise turn an empty
+                        # setuid file left by a sandboxed command into a setuid program.
+                        os.fchmod(fd, stat_mod.S_IMODE(current.st_mode) & 0o777)
                     if self._fsync:
                         os.fsync(fd)
                 finally:

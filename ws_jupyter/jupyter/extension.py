@@ -27,14 +27,16 @@ def load_ipython_extension(ipython: Any) -> None:
     """Registers ``%ws``/``%%ws``, the ``WsMagics`` settings and the rich displays."""
     if id(ipython) in _LOADED:
         return
-    from .display import register_formatters
     from .magics import WsMagics
+    from .skill_problems import quiet_skills_logger
+    from .views.formatters import register_formatters
 
     magics = WsMagics(ipython, parent=ipython)
     ipython.register_magics(magics)
     if magics not in ipython.configurables:
         ipython.configurables.append(magics)
     register_formatters(ipython)
+    magics.session.track(quiet_skills_logger())  # undone when the extension unloads
     _LOADED[id(ipython)] = magics
     atexit.register(magics.session.close)
 
@@ -44,7 +46,7 @@ def unload_ipython_extension(ipython: Any) -> None:
     magics = _LOADED.pop(id(ipython), None)
     if magics is None:
         return
-    from .display import unregister_formatters
+    from .views.formatters import unregister_formatters
 
     table = ipython.magics_manager.magics
     for kind in ("line", "cell"):

@@ -7,7 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import InvalidArgumentError
-from .display import FileView
+from ..notebooks.document import is_notebook_path
+from .views.files import FileView
+from .views.notebook import NotebookView
 
 __all__ = ["IMAGE_TYPES", "MAX_IMAGE_BYTES", "MAX_TEXT_BYTES", "load_file_view", "skill_file_view"]
 
@@ -25,12 +27,18 @@ def load_file_view(
     around: int | None = None,
     base_path: str | None = None,
     stat: Any = None,
-) -> FileView:
-    """A ``FileView`` of ``path``: text (numbered, long files cut in the middle), image or binary.
+    cell: int | None = None,
+    cells: tuple[int, int] | None = None,
+    raw: bool = False,
+) -> FileView | NotebookView:
+    """A ``FileView`` of ``path``: text (numbered, long files cut in the middle), image or binary;
+    a ``NotebookView`` for a notebook (unless ``lines`` or ``raw`` ask for its JSON text).
 
     ``lines`` picks a 1-based inclusive range; ``around`` centres a window of ``max_lines`` lines
-    on that line and marks it (search hits). ``stat``: the file's ``fs.stat(path)`` when the
-    caller already has it (it is not looked up again).
+    on that line and marks it (search hits) — in a notebook, the line of ``cell``, which is marked
+    too; ``cells`` picks a notebook's cells (0-based, inclusive). ``stat``: the file's
+    ``fs.stat(path)`` when the caller already has it (it is not looked up again). A ``.ipynb``
+    that is not a readable notebook is shown as text.
     """
     from ..filesystem.mime import guess_mime_type, looks_like_text
     from ..filesystem.reading import read_limited
@@ -39,6 +47,20 @@ def load_file_view(
         stat = fs.stat(path)
     if stat.type == "directory":
         raise InvalidArgumentError(f"{stat.path} is a directory")
+    if lines is None and not raw and is_notebook_path(stat.path):
+        from ..errors import NotebookError
+        from ..notebooks import Notebook
+
+        try:
+            nb = Notebook.load(fs, stat.path)
+        except NotebookError:
+            nb = None
+        if nb is not None:
+            return NotebookView(
+                stat.path, nb, size=stat.size, base_path=base_path, cells=cells,
+                highlight_cell=cell, highlight_line=around if cell is not None else None,
+            )  # fmt: skip
+        around = None if cell is not None else around
     mime = stat.mime_type or guess_mime_type(stat.path)
     if mime in IMAGE_TYPES and stat.size <= MAX_IMAGE_BYTES and lines is None:
         data = read_limited(fs, stat.path, MAX_IMAGE_BYTES, size=stat.size)

@@ -26,23 +26,37 @@ from .commands import Invocation, all_commands, find_command, overview
 from .expansion import expand
 from .parsing import HelpShown, parse_line, split_options_and_tail
 from .session import WsSession
+from .views.processes import HEAD_LINES, TAIL_LINES
 
 __all__ = ["WsCommandError", "WsMagics"]
 
 
 class WsCommandError(UsageError):
-    """A workspace error shown as one line; the original exception is ``.error``."""
+    """A workspace error shown as one line; the original exception is ``.error``.
+
+    IPython shortens only ``UsageError`` itself (``etype is UsageError``), not a subclass, so the
+    one line comes from ``_render_traceback_``, which IPython and ipykernel use in place of the
+    traceback. After a failed cell the error is ``sys.last_value`` (``sys.last_value.error`` is
+    the workspace's own exception, ``%tb`` does not show more).
+    """
 
     def __init__(self, message: str, error: BaseException) -> None:
         super().__init__(message)
         self.error = error
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"\x1b[0;31m{type(self.error).__name__}\x1b[0m: {self}"]
 
 
 @magics_class
 class WsMagics(Magics):
     """The ``%ws`` magics and their settings (``%config WsMagics.<name> = value``)."""
 
-    default_dir = Unicode("workspace", help="Directory `%ws init` uses when none is given.").tag(config=True)
+    default_dir = Unicode(
+        "",
+        help="Directory `%ws init` uses when none is given; '' (default): NOTEBOOK-workspace next to the "
+        "notebook ('workspace' when the notebook is unknown).",
+    ).tag(config=True)
     variable_name = Unicode(
         "ws", help="Name under which `%ws init` binds the workspace in the notebook ('' to not bind it)."
     ).tag(config=True)
@@ -55,8 +69,9 @@ class WsMagics(Magics):
     ).tag(config=True)
     isolation = Enum(
         ["none", "auto", "bwrap", "seatbelt"],
-        "none",
-        help="Sandbox isolation `%ws init` asks for: none, auto (best available), bwrap, seatbelt.",
+        "auto",
+        help="Sandbox isolation `%ws init` asks for: auto (the best that works here: bubblewrap on Linux, "
+        "else none), none, bwrap, seatbelt.",
     ).tag(config=True)
     timeout = Float(
         600.0,
@@ -69,9 +84,20 @@ class WsMagics(Magics):
     max_lines = Int(2000, help="Most lines `%ws cat` / `%ws logs` show before cutting the middle out.").tag(
         config=True
     )
+    stream_head_lines = Int(
+        HEAD_LINES,
+        help="Lines of output `%ws run` streams into the cell before it shows only the newest (0: no limit).",
+    ).tag(config=True)
+    stream_tail_lines = Int(
+        TAIL_LINES, help="Newest lines `%ws run` keeps showing (updated live) once the first lines are shown."
+    ).tag(config=True)
     max_stream_chars = Int(
-        2_000_000,
-        help="Most characters of output `%ws run` shows in a cell (0: no limit); the rest is kept in the result.",
+        100_000,
+        help="Most characters `%ws run` streams into the cell before it shows only the newest lines (0: no limit).",
+    ).tag(config=True)
+    max_output_bytes = Int(
+        64 << 20,
+        help="Most bytes of each output stream a `%ws run` result keeps (the newest); 0: the sandbox's default.",
     ).tag(config=True)
     update_interval = Float(
         0.2, help="Seconds between refreshes of live widgets (at least 0.1: at most 10 updates a second)."
@@ -127,7 +153,7 @@ class WsMagics(Magics):
             return command.run(invocation)
         except HelpShown:
             return None
-        except WorkspaceError as exc:
+        except (WorkspaceError, OSError) as exc:  # OSError: the host refused something (permissions, disk)
             raise WsCommandError(f"%ws {command.name}: {exc}", exc) from None
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
@@ -21,13 +21,10 @@ __all__ = [
     "DEFAULT_OVERLAP_LINES",
     "MAX_RANGE_LINES",
     "Chunk",
-    "FileChunker",
     "best_line_range",
-    "chunker_for",
     "line_count",
     "line_range_from_terms",
     "line_range_in",
-    "register_chunker",
     "split_into_chunks",
     "terms_pattern",
 ]
@@ -39,39 +36,11 @@ MAX_RANGE_LINES = 12  # the longest line range a hit reports when its terms are 
 
 @dataclass(frozen=True)
 class Chunk:
-    """``content`` spans lines ``start_line..end_line`` (1-based, inclusive) of its file.
-
-    ``metadata`` is added to the chunk's search metadata (a chunker for a file type puts e.g. a
-    notebook cell's index and id there, and line numbers then count within that cell).
-    """
+    """``content`` spans lines ``start_line..end_line`` (1-based, inclusive) of its file."""
 
     content: str
     start_line: int
     end_line: int
-    metadata: Mapping[str, Any] = field(default_factory=dict)
-
-
-#: ``(path, text) -> chunks`` for one kind of file (e.g. notebooks, cell by cell); None means
-#: "split this one as plain text". Raising also falls back to the plain split.
-FileChunker = Callable[[str, str], "Sequence[Chunk] | None"]
-_CHUNKERS: dict[str, FileChunker] = {}
-
-
-def register_chunker(suffix: str, chunker: FileChunker | None) -> None:
-    """Makes the auto-indexer split files ending in ``suffix`` (e.g. ``".ipynb"``, compared
-    case-insensitively) with ``chunker``; None restores the plain line-based split."""
-    key = suffix.lower()
-    if chunker is None:
-        _CHUNKERS.pop(key, None)
-    else:
-        _CHUNKERS[key] = chunker
-
-
-def chunker_for(path: str) -> FileChunker | None:
-    """The chunker registered for ``path``'s suffix, if any."""
-    name = path.rsplit("/", 1)[-1].lower()
-    dot = name.rfind(".")
-    return _CHUNKERS.get(name[dot:]) if dot > 0 else None
 
 
 def line_count(text: str) -> int:

@@ -65,11 +65,11 @@ from ..errors import (
     SearchModeError,
     WorkspaceConfigError,
 )
+from ..notebooks.document import is_notebook_path
 from .bm25 import BM25Index
 from .chunking import (
     DEFAULT_CHUNK_CHARS,
     DEFAULT_OVERLAP_LINES,
-    Chunk,
     best_line_range,
     line_count,
     line_range_in,
@@ -124,6 +124,7 @@ class SearchEngine:
         overlap_lines: int = DEFAULT_OVERLAP_LINES,
         workspace_id: str | None = None,
         background: bool = False,
+        notebook_outputs: bool = False,
     ) -> None:
         self.bm25_config = coerce_bm25_config(bm25)
         self.embedder: Embedder | None = as_embedder(embedder)
@@ -146,6 +147,8 @@ class SearchEngine:
         self.overlap_lines = overlap_lines
         self.workspace_id = workspace_id
         self.background = bool(background)
+        #: index the text outputs of notebook code cells too (their sources always are)
+        self.notebook_outputs = bool(notebook_outputs)
         self._analyzer = Analyzer(self.bm25_config or BM25Config())
         self._lock = threading.RLock()
         #: signalled whenever vectors are stored or the embedding worker stops
@@ -203,7 +206,8 @@ class SearchEngine:
             else:
                 persist = private_dir(Path(base)) / "index" / name
         return cls(bm25, embedder, vector_store, index_name=name, persist_dir=persist,
-                   workspace_id=getattr(workspace, "id", None), background=True)
+                   workspace_id=getattr(workspace, "id", None), background=True,
+                   notebook_outputs=getattr(workspace, "_index_notebook_outputs", False))
 
     # ------------------------------------------------------------------ capabilities
     @property
@@ -278,6 +282,18 @@ class SearchEngine:
             self.store.set_meta("line_terms", self._analyzer.config.analysis_fingerprint)
         if self.vector_store is not None:
             self._open_vectors()
+        self._check_notebook_option()
+
+    def _check_notebook_option(self) -> None:
+        """Indexed notebooks are re-read when ``notebook_outputs`` changed since they were indexed,
+        or when they were indexed before notebooks were split into cells (as JSON text): their
+        manifest entries are dropped, so the next pass reads them again."""
+        wanted = "cells:outputs" if self.notebook_outputs else "cells:sources"
+        if self.store.get_meta("notebook_text") != wanted:
+            for path in [p for p in self.store.files() if is_notebook_path(p)]:
+                self.store.delete_file(path)
+            self.store.set_meta("notebook_text", wanted)
+            self.store.commit()
 
     def _line_terms_stale(self) -> bool:
         """Whether the stored analysed lines were made by another analysis (or not at all)."""
@@ -551,33 +567,47 @@ class SearchEngine:
         return changed
 
     def index_document(self, path: str, content: str, metadata: Mapping[str, Any] | None = None, *,
-                       kind: str = TEXT, chunks: Sequence[Chunk] | None = None) -> list[str]:
+                       kind: str = TEXT) -> list[str]:
         """Indexes a file: split into chunks (ids ``path`` or ``path#chunk-N``), replacing the
         file's previous chunks. Unchanged chunks are kept as they are (not re-embedded).
 
-        ``chunks`` replaces the default line-based split (a chunker for a file type, e.g.
-        notebooks cell by cell); each chunk's ``metadata`` is added to the document's.
+        A notebook (``*.ipynb`` that nbformat reads) is indexed cell by cell instead: each cell's
+        source is a document ``path#cell-N`` (long cells ``path#cell-N-chunk-K``) with its own line
+        numbers and ``cell``/``cell_id``/``cell_type`` metadata; outputs only with
+        ``notebook_outputs`` (``path#cell-N-outputs``, their text only).
         ``kind="text"`` (the default) refuses the path of an indexed file.
         """
         self._validate_id(path)
         self._validate_kind(kind)
         if not isinstance(content, str):
             raise InvalidArgumentError(f"content must be a string, got {type(content).__name__}")
-        if chunks is None:
-            chunks = split_into_chunks(content, self.chunk_chars, self.overlap_lines)
         base_meta = dict(metadata or {})
+        sections: list[tuple[str | None, str, dict[str, Any]]] = [(None, content, base_meta)]
+        if is_notebook_path(path):
+            from ..notebooks.text import notebook_texts
+
+            cells = notebook_texts(content, outputs=self.notebook_outputs)
+            if cells is not None:
+                sections = [(c.key, c.text, {**base_meta, **c.metadata()}) for c in cells]
+                if not sections:  # no cells: still findable by name
+                    sections = [(None, "", base_meta)]
         ids: list[str] = []
         with self._lock:
             self._check_open()
             if kind == TEXT:
                 self._check_text_name(path, path)
-            single = len(chunks) == 1 and not chunks[0].metadata
-            for n, chunk in enumerate(chunks):
-                doc_id = path if single else f"{path}#chunk-{n}"
-                meta = base_meta if single else {**base_meta, **chunk.metadata, "chunk": n}
-                self._put(DocRecord(doc_id, path, chunk.start_line, chunk.end_line, meta,
-                                    content_hash(chunk.content), kind), chunk.content)
-                ids.append(doc_id)
+            for key, text, meta in sections:
+                chunks = split_into_chunks(text, self.chunk_chars, self.overlap_lines)
+                base_id = path if key is None else f"{path}#{key}"
+                for n, chunk in enumerate(chunks):
+                    if len(chunks) == 1:
+                        doc_id, chunk_meta = base_id, meta
+                    else:
+                        doc_id = f"{base_id}#chunk-{n}" if key is None else f"{base_id}-chunk-{n}"
+                        chunk_meta = {**meta, "chunk": n}
+                    self._put(DocRecord(doc_id, path, chunk.start_line, chunk.end_line, chunk_meta,
+                                        content_hash(chunk.content), kind), chunk.content)
+                    ids.append(doc_id)
             keep = set(ids)
             for old in list(self._by_source.get(path, ())):
                 if old not in keep:

@@ -8,8 +8,8 @@ walker (:func:`ws_jupyter.filesystem.walk.walk`: ``.gitignore`` at every level, 
    unchanged, not even read;
 2. otherwise read; binary content (sniffed, whatever the extension) is skipped and remembered;
 3. content hash equal to the manifest's -> only the manifest is updated (``touch`` costs nothing);
-4. otherwise the file is chunked (by the chunker registered for its type — notebooks cell by
-   cell, outputs left out — or by lines) and indexed; chunks whose text did not change keep their
+4. otherwise the file is chunked (notebooks cell by cell, outputs left out unless asked for;
+   other files by lines) and indexed; chunks whose text did not change keep their
    vectors. A document indexed from given text under the file's name is replaced: a file's
    entry always comes from the file.
 
@@ -39,9 +39,7 @@ from ..filesystem.mime import SNIFF_BYTES, looks_like_text
 from ..filesystem.reading import read_limited
 from ..filesystem.walk import WalkEntry, walk
 from ..tools.globs import expand_braces, split_glob_path
-from .chunking import chunker_for, register_chunker
 from .engine import FILE, SearchEngine, content_hash
-from .notebook_cells import notebook_chunks
 from .status import IndexProgress
 from .store import FileRecord
 
@@ -55,8 +53,6 @@ DEFAULT_MAX_FILE_BYTES = 4 * 1024 * 1024
 _WATCH_TICK_MS = 250  # how often the watcher thread wakes up without events (and checks stop)
 #: what ``auto_index_paths`` covers by default: the whole workspace
 WHOLE_WORKSPACE = "."
-
-register_chunker(".ipynb", notebook_chunks)
 
 
 @dataclass
@@ -179,11 +175,13 @@ class AutoIndexer:
                 report.missing.append(scope.raw)
                 continue
             if st.type == "file":
+                if _checkpoint(st.path):
+                    continue
                 if (scope.regex is None or scope.regex.match(st.path)) and (only is None or st.path in only):
                     found[st.path] = (st.size, _ns(st.modified_at.timestamp()))
                 continue
-            for entry in walk(self.fs, scope.base, max_depth=64, skip_dir=skip_dir):
-                if entry.is_dir or (only is not None and entry.path not in only):
+            for entry in walk(self.fs, scope.base, max_depth=64, skip_dir=_skip_checkpoints(skip_dir)):
+                if entry.is_dir or (only is not None and entry.path not in only) or _checkpoint(entry.path):
                     continue
                 if scope.regex is not None and not scope.regex.match(entry.path):
                     continue
@@ -342,14 +340,7 @@ class AutoIndexer:
             store.put_file(FileRecord(path, size, mtime_ns, digest))
             report.touched += 1
             return
-        chunks = None
-        chunker = chunker_for(path)
-        if chunker is not None:
-            try:
-                chunks = chunker(path, text)
-            except Exception as exc:  # a chunker's failure never stops the pass: split as text
-                log.warning("chunker for %s failed (%s): indexed as plain text", path, exc)
-        ids = engine.index_document(path, text, kind=FILE, chunks=chunks)
+        ids = engine.index_document(path, text, kind=FILE)
         store.put_file(FileRecord(path, size, mtime_ns, digest))
         report.indexed.append(path)
         report.chunks += len(ids)
@@ -378,6 +369,22 @@ def _both(first: Callable[[IndexProgress], None],
         second(update)
 
     return call
+
+
+_CHECKPOINTS = ".ipynb_checkpoints"
+
+
+def _checkpoint(path: str) -> bool:
+    """Jupyter's autosave copies (``.ipynb_checkpoints/``) are never indexed, even when a scope
+    names hidden paths: they would answer every query about a notebook twice."""
+    return _CHECKPOINTS in path.split("/")
+
+
+def _skip_checkpoints(skip_dir: Callable[[WalkEntry], bool] | None) -> Callable[[WalkEntry], bool]:
+    def skip(entry: WalkEntry) -> bool:
+        return entry.name == _CHECKPOINTS or (skip_dir is not None and skip_dir(entry))
+
+    return skip
 
 
 def _ancestors(path: str) -> list[str]:

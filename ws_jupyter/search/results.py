@@ -1,8 +1,8 @@
 """``SearchResult``: one hit of a workspace search, and its ``Snippet``.
 
-A plain frozen value (no Jupyter knowledge: notebooks render it through the Jupyter views) that
-keeps, in ``score_details``, how each side ranked and scored the hit, so a user can see *why* a
-hybrid result came first.
+A plain frozen value (no Jupyter knowledge: notebooks render it through ``jupyter/views/``)
+that keeps, in ``score_details``, how each side ranked and scored the hit, so a user can see *why*
+a hybrid result came first.
 
 The snippet of a hit is its reported line range — what the agent tools print and the notebook
 shows, so the lines under ``path:18-20`` are lines 18 to 20 — with a line of context, indentation
@@ -183,6 +183,28 @@ class SearchResult:
             if terms.intersection(analyze(m.group(0))):
                 spans.append((m.start(), m.end()))
         return tuple(spans)
+
+    @property
+    def cell(self) -> int | None:
+        """For a hit in a notebook: the cell's index (``line_range`` is then within that cell)."""
+        cell = self.metadata.get("cell")
+        return cell if isinstance(cell, int) and not isinstance(cell, bool) else None
+
+    @property
+    def location(self) -> str:
+        """Where the hit is, as tools print it: ``docs/a.md:3-7``, or ``nb.ipynb [cell 4]:2-5`` in a
+        notebook (``[cell 4 output]`` for a hit in its outputs); ``notes [indexed text]:1-3`` for a
+        document indexed from given text, so it is never taken for a file."""
+        where = self.source
+        if self.cell is not None:
+            part = " output" if self.metadata.get("part") == "outputs" else ""
+            where += f" [cell {self.cell}{part}]"
+        if self.kind != "file":
+            where += " [indexed text]"
+        if self.line_range:
+            a, b = self.line_range
+            where += f":{a}-{b}"
+        return where
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -10,7 +10,9 @@ Events (``ToolActivityEvent.kind``):
 * ``"started"`` — a call began (after argument validation);
 * ``"approval_requested"`` — the call waits for a human: ``approve(call_id)`` or ``deny(call_id)``;
 * ``"approval_resolved"`` — ``approved`` is True or False;
-* ``"finished"`` — ``output`` (the text the model sees), ``is_error``, ``duration_ms``.
+* ``"finished"`` — ``output`` (the text the model sees), ``is_error``, ``duration_ms`` (the call's
+  own time: a wait for approval is not counted), ``blocked`` (a ``before_tool_call`` hook stopped
+  the call; ``output`` is what the hook said).
 
 Approval: when a call needs approval and the tools config has no ``approver`` function, the call
 is put on hold here *if an interactive approver is attached* (``attach_approver()``, e.g. by the
@@ -65,6 +67,7 @@ class ToolActivityEvent:
     is_error: bool = False
     duration_ms: float | None = None
     approved: bool | None = None
+    blocked: bool = False
 
 
 @dataclass

@@ -48,6 +48,7 @@ DEFAULT_MAX_OUTPUT_TOKENS_BY_TOOL: Mapping[str, int | None] = {
     T.FILESYSTEM.LIST_FILES: 1000,
     # short confirmations: no budget needed
     T.FILESYSTEM.WRITE_FILE: None,
+    T.FILESYSTEM.NOTEBOOK_EDIT: None,
     T.FILESYSTEM.DELETE: None,
     T.FILESYSTEM.MKDIR: None,
     T.FILESYSTEM.FILE_STAT: None,
@@ -61,7 +62,7 @@ DEFAULT_MAX_MEDIA_BYTES = 10 * 1024 * 1024
 DEFAULT_MAX_WAIT = 300.0
 
 _NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
-_RBW_TOOLS = (T.FILESYSTEM.WRITE_FILE, T.FILESYSTEM.EDIT_FILE)
+_RBW_TOOLS = (T.FILESYSTEM.WRITE_FILE, T.FILESYSTEM.EDIT_FILE, T.FILESYSTEM.NOTEBOOK_EDIT)
 #: Options specific to one tool (besides the common keys).
 _TOOL_OPTIONS: Mapping[str, tuple[str, ...]] = {
     T.FILESYSTEM.READ_FILE: ("media_types", "max_media_bytes"),

@@ -10,16 +10,18 @@ with text given with ``\\n`` ends.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable
 
 from ..errors import IsADirectory
 from ..filesystem.reading import MAX_FILE_BYTES, decode_text, read_limited
+from ..notebooks.document import is_notebook_path
 from .base import ToolCall, ToolSpec
 from .names import WORKSPACE_TOOLS
 from .output import number_line
 from .schema import Param
 from .types import ToolErrorText
 
-__all__ = ["SPEC", "edit_file"]
+__all__ = ["SPEC", "edit_file", "replace_text"]
 
 DESCRIPTION = (
     "Replace an exact piece of text in a file with new text. old_string must match the file exactly "
@@ -110,6 +112,58 @@ def _snippet(text: str, first: int, last: int) -> str:
     )
 
 
+def replace_text(
+    content: str,
+    old: str,
+    new: str,
+    replace_all: bool,
+    check_lines: Callable[[int, int], None] | None = None,
+) -> tuple[str | None, int, list[int], int]:
+    """``(updated, count, start lines, new span)``; ``updated`` is None when the edit cannot be
+    made (then ``count`` is 0 for "not found", or the number of occurrences when not unique, and
+    the lines are theirs). ``check_lines(first, last)`` may refuse lines not read (it raises)."""
+    offsets = _find_all(content, old)
+    if not offsets and "\r\n" in content and "\n" in old and "\r\n" not in old:
+        crlf_old = old.replace("\n", "\r\n")
+        crlf_offsets = _find_all(content, crlf_old)
+        if crlf_offsets:
+            old, new = crlf_old, new.replace("\r\n", "\n").replace("\n", "\r\n")
+            offsets = crlf_offsets
+    count = len(offsets)
+    if not offsets or (count > 1 and not replace_all):
+        return None, count, _lines_of(content, offsets[:20]), 0
+    firsts = _lines_of(content, offsets)
+    span = _span_lines(old)
+    if check_lines is not None:
+        for first in firsts:
+            check_lines(first, first + span - 1)
+    updated = content.replace(old, new)
+    # each earlier replacement moves the later ones by the difference in line breaks
+    added_breaks = new.count("\n") - old.count("\n")
+    starts = [first + i * added_breaks for i, first in enumerate(firsts)]
+    return updated, count, starts, (_span_lines(new) if new else 0)
+
+
+def _failure(content: str, old: str, count: int, lines: list[int]) -> ToolErrorText:
+    if count == 0:
+        return ToolErrorText(NOT_FOUND + _closest(content.replace("\r\n", "\n"), old.replace("\r\n", "\n")))
+    where = ", ".join(str(n) for n in lines[:20]) + (", ..." if count > 20 else "")
+    return ToolErrorText(
+        f"The specified text appears {count} times (lines {where}). Provide more surrounding context "
+        "to make the match unique, or set replace_all=true to replace every occurrence."
+    )
+
+
+def _done(label: str, starts: list[int], new_span: int, updated: str) -> str:
+    if len(starts) == 1:
+        a = starts[0]
+        b = a + new_span - 1 if new_span else a
+        lines = f"line {a}" if a == b else f"lines {a}-{b}"
+        return f"Replaced 1 occurrence in {label} ({lines}):\n{_snippet(updated, a, b)}"
+    listed = ", ".join(str(s) for s in starts[:20]) + (", ..." if len(starts) > 20 else "")
+    return f"Replaced {len(starts)} occurrences in {label} (lines {listed})"
+
+
 def edit_file(call: ToolCall) -> str:
     fs = call.filesystem()
     args = call.args
@@ -124,40 +178,29 @@ def edit_file(call: ToolCall) -> str:
             "old_string is empty: give the exact text to replace "
             f"(use {call.exposed(WORKSPACE_TOOLS.FILESYSTEM.WRITE_FILE)} to write a whole file)."
         )
+    if is_notebook_path(shown):
+        from .notebook_files import edit_notebook
+
+        return edit_notebook(call, st, shown, _json_edit(shown))
     content = decode_text(read_limited(fs, path, MAX_FILE_BYTES, size=st.size), shown)
-    offsets = _find_all(content, old)
-    if not offsets and "\r\n" in content and "\n" in old and "\r\n" not in old:
-        crlf_old = old.replace("\n", "\r\n")
-        crlf_offsets = _find_all(content, crlf_old)
-        if crlf_offsets:
-            old, new = crlf_old, new.replace("\r\n", "\n").replace("\n", "\r\n")
-            offsets = crlf_offsets
-    if not offsets:
-        return ToolErrorText(NOT_FOUND + _closest(content.replace("\r\n", "\n"), old.replace("\r\n", "\n")))
-    count = len(offsets)
-    if count > 1 and not args["replace_all"]:
-        where = ", ".join(str(n) for n in _lines_of(content, offsets[:20])) + (", ..." if count > 20 else "")
-        return ToolErrorText(
-            f"The specified text appears {count} times (lines {where}). Provide more surrounding context "
-            "to make the match unique, or set replace_all=true to replace every occurrence."
-        )
-    firsts = _lines_of(content, offsets)
-    span = _span_lines(old)
-    for first in firsts:
-        call.check_lines_read(shown, first, first + span - 1)
-    updated = content.replace(old, new)
+    check = lambda a, b: call.check_lines_read(shown, a, b)  # noqa: E731
+    updated, count, starts, new_span = replace_text(content, old, new, args["replace_all"], check)
+    if updated is None:
+        return _failure(content, old, count, starts)
     fs.write_file(path, updated, overwrite=True, expected_mtime=st.mtime)
-    new_span = _span_lines(new)
-    # each earlier replacement moves the later ones by the difference in line breaks
-    added_breaks = new.count("\n") - old.count("\n")
-    starts = [first + i * added_breaks for i, first in enumerate(firsts)]
-    if len(starts) == 1:
-        a = starts[0]
-        b = a + new_span - 1 if new else a
-        lines = f"line {a}" if a == b else f"lines {a}-{b}"
-        return f"Replaced 1 occurrence in {shown} ({lines}):\n{_snippet(updated, a, b)}"
-    listed = ", ".join(str(s) for s in starts[:20]) + (", ..." if len(starts) > 20 else "")
-    return f"Replaced {len(starts)} occurrences in {shown} (lines {listed})"
+    return _done(shown, starts, new_span, updated)
+
+
+def _json_edit(shown: str) -> Callable[[str, str, str, bool], tuple[str | None, str]]:
+    """The text replacement for a notebook's JSON: ``(updated, message)`` or ``(None, error)``."""
+
+    def run(content: str, old: str, new: str, replace_all: bool) -> tuple[str | None, str]:
+        updated, count, starts, new_span = replace_text(content, old, new, replace_all)
+        if updated is None:
+            return None, _failure(content, old, count, starts)
+        return updated, _done(f"the JSON of {shown}", starts, new_span, updated)
+
+    return run
 
 
 SPEC = ToolSpec(

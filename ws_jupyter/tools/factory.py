@@ -40,12 +40,13 @@ T = WORKSPACE_TOOLS
 
 
 def _filesystem_specs() -> list[ToolSpec]:
-    from . import delete, edit_file, file_stat, grep, list_files, mkdir, read_file, write_file
+    from . import delete, edit_file, file_stat, grep, list_files, mkdir, notebook_edit, read_file, write_file
 
     return [
         read_file.SPEC,
         write_file.SPEC,
         edit_file.SPEC,
+        notebook_edit.SPEC,
         list_files.SPEC,
         delete.SPEC,
         file_stat.SPEC,

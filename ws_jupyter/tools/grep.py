@@ -64,8 +64,10 @@ from ..filesystem.reading import (
     sized_line_blocks,
 )
 from ..filesystem.walk import IgnoreRules, relative_to, start_rules, walk
+from ..notebooks.document import is_notebook_path
 from .base import ToolCall, ToolSpec
 from .globs import compile_globs, split_glob_path
+from .grep_notebooks import NotebookListing, glob_excludes_notebooks, load_for_grep, search_notebook
 from .names import WORKSPACE_TOOLS
 from .output import truncate_head
 from .regex import GrepPattern, PatternError, compile_pattern
@@ -88,7 +90,9 @@ DESCRIPTION = (
     "'path:line:column: text'. Searches text files under path (default: the whole workspace), "
     "honouring .gitignore; hidden files only with include_hidden. path may be a file, a directory or "
     "a glob such as 'src/**/*.py' or '*.md'. Use context_lines to see lines around each match and "
-    "max_count to limit matches per file. At most 1000 matching lines are returned (the summary "
+    "max_count to limit matches per file. Notebooks (.ipynb) are searched cell by cell, not as JSON: "
+    "a match reads 'nb.ipynb [cell 4]:2:col: text' (line 2 of cell 4; cells count from 0), and "
+    "cell outputs only with include_outputs. At most 1000 matching lines are returned (the summary "
     "gives the total; continue with offset); files_only=true lists matching files with counts."
 )
 
@@ -132,6 +136,12 @@ PARAMS = (
         "List the matching files with their number of matching lines instead of the lines.",
         default=False,
     ),
+    Param(
+        "include_outputs",
+        "boolean",
+        "Notebooks: also search the text of cell outputs (reported as '[cell N output]').",
+        default=False,
+    ),
 )
 
 
@@ -154,7 +164,7 @@ class GrepResult:
     ``total_files`` count everything that matches (``count_complete`` False when counting stopped
     at the time budget); ``file_counts`` is the files-only listing."""
 
-    files: list[FileMatches]
+    files: list[FileMatches]  # notebooks contribute one CellMatches per cell with matches
     truncated: bool = False
     target_missing: bool = False
     binary_skipped: int = 0
@@ -704,6 +714,8 @@ def _ripgrep_candidates(
         "--no-require-git",
         "-g",
         "!.git",
+        "--iglob",
+        "!*.ipynb",  # notebooks are searched cell by cell (grep_notebooks)
     ]
     if include_hidden:
         cmd.append("--hidden")
@@ -776,10 +788,19 @@ def _search_with_ripgrep(
     result: GrepResult,
     deadline: float,
     opts: _Options,
+    rx: GrepPattern,
 ) -> bool:
     """ripgrep counts per file; the files the output needs are checked against the walker's rules
     and sniffed; ripgrep then extracts their lines (the other files count towards the totals).
-    False when ripgrep cannot do this search."""
+    Notebooks, which ripgrep skips, are listed by a second ripgrep run meanwhile and searched cell
+    by cell in the same tree-order pass, with ``rx`` (the Python engine's pattern). False when
+    ripgrep cannot do this search."""
+    host_base = fs.host_path(base)
+    listing = (
+        None
+        if glob_excludes_notebooks(glob)
+        else NotebookListing(rg, host_base, base, include_hidden, opts.respect_gitignore)
+    )
     found = _ripgrep_candidates(
         rg,
         fs,
@@ -794,13 +815,20 @@ def _search_with_ripgrep(
         opts.respect_gitignore,
     )
     if found is None:
+        if listing is not None:
+            listing.cancel()
         return False
-    visible = _Visibility(fs, base, include_hidden, fs.host_path(base), opts.respect_gitignore)
+    notebooks = listing.result(max(0.1, deadline - time.monotonic())) if listing is not None else []
+    if notebooks is None:
+        return False
+    visible = _Visibility(fs, base, include_hidden, host_base, opts.respect_gitignore)
+    entries = sorted([*found, *((rel, -1, host) for rel, host in notebooks)], key=lambda e: _sort_key(e[0]))
     selected: list[tuple[str, int, str]] = []
+    in_notebooks: list[Any] = []  # CellMatches, shaped like FileMatches
     remaining = max_matches
     counts: list[tuple[str, int]] = []
-    for rel, count, host in found:
-        if count <= 0 or not visible(rel):
+    for rel, count, host in entries:
+        if count == 0 or not visible(rel):
             continue
         if matcher is not None and not matcher(relative_to(base, rel)):
             continue
@@ -809,6 +837,27 @@ def _search_with_ripgrep(
         if time.monotonic() > deadline:
             result.count_complete = False
             break
+        if count < 0:  # a notebook: searched here, cell by cell
+            try:
+                shown, count = _notebook_hits(fs, rel, rx, context, remaining, deadline, max_count, opts)
+            except _Binary:
+                continue
+            except TimeoutError:
+                result.count_complete = False
+                if remaining > 0:
+                    result.timed_out = True
+                break
+            except (WorkspaceError, OSError):
+                result.read_errors += 1
+                continue
+            result.add_total(count)
+            if opts.files_only:
+                if count:
+                    counts.append((rel, count))
+                continue
+            in_notebooks += shown
+            remaining -= sum(len(h.matches) for h in shown)
+            continue
         if not _sniff_ok(host):
             continue
         result.add_total(count)
@@ -824,13 +873,45 @@ def _search_with_ripgrep(
         result.file_counts = counts
         return True
     if result.timed_out:
+        result.files = in_notebooks
         return True
     files = _ripgrep_extract(rg, selected, pattern, case_sensitive, context, max_count, deadline)
     if files is None:
         return False
-    result.files = [f for f in files if f.matches]
+    merged = [f for f in files if f.matches] + in_notebooks
+    merged.sort(key=lambda f: _sort_key(getattr(f, "file", "") or f.path))  # stable: cells stay in order
+    result.files = merged
     result.truncated = result.total_matches > result.match_count
     return True
+
+
+def _notebook_hits(
+    fs: Any,
+    rel: str,
+    rx: GrepPattern,
+    context: int,
+    remaining: int,
+    deadline: float,
+    max_count: int | None,
+    opts: _Options,
+) -> tuple[list[Any], int]:
+    """``(matches shown, matching lines in all)`` of a notebook: cell by cell; a ``.ipynb`` that
+    is not a readable notebook is searched as its text. Raises ``_Binary`` like a file search."""
+    limit = 0 if opts.files_only else max(0, remaining)
+    nb = load_for_grep(fs, rel)
+    if nb is not None:
+        cells, total = search_notebook(
+            nb, rel, rx, context, limit, deadline, max_count, opts.notebook_outputs,
+            opts.count_all or opts.files_only,
+        )  # fmt: skip
+        return list(cells), total
+    if limit <= 0:
+        return [], count_file(fs, rel, rx, deadline, max_count)
+    hits = search_file(fs, rel, rel, rx, context, _limit(max_count, limit), deadline, max_count)
+    total = len(hits.matches)
+    if opts.count_all and (max_count is None or total < max_count) and total >= limit:
+        total = count_file(fs, rel, rx, deadline, max_count)
+    return ([hits] if hits.matches else []), total
 
 
 @dataclass(frozen=True)
@@ -838,6 +919,7 @@ class _Options:
     respect_gitignore: bool = True
     files_only: bool = False
     count_all: bool = True
+    notebook_outputs: bool = False
 
 
 def search(
@@ -856,14 +938,16 @@ def search(
     files_only: bool = False,
     count_all: bool = True,
     time_budget: float | None = None,
+    notebook_outputs: bool = False,
 ) -> GrepResult:
     """Search ``fs``; ``engine`` is ``"auto"`` (ripgrep when usable), ``"ripgrep"`` or ``"python"``.
 
     ``offset`` skips that many matching lines (files, with ``files_only``) of the output; the
     ``max_matches`` shown follow. ``count_all`` counts every match for the totals (the Python
-    engine reads on past the shown ones; ripgrep has counted them already)."""
+    engine reads on past the shown ones; ripgrep has counted them already). Notebooks are searched
+    cell by cell (their outputs too with ``notebook_outputs``)."""
     rx = compile_pattern(pattern, case_sensitive)
-    opts = _Options(respect_gitignore, files_only, count_all)
+    opts = _Options(respect_gitignore, files_only, count_all, notebook_outputs)
     try:
         result = _search(
             fs,
@@ -955,6 +1039,7 @@ def _search(
                 result,
                 deadline,
                 opts,
+                rx,
             )
         ):
             return result
@@ -972,6 +1057,14 @@ def _search(
         if full and not opts.files_only and not opts.count_all:
             break
         try:
+            if is_notebook_path(rel):
+                shown, n = _notebook_hits(fs, rel, rx, context_lines, remaining, deadline, max_count, opts)
+                result.add_total(n)
+                if n and opts.files_only:
+                    counts.append((rel, n))
+                result.files += shown
+                remaining -= sum(len(h.matches) for h in shown)
+                continue
             if full:
                 n = count_file(fs, rel, rx, deadline, max_count)
                 result.add_total(n)
@@ -1136,6 +1229,7 @@ def grep(call: ToolCall) -> str:
             respect_gitignore=args["respect_gitignore"],
             offset=args["offset"],
             files_only=args["files_only"],
+            notebook_outputs=args["include_outputs"],
         )
     except PatternError as exc:
         return ToolErrorText(f"Error: {exc}")

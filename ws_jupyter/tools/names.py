@@ -28,6 +28,7 @@ class _Filesystem:
     READ_FILE: Final = "workspace_read_file"
     WRITE_FILE: Final = "workspace_write_file"
     EDIT_FILE: Final = "workspace_edit_file"
+    NOTEBOOK_EDIT: Final = "workspace_notebook_edit"
     LIST_FILES: Final = "workspace_list_files"
     DELETE: Final = "workspace_delete"
     FILE_STAT: Final = "workspace_file_stat"
@@ -66,6 +67,7 @@ FILESYSTEM_TOOLS: Final = (
     _Filesystem.READ_FILE,
     _Filesystem.WRITE_FILE,
     _Filesystem.EDIT_FILE,
+    _Filesystem.NOTEBOOK_EDIT,
     _Filesystem.LIST_FILES,
     _Filesystem.DELETE,
     _Filesystem.FILE_STAT,
@@ -76,6 +78,7 @@ FILESYSTEM_TOOLS: Final = (
 WRITE_TOOLS: Final = (
     _Filesystem.WRITE_FILE,
     _Filesystem.EDIT_FILE,
+    _Filesystem.NOTEBOOK_EDIT,
     _Filesystem.DELETE,
     _Filesystem.MKDIR,
 )

@@ -13,9 +13,10 @@ import hashlib
 from collections.abc import Iterator
 from typing import Any
 
-from ..errors import FileNotFound, FileTooLargeError, IsADirectory
+from ..errors import FileNotFound, FileTooLargeError, IsADirectory, ToolArgumentError
 from ..filesystem.mime import SNIFF_BYTES, guess_mime_type, looks_like_text
 from ..filesystem.reading import MAX_FILE_BYTES, file_chunks, line_blocks, read_head, read_limited
+from ..notebooks.document import is_notebook_path
 from .base import ToolCall, ToolSpec
 from .config import DEFAULT_MAX_MEDIA_BYTES, DEFAULT_MEDIA_TYPES
 from .names import WORKSPACE_TOOLS
@@ -36,6 +37,10 @@ DESCRIPTION = (
     "offset and limit to read a window of a long file (the output says which offset to continue "
     "from when it is cut). Images (png, jpeg, webp) and PDFs come back as media you can look at; "
     "other binary files give their size and type only, unless you pass encoding='base64' or 'hex'. "
+    "Notebooks (.ipynb) come back as cells: a header '[index] type id In[n]' per cell (index from "
+    "0), its source lines numbered from 1 within the cell, and its outputs summarised after '»' "
+    "(images as media); for a notebook offset is the first cell index and limit a number of "
+    "cells, and raw=true gives the JSON instead. "
     "Paths are relative to the workspace root. Reading a file first is what allows it to be edited "
     "safely: a later write is refused if the file changed in between."
 )
@@ -48,11 +53,17 @@ PARAMS = (
         required=True,
         allow_empty=False,
     ),
-    Param("offset", "integer", "First line to show (1-based). Default: 1.", minimum=1),
+    Param(
+        "offset",
+        "integer",
+        "First line to show (1-based); for a notebook, the first cell to show (cell index, 0-based). "
+        "Default: the start.",
+        minimum=0,
+    ),
     Param(
         "limit",
         "integer",
-        "Maximum number of lines to show. Default: all (within the output budget).",
+        "Maximum number of lines (notebooks: cells) to show. Default: all (within the output budget).",
         minimum=1,
     ),
     Param("show_line_numbers", "boolean", "Prefix each line with its number.", default=True),
@@ -63,6 +74,12 @@ PARAMS = (
         "'base64' or 'hex' (the raw bytes). Default: automatic.",
         enum=(*_TEXT_ENCODINGS, *_RAW_ENCODINGS),
     ),
+    Param(
+        "raw",
+        "boolean",
+        "Notebooks (.ipynb) only: return the notebook's JSON text as numbered lines instead of its cells.",
+        default=False,
+    ),
 )
 
 
@@ -70,6 +87,8 @@ def read_file(call: ToolCall) -> str | ToolResult:
     args = call.args
     fs = call.filesystem()
     path = args["path"]
+    if args["offset"] == 0 and not is_notebook_path(path):  # cells count from 0, lines from 1
+        raise ToolArgumentError('Invalid arguments: "offset" must be an integer >= 1 (got 0)')
     try:
         st = fs.stat(path)
     except FileNotFound:
@@ -111,6 +130,16 @@ def read_file(call: ToolCall) -> str | ToolResult:
         call.tracker.record(key, st.mtime, st.size, whole=True, digest=hashlib.sha256(raw).hexdigest())
         return ToolResult(text=f"{rel} ({len(raw)} bytes, {mime})", media=(MediaPart.from_bytes(mime, raw),))
 
+    note = ""
+    if encoding is None and is_notebook_path(rel) and not args["raw"]:
+        from .notebook_files import read_notebook
+
+        rendered, note = read_notebook(call, key, st, rel)
+        if rendered is not None:
+            return rendered
+    if args["offset"] == 0:  # a notebook shown as its text
+        raise ToolArgumentError('Invalid arguments: "offset" must be an integer >= 1 (got 0)')
+
     chunks = file_chunks(fs, path)
     first = next(chunks, b"")
     if encoding is None and not looks_like_text(first[:SNIFF_BYTES]):
@@ -119,7 +148,7 @@ def read_file(call: ToolCall) -> str | ToolResult:
         return (
             f"{rel} ({st.size} bytes, {mime}) — binary file not readable as text. Pass an explicit encoding "
             "(e.g. 'base64') to read the raw bytes, or add its type to media_types in the read_file tool "
-            "config to receive it as a media part."
+            "config to receive it as a media part." + (f"\n{note}" if note else "")
         )
 
     digest = hashlib.sha256()
@@ -132,11 +161,25 @@ def read_file(call: ToolCall) -> str | ToolResult:
             digest.update(chunk)
             yield chunk
 
-    return _render_text(call, key, st, rel, all_chunks(), encoding or "utf-8", digest)
+    out = _render_text(
+        call, key, st, rel, all_chunks(), encoding or "utf-8", digest, record_lines=not is_notebook_path(rel)
+    )
+    if note:
+        header, _, body = out.partition("\n")
+        out = f"{header}\n{note}" + (f"\n{body}" if body else "")
+    return out
 
 
 def _render_text(
-    call: ToolCall, key: str, st: Any, rel: str, chunks: Iterator[bytes], encoding: str, digest: Any
+    call: ToolCall,
+    key: str,
+    st: Any,
+    rel: str,
+    chunks: Iterator[bytes],
+    encoding: str,
+    digest: Any,
+    *,
+    record_lines: bool = True,
 ) -> str:
     args = call.args
     offset = args["offset"] or 1
@@ -199,9 +242,12 @@ def _render_text(
     elif cut_note and end < total:
         out += f"\n[line {end} was cut to fit the output budget; continue with offset={end + 1}]"
     whole = not windowed and not truncated
-    call.tracker.record(
-        key, st.mtime, st.size, lines=(offset, end), total_lines=total, whole=whole, digest=digest.hexdigest()
-    )
+    if record_lines:
+        call.tracker.record(
+            key, st.mtime, st.size, lines=(offset, end), total_lines=total, whole=whole, digest=digest.hexdigest()
+        )
+    else:  # a notebook's JSON: its line numbers are not cell positions
+        call.tracker.record(key, st.mtime, st.size, whole=whole, digest=digest.hexdigest())
     return out
 
 

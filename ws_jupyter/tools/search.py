@@ -3,7 +3,8 @@
 Each hit is printed as a ``<path>:<start>-<end>`` line and then exactly those lines of the file
 (numbered as ``workspace_read_file`` numbers them, indentation kept, one line of context either
 side, cut to a share of the output budget), so a model can go straight to
-``workspace_read_file(path, offset=start)``. Notebook hits read ``nb.ipynb [cell 4]:2-5``; a
+``workspace_read_file(path, offset=start)``. A hit in a notebook reads ``nb.ipynb [cell 4]:2-5``
+(lines within the cell; read it with ``workspace_read_file(path, offset=4, limit=1)``); a
 document indexed from given text is labelled ``[indexed text]`` so it is never taken for a file.
 The schema lists only the modes this workspace has; a mode that is not available falls back
 (hybrid -> vector -> bm25) and the output says so, as it says when the index is empty or still
@@ -81,19 +82,6 @@ def _snippet(result: Any, budget: int) -> str:
     return "\n".join(out)
 
 
-def location(result: Any) -> str:
-    """``path:start-end``, ``nb.ipynb [cell 4]:2-5``, or ``name [indexed text]:1-3``."""
-    where = result.source
-    meta = result.metadata or {}
-    if isinstance(meta.get("cell"), int):
-        where += f" [cell {meta['cell']}]"
-    if getattr(result, "kind", "file") != "file":
-        where += " [indexed text]"
-    if result.line_range:
-        where += f":{result.line_range[0]}-{result.line_range[1]}"
-    return where
-
-
 def index_note(workspace: Any, mode: str | None, found: int) -> str:
     """What the caller must know about the index beside the hits: empty, still indexing files,
     or vectors still being computed (for vector and hybrid searches)."""
@@ -139,7 +127,7 @@ def search(call: ToolCall) -> str:
         return summary
     budget = call.max_tokens or 2000
     per = max(40, (budget - 30) // max(1, n))
-    blocks = [f"{location(r)}\n{_snippet(r, per)}" for r in results]
+    blocks = [f"{r.location}\n{_snippet(r, per)}" for r in results]
     return "\n\n".join(blocks) + f"\n---\n{summary}"
 
 
@@ -180,7 +168,8 @@ SEARCH_SPEC = ToolSpec(
     name=WORKSPACE_TOOLS.SEARCH.SEARCH,
     description=(
         "Search the indexed workspace files by meaning and keywords, and get the best passages as "
-        "'path:first-last: matching lines'. Use it to find where something is discussed or "
+        "'path:first-last: matching lines' (in a notebook 'nb.ipynb [cell 4]:2-5: ...', lines counted "
+        "within the cell). Use it to find where something is discussed or "
         "implemented when you do not know the exact words (for exact text or regexes use "
         "workspace_grep). Then read the file around those lines with workspace_read_file."
     ),

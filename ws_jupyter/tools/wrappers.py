@@ -86,11 +86,12 @@ def _digest_of(fs: Any, path: str, size: int) -> str | None:
 
 
 class _Skip(Exception):
-    """Internal: a policy step decided the output (refusal, hook short-circuit)."""
+    """Internal: a policy step decided the output (refusal, hook short-circuit: ``blocked``)."""
 
-    def __init__(self, output: ToolOutput) -> None:
+    def __init__(self, output: ToolOutput, blocked: bool = False) -> None:
         super().__init__("skip")
         self.output = output
+        self.blocked = blocked
 
 
 class ToolRunner:
@@ -207,10 +208,10 @@ class ToolRunner:
         if decision is None or decision is True:
             return
         if decision is False:
-            raise _Skip(ToolErrorText("Tool call skipped by before_tool_call hook."))
+            raise _Skip(ToolErrorText("Tool call skipped by before_tool_call hook."), blocked=True)
         if isinstance(decision, Mapping) and decision.get("proceed", True) is False:
             out = decision.get("output", "Tool call skipped by before_tool_call hook.")
-            raise _Skip(out if isinstance(out, (str, ToolResult)) else str(out))
+            raise _Skip(out if isinstance(out, (str, ToolResult)) else str(out), blocked=True)
 
     def _after(
         self, args: dict[str, Any], ctx: ToolCallContext, output: ToolOutput, error: BaseException | None
@@ -252,14 +253,18 @@ class ToolRunner:
             )
         )
         error: BaseException | None = None
+        blocked = False
         try:
-            self._approve(call_id, args, ctx, approved)
+            try:
+                self._approve(call_id, args, ctx, approved)
+            finally:
+                started = time.perf_counter()  # the wait for approval is not the call's own time
             self._before(args, ctx)
             if ctx.aborted:
                 raise _Skip(ToolErrorText("Error: Tool call aborted."))
             output = self._execute(args, ctx)
         except _Skip as skip:
-            output = skip.output
+            output, blocked = skip.output, skip.blocked
         except Exception as exc:
             error = exc
             if not isinstance(exc, WorkspaceError):
@@ -277,6 +282,7 @@ class ToolRunner:
                 output=output_text(output),
                 is_error=is_error_output(output),
                 duration_ms=(time.perf_counter() - started) * 1000,
+                blocked=blocked,
             )
         )
         return output

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from ..notebooks.document import is_notebook_path
 from .base import ToolCall, ToolSpec, rel_path
 from .names import WORKSPACE_TOOLS
+from .notebook_files import check_notebook_text
 from .schema import Param
+from .types import ToolErrorText
 
 __all__ = ["SPEC", "write_file"]
 
@@ -12,7 +15,9 @@ DESCRIPTION = (
     "Create a file or replace its entire content (parent folders are created). To change part of an "
     "existing file prefer workspace_edit_file, which keeps the rest intact. Writing a file that was "
     "read and has changed since is refused: read it again first. Set overwrite=false to refuse "
-    "replacing an existing file. Paths are relative to the workspace root."
+    "replacing an existing file. A notebook (.ipynb) must be given as complete notebook JSON; to "
+    "create a notebook or change its cells use workspace_notebook_edit. Paths are relative to the "
+    "workspace root."
 )
 
 PARAMS = (
@@ -27,6 +32,10 @@ def write_file(call: ToolCall) -> str:
     path = call.args["path"]
     content = call.args["content"]
     shown = rel_path(fs, path)
+    if is_notebook_path(shown):
+        problem = check_notebook_text(content, shown)
+        if problem is not None:
+            return ToolErrorText(problem)
     fs.write_file(
         path, content, recursive=True, overwrite=call.args["overwrite"], expected_mtime=call.expected_mtime
     )

@@ -13,7 +13,8 @@ from .base import CellMode, Invocation, Subcommand
 
 __all__ = ["CellMode", "Invocation", "Subcommand", "all_commands", "find_command", "overview"]
 
-# Order of ``%ws --help``: getting a workspace, files, commands, processes, search, skills, tools, UI.
+# Order of ``%ws --help``: getting a workspace, files, commands, processes, search, skills, tools, UI,
+# the environment.
 _MODULES = (
     "init",
     "use",
@@ -35,6 +36,7 @@ _MODULES = (
     "tools",
     "call",
     "ui",
+    "doctor",
 )
 
 _lock = threading.Lock()

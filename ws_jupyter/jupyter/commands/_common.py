@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 __all__ = [
+    "isolation_available",
     "line_range",
     "load_skills",
     "non_negative_int",
@@ -93,11 +94,29 @@ def require_processes(workspace: Any, command: str) -> Any:
     return manager
 
 
-def load_skills(workspace: Any) -> None:
-    """Discovers the skills now, so counts are known (problems surface in ``%ws skills``)."""
-    try:
-        skills = workspace.skills
-        if skills is not None:
-            skills.list()
-    except Exception:
-        pass
+def isolation_available(workspace: Any) -> tuple[str, str] | None:
+    """The ``%ws info`` row saying which isolation this machine offers (local sandboxes only)."""
+    if not workspace.has_sandbox_config():
+        return None
+    detect = getattr(workspace.resolve_sandbox(None), "detect_isolation", None)
+    if detect is None:
+        return None
+    found = detect()
+    if found.available:
+        return ("isolation available", f"{found.backend} ({found.message}), none")
+    return ("isolation available", f"none only: {found.message}")
+
+
+def load_skills(workspace: Any) -> list[str]:
+    """Discovers the skills now, so counts are known; returns the problems found for the first time
+    (shown once, by the caller: see ``skill_problems``)."""
+    from ..skill_problems import skill_problems
+
+    with skill_problems() as problems:
+        try:
+            skills = workspace.skills
+            if skills is not None:
+                skills.list()
+        except Exception:
+            pass
+    return problems

@@ -18,13 +18,13 @@ Examples:
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 from IPython.display import display
 
-from ..display import ToolCallView
+from ..calls import run_observed
 from ..parsing import WsArgumentParser
+from ..views.tools import ToolCallView
 from .base import Invocation, Subcommand
 
 __all__ = ["COMMAND", "find_tool", "parse_arguments"]
@@ -89,9 +89,8 @@ def run(inv: Invocation) -> Any:
             inv.session.track(panel.close)
             display(panel)
             return None
-    started = time.perf_counter()
-    output = tool.run(arguments, approved=True if inv.args.approve else None)
-    return ToolCallView.of(tool.name, arguments, output, time.perf_counter() - started)
+    call = run_observed(workspace, tool, arguments, approved=True if inv.args.approve else None)
+    return ToolCallView.of(tool.name, arguments, call.output, call.seconds, call.blocked)
 
 
 COMMAND = Subcommand(

@@ -4,6 +4,8 @@ The same search the agents' `workspace_grep` tool runs (ripgrep when installed, 
 otherwise, with identical results): every match on a line is marked, paths and line numbers link
 to the files, text files are found by content (a `Makefile` is searched, binaries are skipped).
 PATH may be a file, a directory or a glob (`src/**/*.py`). At most 1000 matching lines.
+Notebooks are searched by cell source (`nb.ipynb [cell 4]:2`, the line within the cell; the link
+opens JupyterLab at that cell); --outputs also searches their outputs' text.
 
 Examples:
   %ws grep TODO
@@ -15,8 +17,9 @@ from __future__ import annotations
 
 import re
 
-from ..display import GrepMatch, GrepView, base_path_of
 from ..parsing import WsArgumentParser
+from ..views.common import base_path_of
+from ..views.files import GrepMatch, GrepView
 from ._common import non_negative_int, positive_int, require_filesystem
 from .base import Invocation, Subcommand
 
@@ -37,6 +40,7 @@ def configure(parser: WsArgumentParser) -> None:
     )
     parser.add_argument("--max-count", "-m", type=positive_int, metavar="N", help="most matches per file")
     parser.add_argument("--hidden", action="store_true", help="also search hidden files")
+    parser.add_argument("--outputs", action="store_true", help="notebooks: also search cell outputs")
 
 
 def run(inv: Invocation) -> GrepView:
@@ -59,11 +63,14 @@ def run(inv: Invocation) -> GrepView:
         max_count=args.max_count,
         case_sensitive=not args.ignore_case,
         include_hidden=args.hidden,
+        notebook_outputs=args.outputs,
     )
     if result.target_missing:
         raise inv.usage_error(f"{args.path} does not exist")
     matches: list[GrepMatch] = []
     for fm in result.files:
+        file: str | None = getattr(fm, "file", None) or None  # a notebook cell's matches: its notebook
+        cell_id: str | None = getattr(fm, "cell_id", None)
         matched = {line: col for line, col, _ in fm.matches}
         texts = dict(fm.lines)
         for line, _, text in fm.matches:
@@ -77,9 +84,9 @@ def run(inv: Invocation) -> GrepView:
                     for m in regex.finditer(text)
                     if m.end() > m.start() and m.start() < MAX_LINE_CHARS
                 )
-                matches.append(GrepMatch(fm.path, n, clipped, matched[n], spans))
+                matches.append(GrepMatch(fm.path, n, clipped, matched[n], spans, file=file, cell_id=cell_id))
             else:
-                matches.append(GrepMatch(fm.path, n, clipped, context=True))
+                matches.append(GrepMatch(fm.path, n, clipped, context=True, file=file, cell_id=cell_id))
     notes = []
     if result.truncated:
         notes.append(f"stopped at {MAX_MATCHES} matches")

@@ -15,8 +15,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from ..display import IndexView
 from ..parsing import WsArgumentParser
+from ..views.search import IndexView
 from .base import Invocation, Subcommand
 
 __all__ = ["COMMAND"]

@@ -8,9 +8,9 @@ Examples:
 
 from __future__ import annotations
 
-from ..display import InfoView, info_rows
 from ..parsing import WsArgumentParser
-from ._common import load_skills
+from ..views.workspace import InfoView, info_rows
+from ._common import isolation_available, load_skills
 from .base import Invocation, Subcommand
 
 __all__ = ["COMMAND"]
@@ -22,9 +22,15 @@ def configure(parser: WsArgumentParser) -> None:
 
 def run(inv: Invocation) -> InfoView:
     workspace = inv.workspace
-    load_skills(workspace)
+    problems = load_skills(workspace)
     info = workspace.get_info(include_file_count=inv.args.files)
-    return InfoView(f"Workspace {workspace.name}", info_rows(info))
+    rows = info_rows(info)
+    available = isolation_available(workspace)
+    if available is not None:
+        at = next((i + 1 for i, (k, _) in enumerate(rows) if k == "isolation"), len(rows))
+        rows.insert(at, available)
+    notes = [f"skill problem: {p} (see `%ws skills`)" for p in problems]
+    return InfoView(f"Workspace {workspace.name}", rows, notes)
 
 
 COMMAND = Subcommand(

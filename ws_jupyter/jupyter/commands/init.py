@@ -1,18 +1,26 @@
 """Create the notebook's workspace over a directory and bind it to `ws`.
 
-The directory (default: `%config WsMagics.default_dir`, "workspace") is created if needed. The
-workspace gets a contained filesystem there, a sandbox whose working directory it is, search over
-every file in it (BM25 unless --no-bm25; hybrid with the offline all-MiniLM-L6-v2 model when it is
-installed, or --vector / --no-vector; vectors are computed in the background, `%ws info` shows
-how far), and the skills found in DIR/skills (or the --skills paths, relative to DIR). --no-index
-indexes nothing until `%ws index`. Running `%ws init` again replaces the workspace: background
-processes of the old one are killed, files are kept.
-Commands find this kernel's Python first on PATH (`python`, `pip`), in every isolation mode.
+The directory is created if needed. Without DIR it is `%config WsMagics.default_dir`, or else a
+folder named after the notebook next to it (`analysis.ipynb` -> `analysis-workspace/`; `workspace/`
+when the kernel does not know its notebook). Not the notebook's own folder: that is the kernel's
+working directory, first on `sys.path`, so a module written there (say an agent's `pandas.py`)
+would be imported by this notebook's own `import` — outside any sandbox. `%ws init .` is allowed
+and warns about it.
+
+The workspace gets a contained filesystem there, a sandbox whose working directory it is (isolated
+with bubblewrap when it works here: --isolation auto, the default; `%ws info` says what this
+machine offers), search over every file in it (BM25 unless --no-bm25; hybrid with the offline
+all-MiniLM-L6-v2 model when it is installed, or --vector / --no-vector; vectors are computed in
+the background, `%ws info` shows how far; --no-index indexes nothing until `%ws index`), and the
+skills found in DIR/skills (or the --skills paths, relative to DIR). Running `%ws init` again
+replaces the workspace: files are kept, the old workspace's background processes are killed (the
+output lists them). Commands find this kernel's Python first on PATH (`python`, `pip`), in every
+isolation mode.
 
 Examples:
   %ws init
-  %ws init project --no-vector --isolation auto
-  %ws init data --skills skills team-skills --name analysis
+  %ws init project --no-vector
+  %ws init data --skills skills team-skills --name analysis --isolation none
 """
 
 from __future__ import annotations
@@ -21,12 +29,14 @@ import glob
 import os
 from typing import Any
 
-from ..display import InfoView, info_rows
 from ..parsing import WsArgumentParser
-from ._common import load_skills, positive_float
+from ..skill_problems import skill_problems
+from ..views.common import one_line
+from ..views.workspace import InfoView, info_rows
+from ._common import isolation_available, load_skills, positive_float
 from .base import Invocation, Subcommand
 
-__all__ = ["COMMAND"]
+__all__ = ["COMMAND", "default_directory", "notebook_path"]
 
 
 def configure(parser: WsArgumentParser) -> None:
@@ -70,13 +80,50 @@ def configure(parser: WsArgumentParser) -> None:
     )
 
 
+def notebook_path(user_ns: dict[str, Any]) -> str | None:
+    """The path of the notebook this kernel runs, when the front-end tells it.
+
+    Jupyter Server (JupyterLab, Notebook 7) starts kernels with ``JPY_SESSION_NAME``, which
+    ipykernel puts in ``__session__``; VS Code sets ``__vsc_ipynb_file__``.
+    """
+    for name in ("__vsc_ipynb_file__", "__session__"):
+        value = user_ns.get(name)
+        if isinstance(value, str) and value.endswith(".ipynb"):
+            return os.path.abspath(value)
+    return None
+
+
+def default_directory(magics: Any, user_ns: dict[str, Any]) -> tuple[str, str | None]:
+    """``(directory, name)`` for ``%ws init`` without DIR: the setting, or NOTEBOOK-workspace."""
+    if magics.default_dir:
+        return magics.default_dir, None
+    notebook = notebook_path(user_ns)
+    if notebook is None:
+        return "workspace", None
+    stem = os.path.splitext(os.path.basename(notebook))[0]
+    return os.path.join(os.path.dirname(notebook), f"{stem}-workspace"), stem
+
+
+def _running_processes(inv: Invocation) -> list[Any]:
+    """The background processes the current workspace would take with it when replaced."""
+    previous = inv.session.workspace
+    if previous is None or not inv.session.owned or not previous.has_sandbox_config():
+        return []
+    try:
+        manager = getattr(previous.resolve_sandbox(None), "processes", None)
+        return [p for p in manager.list() if p.running] if manager is not None else []
+    except Exception:  # a workspace already half-destroyed has nothing left to lose
+        return []
+
+
 def run(inv: Invocation) -> InfoView:
     from ... import LocalFilesystem, LocalSandbox, Workspace
 
     magics, args = inv.magics, inv.args
-    root = os.path.abspath(os.path.expanduser(args.dir or magics.default_dir))
+    given, name = (args.dir, None) if args.dir else default_directory(magics, inv.user_ns)
+    root = os.path.abspath(os.path.expanduser(given))
     if os.path.exists(root) and not os.path.isdir(root):
-        raise inv.usage_error(f"{args.dir or magics.default_dir!r} exists and is not a directory")
+        raise inv.usage_error(f"{given!r} exists and is not a directory")
     os.makedirs(root, exist_ok=True)
     if args.skills:
         skills: Any = tuple(args.skills)
@@ -90,7 +137,7 @@ def run(inv: Invocation) -> InfoView:
     timeout = args.timeout if args.timeout is not None else magics.timeout
     isolation = args.isolation or magics.isolation
     workspace = Workspace(
-        name=args.name,
+        name=args.name or name,
         filesystem=LocalFilesystem(root),
         sandbox=LocalSandbox(
             working_directory=root,
@@ -102,16 +149,36 @@ def run(inv: Invocation) -> InfoView:
         auto_index_paths=() if args.no_index else None,
         skills=skills,
     )
-    workspace.init()
+    with skill_problems() as problems:  # init discovers the skills: shown once, below
+        workspace.init()
+    doomed = _running_processes(inv)
     inv.session.set_workspace(workspace, owned=True)
     if magics.variable_name:
         inv.user_ns[magics.variable_name] = workspace
-    load_skills(workspace)
+    problems += [p for p in load_skills(workspace) if p not in problems]
     info = workspace.get_info()
     heading = f"Workspace {workspace.name}"
     if magics.variable_name:
         heading += f" → {magics.variable_name}"
-    return InfoView(heading, info_rows(info))
+    rows = info_rows(info)
+    available = isolation_available(workspace)
+    if available is not None:
+        at = next((i + 1 for i, (k, _) in enumerate(rows) if k == "isolation"), len(rows))
+        rows.insert(at, available)
+    notes = [f"skill problem: {p} (see `%ws skills`)" for p in problems]
+    if doomed:
+        listed = "; ".join(f"PID {p.pid} {one_line(p.command, 60)}" for p in doomed)
+        notes.append(
+            f"replacing the previous workspace killed {len(doomed)} running background "
+            f"process{'' if len(doomed) == 1 else 'es'}: {listed}"
+        )
+    real_root = os.path.realpath(root)
+    if os.path.commonpath([os.path.realpath(os.getcwd()), real_root]) == real_root:
+        notes.append(
+            "the workspace contains this kernel's working directory, first on sys.path: a .py file "
+            "written in it (by a command or an agent) is imported by `import NAME` in this notebook"
+        )
+    return InfoView(heading, rows, notes)
 
 
 COMMAND = Subcommand(

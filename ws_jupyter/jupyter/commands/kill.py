@@ -8,8 +8,8 @@ Examples:
 
 from __future__ import annotations
 
-from ..display import MessageView
 from ..parsing import WsArgumentParser
+from ..views.base import MessageView
 from ._common import require_processes
 from ._pid import find_handle
 from .base import Invocation, Subcommand

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..display import LogView
 from ..parsing import WsArgumentParser
+from ..views.processes import LogView
 from ._common import positive_int, require_processes
 from ._pid import find_handle
 from .base import Invocation, Subcommand

@@ -10,8 +10,9 @@ Examples:
 
 from __future__ import annotations
 
-from ..display import TreeEntry, TreeView, base_path_of
 from ..parsing import WsArgumentParser
+from ..views.common import base_path_of
+from ..views.files import TreeEntry, TreeView
 from ._common import positive_int, require_filesystem
 from .base import Invocation, Subcommand
 

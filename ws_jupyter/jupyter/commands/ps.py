@@ -10,8 +10,8 @@ Examples:
 
 from __future__ import annotations
 
-from ..display import ProcessRow, ProcessTableView
 from ..parsing import WsArgumentParser
+from ..views.processes import ProcessRow, ProcessTableView
 from ._common import require_processes
 from .base import Invocation, Subcommand
 

@@ -30,12 +30,13 @@ import queue
 import sys
 import threading
 import time
+from collections import deque
 from typing import Any
 
 from IPython.core.error import UsageError
 
-from ..display import RunSummary
 from ..parsing import WsArgumentParser
+from ..views.processes import TAIL_LINES, OutputTailView, RunSummary
 from ._common import require_sandbox
 from ._process_args import add_launch_options, env_from_args
 from .base import Invocation, Subcommand
@@ -61,14 +62,40 @@ class _Streamer:
 
     Writing to ``sys.stdout`` from the main thread (not from the I/O thread) is what makes ipykernel
     put the text in *this* cell, whatever other cells or threads are doing.
+
+    A browser tab chokes on megabytes of output, so the cell shows the first ``head_lines`` lines
+    (at most ``max_chars`` characters) as they arrive, then one display updated in place at most
+    a few times a second: "… N lines not shown …" and the newest ``tail_lines`` lines. The command's
+    result keeps the output itself. ``live=False`` (terminal IPython, where a display cannot be
+    updated) prints that tail once, at the end.
     """
 
-    def __init__(self, quiet: bool, max_chars: int = 0) -> None:
+    _UPDATE = 0.3  # seconds between updates of the tail display
+    _LINE = 2000  # characters of one tail line kept (a line can be megabytes)
+
+    def __init__(
+        self,
+        quiet: bool,
+        max_chars: int = 0,
+        *,
+        head_lines: int = 0,
+        tail_lines: int = TAIL_LINES,
+        live: bool = False,
+    ) -> None:
         self.queue: queue.SimpleQueue[tuple[str, str]] = queue.SimpleQueue()
         self.quiet = quiet
         self.max_chars = max_chars  # 0: no limit
+        self.head_lines = head_lines  # 0: no limit
+        self.live = live
         self.written = 0
-        self.cut = False
+        self.lines_written = 0
+        self.cut = False  # past the head: only the tail is shown
+        self.hidden = 0  # complete lines neither in the head nor in the tail
+        self.tail: deque[tuple[str, str]] = deque(maxlen=max(0, tail_lines))
+        self.partial = {"stdout": "", "stderr": ""}
+        self._display: Any = None
+        self._dirty = False
+        self._shown_at = 0.0
 
     def on_stdout(self, text: str) -> None:
         self.queue.put(("stdout", text))
@@ -80,29 +107,96 @@ class _Streamer:
         try:
             items = [self.queue.get(timeout=timeout)]
         except queue.Empty:
-            return
+            items = []
         while True:
             try:
                 items.append(self.queue.get_nowait())
             except queue.Empty:
                 break
-        if self.quiet or self.cut:
+        if self.quiet:
             return
         for kind, text in items:
-            if self.max_chars and self.written + len(text) > self.max_chars:
-                # A browser tab chokes on megabytes of output: stop showing it, keep running.
-                text = text[: max(0, self.max_chars - self.written)]
-                self.cut = True
-            (sys.stdout if kind == "stdout" else sys.stderr).write(text)
-            self.written += len(text)
-            if self.cut:
-                sys.stderr.write(
-                    f"\n[output beyond {self.max_chars:,} characters not shown; the command keeps running "
-                    "and the result keeps its newest output: r = _; r.stdout]\n"
-                )
-                break
+            if not self.cut:
+                text = self._head(kind, text)
+            if text:
+                self._add_to_tail(kind, text)
         sys.stdout.flush()
         sys.stderr.flush()
+        if self._dirty and self.live and time.monotonic() - self._shown_at >= self._UPDATE:
+            self._show_tail(running=True)
+
+    def _head(self, kind: str, text: str) -> str:
+        """Writes what fits in the head; returns the rest (then the tail takes over)."""
+        cut = len(text)
+        if self.head_lines:
+            left = self.head_lines - self.lines_written
+            pos = -1
+            for _ in range(max(left, 0)):
+                pos = text.find("\n", pos + 1)
+                if pos < 0:
+                    break
+            if left <= 0:
+                cut = 0
+            elif pos >= 0:
+                cut = pos + 1
+        if self.max_chars and self.written + cut > self.max_chars:
+            room = max(0, self.max_chars - self.written)
+            newline = text.rfind("\n", 0, room)
+            cut = newline + 1 if newline >= 0 else room
+        shown = text[:cut]
+        if shown:
+            (sys.stdout if kind == "stdout" else sys.stderr).write(shown)
+            self.written += len(shown)
+            self.lines_written += shown.count("\n")
+        rest = text[cut:]
+        if rest:
+            self.cut = True
+        return rest
+
+    def _add_to_tail(self, kind: str, text: str) -> None:
+        buf = self.partial[kind] + text
+        n = buf.count("\n")
+        if n == 0:
+            self.partial[kind] = buf[-self._LINE :]
+            return
+        k = min(n, (self.tail.maxlen or 0) + 1)
+        parts = buf.rsplit("\n", k)
+        self.partial[kind] = parts[-1][-self._LINE :]
+        if k == n:
+            new = parts[:-1]
+        else:  # parts[0] holds the n - k + 1 oldest lines, older than a full tail
+            new = parts[1:-1]
+            self.hidden += n - k + 1
+        self.hidden += max(0, len(self.tail) + len(new) - (self.tail.maxlen or 0))
+        self.tail.extend((kind, line[: self._LINE]) for line in new)
+        self._dirty = True
+
+    def _show_tail(self, *, running: bool, truncated: bool = False) -> None:
+        from IPython.display import display
+
+        view = OutputTailView(self.hidden, list(self.tail), running=running, truncated=truncated)
+        if self._display is None:
+            self._display = display(view, display_id=True)
+        else:
+            self._display.update(view)
+        self._dirty = False
+        self._shown_at = time.monotonic()
+
+    def finish(self, truncated: bool = False) -> None:
+        """The command ended: the last lines (also an unfinished one) and the final notice."""
+        self.pump(0)
+        if self.quiet or not self.cut:
+            return
+        for kind in ("stdout", "stderr"):
+            unfinished, self.partial[kind] = self.partial[kind], ""
+            if unfinished:
+                self._add_to_tail(kind, unfinished + "\n")
+        if self.live:
+            self._show_tail(running=False, truncated=truncated)
+        else:
+            view = OutputTailView(self.hidden, list(self.tail), running=False, truncated=truncated)
+            sys.stdout.write(view.text() + "\n")
+            sys.stdout.flush()
 
 
 def run_streaming(
@@ -115,12 +209,18 @@ def run_streaming(
     stdin_text: str | None = None,
     quiet: bool = False,
     max_chars: int = 0,
+    head_lines: int = 0,
+    tail_lines: int = TAIL_LINES,
+    live: bool = False,
+    max_output_bytes: int | None = None,
 ) -> RunSummary:
     """Runs ``command`` to completion, streaming its output to this cell; interrupt kills it.
 
-    ``max_chars`` (0: no limit) stops showing output after that many characters.
+    The cell shows the first ``head_lines`` lines / ``max_chars`` characters (0: no limit), then
+    "… N lines not shown …" and the newest ``tail_lines`` (updated in place when ``live``). The
+    result keeps the output (each stream's newest ``max_output_bytes``; None: the sandbox's default).
     """
-    streamer = _Streamer(quiet, max_chars)
+    streamer = _Streamer(quiet, max_chars, head_lines=head_lines, tail_lines=tail_lines, live=live)
     limit = timeout if timeout is not None else getattr(sandbox, "timeout", None)
     manager = getattr(sandbox, "processes", None)
     started = time.perf_counter()
@@ -128,6 +228,7 @@ def run_streaming(
     if manager is None:
         result = _run_without_manager(sandbox, command, cwd, env, limit, streamer, stdin_text)
     else:
+        retention = {} if max_output_bytes is None else {"max_retained_bytes": max_output_bytes}
         handle = manager.spawn(
             command,
             cwd=cwd,
@@ -136,6 +237,7 @@ def run_streaming(
             on_stdout=streamer.on_stdout,
             on_stderr=streamer.on_stderr,
             stdin="pipe" if stdin_text is not None else "ignore",
+            **retention,
         )
         try:
             if stdin_text is not None:
@@ -144,22 +246,22 @@ def run_streaming(
                 handle.close_stdin()
             while handle.exit_code is None:
                 streamer.pump(_POLL)
-            streamer.pump(0)
         except KeyboardInterrupt:
             interrupted = True
             handle.kill(grace=0.2)
-            streamer.pump(0)
         finally:
             with contextlib.suppress(Exception):
                 manager.release(handle.pid)
         result = handle.result()
-    return RunSummary.of(
+    summary = RunSummary.of(
         result,
         command=command,
         duration=time.perf_counter() - started,
         streamed=not quiet,
         interrupted=interrupted,
     )
+    streamer.finish(truncated=summary.truncated)
+    return summary
 
 
 def _run_without_manager(
@@ -194,7 +296,6 @@ def _run_without_manager(
     try:
         while worker.is_alive():
             streamer.pump(_POLL)
-        streamer.pump(0)
     except KeyboardInterrupt:
         raise UsageError(
             "interrupted: this sandbox cannot kill commands, which may still be running"
@@ -229,6 +330,10 @@ def run(inv: Invocation) -> RunSummary:
         stdin_text=stdin_text,
         quiet=args.quiet,
         max_chars=inv.magics.max_stream_chars,
+        head_lines=inv.magics.stream_head_lines,
+        tail_lines=inv.magics.stream_tail_lines,
+        live=inv.in_kernel,
+        max_output_bytes=inv.magics.max_output_bytes or None,
     )
     if args.check and not summary.success:
         raise inv.usage_error(f"command failed: {summary.status()}")

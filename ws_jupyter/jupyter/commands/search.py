@@ -1,7 +1,9 @@
 """Search the indexed files: ranked results with `path:lines`, score and a highlighted snippet.
 
 --mode is bm25 (keywords), vector (meaning; needs `%ws init --vector`) or hybrid (both, fused);
-the default is hybrid when both are configured. Index files first with `%ws index`.
+the default is hybrid when both are configured. Index files first with `%ws index`. The best 5
+are shown (the tail of a ranking is mostly noise); when there are more, the output says how to
+see them (-k N).
 
 Examples:
   %ws search how are the models evaluated
@@ -10,19 +12,22 @@ Examples:
 
 from __future__ import annotations
 
-from ..display import SearchResultsView, base_path_of
 from ..parsing import WsArgumentParser
+from ..views.common import base_path_of
+from ..views.search import SearchResultsView
 from ._common import positive_int
 from .base import Invocation, Subcommand
 
-__all__ = ["COMMAND", "default_mode"]
+__all__ = ["COMMAND", "TOP_K", "default_mode"]
+
+TOP_K = 5
 
 
 def configure(parser: WsArgumentParser) -> None:
     parser.add_argument("query", nargs="+", metavar="QUERY", help="what to look for")
     parser.add_argument("--mode", "-m", choices=["bm25", "vector", "hybrid"], help="search mode")
     parser.add_argument(
-        "-k", "--top-k", type=positive_int, default=10, metavar="N", help="results (default: 10)"
+        "-k", "--top-k", type=positive_int, default=TOP_K, metavar="N", help=f"results (default: {TOP_K})"
     )
     parser.add_argument("--min-score", type=float, metavar="S", help="drop results scoring below S")
 
@@ -38,8 +43,13 @@ def run(inv: Invocation) -> SearchResultsView:
     args = inv.args
     workspace = inv.workspace
     query = " ".join(args.query)
-    results = workspace.search(query, top_k=args.top_k, mode=args.mode, min_score=args.min_score)
-    view = SearchResultsView(query, args.mode or default_mode(workspace), results, base_path_of(workspace))
+    # one more than shown: whether there are more to offer
+    results = workspace.search(query, top_k=args.top_k + 1, mode=args.mode, min_score=args.min_score)
+    view = SearchResultsView(
+        query, args.mode or default_mode(workspace), results[: args.top_k], base_path_of(workspace)
+    )
+    if len(results) > args.top_k:
+        view.more_hint = f"More results: `%ws search {query} -k {max(2 * args.top_k, 10)}`"
     if not results and not (workspace.get_info().search or {}).get("documents"):
         view.empty_hint = "The index is empty: index files first with `%ws index`."
     return view

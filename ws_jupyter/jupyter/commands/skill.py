@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..display import SkillView
 from ..files import skill_file_view
 from ..parsing import WsArgumentParser
+from ..skill_problems import skill_problems
+from ..views.skills import SkillView
 from ._common import line_range
 from .base import Invocation, Subcommand
 from .skills import require_skills
@@ -30,7 +31,8 @@ def configure(parser: WsArgumentParser) -> None:
 def run(inv: Invocation) -> Any:
     skills = require_skills(inv)
     name = inv.args.name
-    skill = skills.get(name)
+    with skill_problems():  # `%ws skills` lists them
+        skill = skills.get(name)
     if skill is None:
         available = ", ".join(skills.names()) or "none"
         raise inv.usage_error(f'Skill "{name}" not found. Available skills: {available}')

@@ -16,8 +16,9 @@ from typing import Any
 
 from IPython.display import display
 
-from ..display import SkillTableView
 from ..parsing import WsArgumentParser
+from ..skill_problems import skill_problems
+from ..views.skills import SkillTableView
 from .base import Invocation, Subcommand
 
 __all__ = ["COMMAND", "require_skills"]
@@ -42,7 +43,8 @@ def run(inv: Invocation) -> Any:
     skills = require_skills(inv)
     query = " ".join(inv.args.query)
     if inv.args.list or not inv.in_kernel:
-        found = skills.list()
+        with skill_problems():  # listed in the table below
+            found = skills.list()
         if query:
             found = [s for s in found if query.lower() in f"{s.name} {s.description}".lower()]
         return SkillTableView(found, skills.issues())

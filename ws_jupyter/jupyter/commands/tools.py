@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..display import JSONView, ToolTableView
 from ..parsing import WsArgumentParser
+from ..views.tools import JSONView, ToolTableView
 from .base import Invocation, Subcommand
 
 __all__ = ["COMMAND"]

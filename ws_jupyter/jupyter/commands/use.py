@@ -10,8 +10,8 @@ Example:
 
 from __future__ import annotations
 
-from ..display import InfoView, info_rows
 from ..parsing import WsArgumentParser
+from ..views.workspace import InfoView, info_rows
 from .base import Invocation, Subcommand
 
 __all__ = ["COMMAND"]

@@ -13,8 +13,8 @@ Examples:
 
 from __future__ import annotations
 
-from ..display import MessageView
 from ..parsing import WsArgumentParser
+from ..views.base import MessageView
 from ._common import require_filesystem
 from .base import Invocation, Subcommand
 

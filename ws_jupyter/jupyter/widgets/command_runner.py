@@ -19,16 +19,18 @@ from typing import Any
 import ipywidgets as w
 from traitlets import Bool, Float, Int, List, Unicode
 
-from ..display import format_duration
+from ..views.common import PRE, format_duration
+from .controls import button, stretch
 from .live import on_enter
 from .process_output import ProcessOutput
+from .snapshot import Snapshotting
 
 __all__ = ["CommandRunner"]
 
 MAX_HISTORY = 50
 
 
-class CommandRunner(w.VBox):
+class CommandRunner(Snapshotting, w.VBox):
     """Run shell commands in the workspace sandbox from a widget. See the module docstring."""
 
     command = Unicode("")
@@ -37,6 +39,7 @@ class CommandRunner(w.VBox):
     duration = Float(0.0)
     output = Unicode("")
     history = List(Unicode())
+    snapshot_label = "command runner"
 
     def __init__(self, workspace: Any, *, interval: float = 0.2, timeout: float | None = None) -> None:
         self.workspace = workspace
@@ -54,13 +57,17 @@ class CommandRunner(w.VBox):
         self.command_box = w.Text(
             placeholder="Shell command, e.g. ls -la | head", layout=w.Layout(flex="1 1 auto")
         )
-        self.run_button = w.Button(description="Run", icon="play", button_style="success")
-        self.stop_button = w.Button(description="Stop", icon="stop", button_style="danger", disabled=True)
-        for b in (self.run_button, self.stop_button):
-            b.layout.width = "auto"
+        self.run_button = button("Run", icon="play", button_style="success", tooltip="Run the command")
+        self.stop_button = button(
+            "Stop",
+            icon="stop",
+            button_style="danger",
+            disabled=True,
+            tooltip="Kill the command's process tree",
+        )
         self.status_line = w.HTML()
         self.output_slot = w.Box(layout=w.Layout(width="100%"))
-        self.history_list = w.Select(options=[], rows=5, layout=w.Layout(width="100%"))
+        self.history_list = stretch(w.Select(options=[], rows=5))
         self.history_list.add_class("ws-command-history")
         super().__init__(
             [
@@ -77,6 +84,7 @@ class CommandRunner(w.VBox):
         on_enter(self.command_box, self.run)
         self.stop_button.on_click(lambda _: self.stop())
         self.history_list.observe(self._on_history, names="value")
+        self.observe(lambda _: self.snapshot_changed(), names=["running", "exit_code", "output", "history"])
 
     def run(self, command: str | None = None) -> Any:
         """Starts ``command`` (default: the box's text); returns its process handle at once."""
@@ -152,6 +160,21 @@ class CommandRunner(w.VBox):
             self.sandbox.processes.release(handle.pid)
         self._done.set()
 
+    def snapshot(self) -> tuple[str, str]:
+        """The last command, its outcome and the end of its output."""
+        output = self.view.output if self.view is not None else self.output
+        lines = output.splitlines()[-40:]
+        state = "running" if self.running else ("" if self.exit_code < 0 else f"exit {self.exit_code}")
+        head = " · ".join(
+            x for x in (state, format_duration(self.duration) if not self.running else "", self.command) if x
+        )
+        text = "\n".join([head or "No command run yet.", *lines])
+        body = (
+            f"<div>{self.status_line.value or html.escape(head or 'No command run yet.')}</div>"
+            f'<pre style="{PRE}; max-height: 16em; overflow: auto">{html.escape(chr(10).join(lines))}</pre>'
+        )
+        return body, text
+
     def stop(self) -> None:
         """Kills the running command's process tree (on a worker thread)."""
         if self.handle is not None and self.running and self.view is not None:
@@ -167,6 +190,7 @@ class CommandRunner(w.VBox):
             self.command_box.value = change["new"]
 
     def close(self) -> None:
+        self.close_snapshot()
         if self.view is not None:
             self.view.close()
         for widget in (

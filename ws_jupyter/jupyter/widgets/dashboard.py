@@ -17,15 +17,18 @@ from typing import Any
 import ipywidgets as w
 from traitlets import List, Unicode
 
-from ..display import MUTED
+from ..views.common import MUTED
+from .controls import stylesheet
+from .snapshot import Snapshotting
 
 __all__ = ["Dashboard"]
 
 
-class Dashboard(w.VBox):
+class Dashboard(Snapshotting, w.VBox):
     """The workspace in one widget. See the module docstring."""
 
     tab_names = List(Unicode())
+    snapshot_label = "dashboard"
 
     def __init__(self, workspace: Any, *, interval: float = 0.2) -> None:
         from .command_runner import CommandRunner
@@ -77,8 +80,34 @@ class Dashboard(w.VBox):
             + (f" · isolation: {html.escape(str(isolation))}" if isolation else "")
             + "</span>"
         )
-        super().__init__([self.title, self.tab], layout=w.Layout(width="100%"))
+        # Tabs keep their whole title (ipywidgets shrinks them to a cut word in a narrow notebook):
+        # the tab bar wraps instead.
+        self.style = stylesheet(
+            ".ws-dashboard > .widget-tab > .lm-TabBar .lm-TabBar-content { flex-wrap: wrap; }"
+            ".ws-dashboard > .widget-tab > .lm-TabBar .lm-TabBar-tab { flex: 0 0 auto; }"
+        )
+        super().__init__([self.title, self.tab, self.style], layout=w.Layout(width="100%"))
         self.add_class("ws-dashboard")
+        self._tabs = tabs
+        for _, part in tabs:
+            if isinstance(part, Snapshotting):
+                part.snapshot_into(self)
+        self.tab.observe(lambda _: self.snapshot_changed(), names="selected_index")
+
+    def snapshot(self) -> tuple[str, str]:
+        """The summary line, then each tab's snapshot (the selected one unfolded)."""
+        body, text = [f"<div>{self.title.value}</div>"], [self.workspace.name]
+        for i, (name, part) in enumerate(self._tabs):
+            if not isinstance(part, Snapshotting):
+                continue
+            part_html, part_text = part.snapshot()
+            unfold = " open" if i == self.tab.selected_index else ""
+            body.append(
+                f"<details{unfold} style='margin: 2px 0'><summary style='cursor: pointer'><strong>"
+                f"{html.escape(name)}</strong></summary><div style='margin-left: 1em'>{part_html}</div></details>"
+            )
+            text.append(f"[{name}]\n{part_text}")
+        return "".join(body), "\n".join(text)
 
     def _opened(self, path: str, line: int | None) -> None:
         if self.files is not None:
@@ -89,9 +118,11 @@ class Dashboard(w.VBox):
         self.tab.selected_index = self.tab_names.index(name)
 
     def close(self) -> None:
+        self.close_snapshot()
         for part in (self.files, self.runner, self.processes, self.search, self.skills, self.activity):
             if part is not None:
                 part.close()
         self.tab.close()
         self.title.close()
+        self.style.close()
         super().close()

@@ -24,8 +24,10 @@ from typing import Any
 import ipywidgets as w
 from traitlets import Bool, Int, List, Unicode
 
-from ..display import MUTED, base_path_of, format_bytes
 from ..files import load_file_view
+from ..views.common import MUTED, PRE, base_path_of, format_bytes
+from .controls import button, stretch
+from .snapshot import Snapshotting
 
 __all__ = ["FileBrowser"]
 
@@ -33,15 +35,18 @@ PAGE = 500  # entries shown per folder before a "more" row
 _MORE = "\0more:"  # value prefix of "show more" rows
 
 
-class FileBrowser(w.VBox):
+class FileBrowser(Snapshotting, w.VBox):
     """Lazy workspace tree + preview. See the module docstring."""
 
     root = Unicode(".")
     selected = Unicode("")
     selected_line = Int(0)
+    selected_cell = Int(-1)  # a notebook's cell to mark (-1: none)
     expanded = List(Unicode())
     rows = List(Unicode())
     show_hidden = Bool(False)
+    snapshot_label = "file browser"
+    SNAPSHOT_ROWS = 60
 
     def __init__(
         self, workspace: Any, *, root: str = ".", height: str = "26em", preview_lines: int = 400
@@ -56,23 +61,23 @@ class FileBrowser(w.VBox):
         self._updating = False
 
         self.crumbs = w.HBox(layout=w.Layout(flex_flow="row wrap", align_items="center"))
-        self.up_button = w.Button(icon="arrow-up", tooltip="Parent folder", layout=w.Layout(width="34px"))
-        self.open_button = w.Button(
-            description="Open folder", icon="folder-open", tooltip="Make the selected folder the root"
+        self.up_button = button(icon="arrow-up", tooltip="Parent folder")
+        self.open_button = button(
+            "Open folder", icon="folder-open", tooltip="Make the selected folder the root"
         )
-        self.open_button.layout.width = "auto"
-        self.refresh_button = w.Button(
-            icon="refresh", tooltip="Re-read the open folders", layout=w.Layout(width="34px")
-        )
+        self.refresh_button = button(icon="refresh", tooltip="Re-read the open folders")
         self.hidden_toggle = w.Checkbox(value=False, description="hidden & ignored", indent=False)
         self.hidden_toggle.layout.width = "auto"
-        self.tree = w.Select(options=[], rows=18, layout=w.Layout(width="100%", height=height))
+        self.tree = stretch(w.Select(options=[], rows=18, layout=w.Layout(height=height)))
         self.tree.add_class("ws-file-tree")
         self.preview = w.HTML(layout=w.Layout(width="100%", overflow="auto", max_height=height))
         self.preview.add_class("ws-file-preview")
         self.message = w.HTML()
 
-        toolbar = w.HBox([self.up_button, self.refresh_button, self.open_button, self.hidden_toggle])
+        toolbar = w.HBox(
+            [self.up_button, self.refresh_button, self.open_button, self.hidden_toggle],
+            layout=w.Layout(flex_flow="row wrap", align_items="center"),
+        )
         left = w.VBox(
             [toolbar, self.crumbs, self.tree, self.message], layout=w.Layout(width="38%", min_width="220px")
         )
@@ -146,25 +151,37 @@ class FileBrowser(w.VBox):
             self._updating = False
         self.rows = [v for _, v in options if not v.startswith(_MORE)]
         self._draw_crumbs()
+        self.snapshot_changed()
 
     def _draw_crumbs(self) -> None:
         self.up_button.disabled = self.root in ("", ".")
         parts = [] if self.root in ("", ".") else self.root.split("/")
         buttons = []
-        home = w.Button(description="workspace", icon="home", tooltip="Back to the workspace root")
-        home.layout.width = "auto"
+        home = button("workspace", icon="home", tooltip="Back to the workspace root")
         home.on_click(lambda _: self.set_root("."))
         buttons.append(home)
         for i, part in enumerate(parts):
             target = "/".join(parts[: i + 1])
-            b = w.Button(description=part, tooltip=target)
-            b.layout.width = "auto"
+            b = button(part, tooltip=target)
             b.on_click(lambda _, t=target: self.set_root(t))
             buttons.append(w.HTML("<span style='opacity:0.6'>/</span>"))
             buttons.append(b)
         for old in self.crumbs.children:
             old.close()
         self.crumbs.children = buttons
+
+    def snapshot(self) -> tuple[str, str]:
+        """The tree as shown (folders open as they are) and the previewed file's name."""
+        labels = [label for label, _ in self.tree.options][: self.SNAPSHOT_ROWS]
+        more = len(self.tree.options) - len(labels)
+        listing = "\n".join(labels) + (f"\n… {more:,} more" if more else "")
+        where = "workspace" if self.root in ("", ".") else f"workspace/{self.root}"
+        picked = f"selected: {self.selected}" if self.selected else ""
+        body = (
+            f"<div><strong>{html.escape(where)}</strong> <span style='{MUTED}'>{html.escape(picked)}</span></div>"
+            f'<pre style="{PRE}; max-height: 20em; overflow: auto">{html.escape(listing)}</pre>'
+        )
+        return body, "\n".join(x for x in (where, listing, picked) if x)
 
     # --- actions (also the API tests drive) --------------------------------------------------------
 
@@ -196,6 +213,7 @@ class FileBrowser(w.VBox):
         self.expanded = expanded
         self.selected = folder
         self.selected_line = 0
+        self.selected_cell = -1
         self.open_button.disabled = False
         self._draw()
         self._show_folder(folder)
@@ -204,8 +222,9 @@ class FileBrowser(w.VBox):
         if self.selected and self._types.get(self.selected) == "directory":
             self.set_root(self.selected)
 
-    def select(self, path: str, line: int | None = None) -> None:
-        """Previews a file (``line`` marks and centres that line); opens the folders above it."""
+    def select(self, path: str, line: int | None = None, cell: int | None = None) -> None:
+        """Previews a file (``line`` marks and centres that line; in a notebook ``cell`` marks that
+        cell, ``line`` a line within it); opens the folders above it."""
         stat = self.fs.stat(path)
         if stat.type == "directory":
             self.toggle(stat.path)
@@ -223,9 +242,10 @@ class FileBrowser(w.VBox):
         self._reveal(stat.path)
         self.selected = stat.path
         self.selected_line = line or 0
+        self.selected_cell = -1 if cell is None else cell
         self.open_button.disabled = True
         self._draw()
-        self._show_file(stat, line)
+        self._show_file(stat, line, cell)
 
     def _reveal(self, path: str) -> None:
         """Pages a big folder far enough for ``path`` to be listed."""
@@ -243,7 +263,8 @@ class FileBrowser(w.VBox):
         self._children.clear()
         self._draw()
         if self.selected and self._types.get(self.selected) == "file" and self.fs.exists(self.selected):
-            self._show_file(self.fs.stat(self.selected), self.selected_line or None)
+            cell = self.selected_cell if self.selected_cell >= 0 else None
+            self._show_file(self.fs.stat(self.selected), self.selected_line or None, cell)
 
     def _on_hidden(self, change: dict[str, Any]) -> None:
         self.show_hidden = bool(change["new"])
@@ -288,7 +309,7 @@ class FileBrowser(w.VBox):
             + "</div>"
         )
 
-    def _show_file(self, stat: Any, line: int | None) -> None:
+    def _show_file(self, stat: Any, line: int | None, cell: int | None = None) -> None:
         self.message.value = ""
         modified = stat.modified_at
         when = modified.astimezone().strftime("%Y-%m-%d %H:%M") if isinstance(modified, datetime) else ""
@@ -300,6 +321,7 @@ class FileBrowser(w.VBox):
                 around=line,
                 base_path=self._base,
                 stat=stat,
+                cell=cell,
             )
             body = view.html_body()
         except Exception as exc:
@@ -310,6 +332,7 @@ class FileBrowser(w.VBox):
         )
 
     def close(self) -> None:
+        self.close_snapshot()
         for child in self.crumbs.children:
             child.close()
         for widget in (

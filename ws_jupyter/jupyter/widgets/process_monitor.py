@@ -19,17 +19,22 @@ from typing import Any
 import ipywidgets as w
 from traitlets import Dict, Int, List
 
-from ..display import MUTED, ProcessRow, ProcessTableView, one_line
+from ..views.common import MUTED, one_line
+from ..views.processes import ProcessRow, ProcessTableView
+from .controls import button, flexible
 from .live import Throttle, _scheduler
 from .process_output import ProcessOutput
+from .snapshot import Snapshotting
 
 __all__ = ["ProcessMonitor"]
 
-class ProcessMonitor(w.VBox):
+
+class ProcessMonitor(Snapshotting, w.VBox):
     """Live table of background processes; select one to follow it. See the module docstring."""
 
     rows = List(Dict())
     selected_pid = Int(0)
+    snapshot_label = "process monitor"
 
     def __init__(self, workspace: Any, *, interval: float = 0.2, poll: float = 1.0) -> None:
         self.workspace = workspace
@@ -43,23 +48,20 @@ class ProcessMonitor(w.VBox):
         self._closed = False
         self._poll_pending = False
         self.table = w.HTML(layout=w.Layout(width="100%"))
-        self.chooser = w.Dropdown(
-            options=[("(choose a process to follow)", 0)],
-            value=0,
-            description="Follow",
-            layout=w.Layout(width="100%"),
+        self.chooser = flexible(
+            w.Dropdown(options=[("(choose a process to follow)", 0)], value=0, description="Follow")
         )
-        self.kill_all_button = w.Button(
-            description="Kill all",
-            icon="stop-circle",
-            button_style="warning",
-            tooltip="Kill every running process",
+        self.kill_all_button = button(
+            "Kill all", icon="stop-circle", button_style="warning", tooltip="Kill every running process"
         )
-        self.kill_all_button.layout.width = "auto"
         self.detail = w.Box(layout=w.Layout(width="100%"))
         self.view: ProcessOutput | None = None
         super().__init__(
-            [self.table, w.HBox([self.chooser, self.kill_all_button]), self.detail],
+            [
+                self.table,
+                w.HBox([self.chooser, self.kill_all_button], layout=w.Layout(width="100%")),
+                self.detail,
+            ],
             layout=w.Layout(width="100%"),
         )
         self.add_class("ws-process-monitor")
@@ -88,9 +90,15 @@ class ProcessMonitor(w.VBox):
             finally:
                 self.chooser.observe(self._on_choose, names="value")
         self.kill_all_button.disabled = not any(r.state == "running" for r in rows)
+        self.snapshot_changed()
         if not self._poll_pending:
             self._poll_pending = True
             _scheduler.call_at(time.monotonic() + self.poll, self._poll)
+
+    def snapshot(self) -> tuple[str, str]:
+        """The process table."""
+        view = ProcessTableView([ProcessRow(**row) for row in self.rows])
+        return view.html(), view.text()
 
     def _poll(self) -> None:
         self._poll_pending = False
@@ -145,6 +153,8 @@ class ProcessMonitor(w.VBox):
         return count
 
     def close(self) -> None:
+        if not getattr(self, "_closed", True):
+            self.close_snapshot()
         self._closed = True
         self._throttle.close()
         if self.view is not None:

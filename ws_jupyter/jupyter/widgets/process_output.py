@@ -21,8 +21,11 @@ from typing import Any
 import ipywidgets as w
 from traitlets import Int, Unicode
 
-from ..display import STATE_COLOURS, format_duration, process_state
+from ..views.common import PRE, format_duration
+from ..views.processes import STATE_COLOURS, process_state
+from .controls import button, flexible
 from .live import TextTail, Throttle, _scheduler, on_enter
+from .snapshot import Snapshotting
 
 __all__ = ["ProcessOutput", "clean_terminal_text"]
 
@@ -43,7 +46,7 @@ def clean_terminal_text(text: str) -> str:
     return "\n".join(out)
 
 
-class ProcessOutput(w.VBox):
+class ProcessOutput(Snapshotting, w.VBox):
     """Live output, stdin and Kill for one ``ProcessHandle``.
 
     State for code and tests: ``pid``, ``command``, ``state``, ``exit_code`` (-1 while running),
@@ -55,6 +58,8 @@ class ProcessOutput(w.VBox):
     state = Unicode("running")
     exit_code = Int(-1)
     output = Unicode("")
+    snapshot_label = "process output widget"
+    SNAPSHOT_LINES = 40
 
     def __init__(
         self, handle: Any, *, interval: float = 0.2, max_chars: int = 64_000, height: str = "16em"
@@ -65,21 +70,17 @@ class ProcessOutput(w.VBox):
         self._closed = False
         self._tick_pending = False
         self.status = w.HTML()
-        self.kill_button = w.Button(
-            description="Kill", icon="stop", button_style="danger", tooltip="Kill the process tree"
-        )
-        self.kill_button.layout.width = "auto"
+        self.kill_button = button("Kill", icon="stop", button_style="danger", tooltip="Kill the process tree")
         self.output_area = w.HTML(layout=w.Layout(width="100%"))
         self.stdin_box = w.Text(
             placeholder="stdin: type a line and press Enter", layout=w.Layout(flex="1 1 auto")
         )
-        self.send_button = w.Button(description="Send", icon="paper-plane", tooltip="Send the line to stdin")
-        self.send_button.layout.width = "auto"
+        self.send_button = button("Send", icon="paper-plane", tooltip="Send the line to stdin")
         self._height = height
         super().__init__(
             [
                 w.HBox(
-                    [self.status, self.kill_button],
+                    [flexible(self.status), self.kill_button],
                     layout=w.Layout(justify_content="space-between", align_items="center"),
                 ),
                 self.output_area,
@@ -111,14 +112,7 @@ class ProcessOutput(w.VBox):
             return
         handle = self.handle
         state = process_state(handle)
-        runtime = format_duration(handle.execution_time_ms / 1000)
-        colour = STATE_COLOURS.get(state, "inherit")
-        code = "" if handle.exit_code is None else f" ({handle.exit_code})"
-        self.status.value = (
-            f'<span style="font-family: var(--jp-code-font-family, monospace)"><b>PID {self.pid}</b> · '
-            f'<span style="color: {colour}">{state}{code}</span> · {runtime} · '
-            f"<code>{html.escape(self.command)}</code></span>"
-        )
+        self.status.value = self._status_html()
         self.state = state
         self.exit_code = -1 if handle.exit_code is None else int(handle.exit_code)
         running = handle.exit_code is None
@@ -149,12 +143,42 @@ class ProcessOutput(w.VBox):
                 f'font-family: var(--jp-code-font-family, monospace); font-size: var(--jp-code-font-size, 12.5px)">'
                 f"{body}</pre></div></div>"
             )
+        self.snapshot_changed()
         if not running:
             self._stop_following()
         elif not self._tick_pending:
             # keep the runtime ticking while the process is silent
             self._tick_pending = True
             _scheduler.call_at(time.monotonic() + 1.0, self._tick)
+
+    def _status_parts(self) -> tuple[str, str, str]:
+        handle = self.handle
+        state = process_state(handle)
+        code = "" if handle.exit_code is None else f" ({handle.exit_code})"
+        return state, state + code, format_duration(handle.execution_time_ms / 1000)
+
+    def _status_html(self) -> str:
+        state, label, runtime = self._status_parts()
+        colour = STATE_COLOURS.get(state, "inherit")
+        return (
+            f'<span style="font-family: var(--jp-code-font-family, monospace)"><b>PID {self.pid}</b> · '
+            f'<span style="color: {colour}">{label}</span> · {runtime} · '
+            f"<code>{html.escape(self.command)}</code></span>"
+        )
+
+    def snapshot(self) -> tuple[str, str]:
+        """The status line and the last lines of output, as HTML and text."""
+        _, label, runtime = self._status_parts()
+        lines = self.output.splitlines()
+        shown = lines[-self.SNAPSHOT_LINES :]
+        more = len(lines) - len(shown)
+        note = f"… {more:,} earlier lines …\n" if more else ""
+        text = f"PID {self.pid} · {label} · {runtime} · {self.command}\n{note}" + "\n".join(shown)
+        body = (
+            f"<div>{self._status_html()}</div>"
+            f'<pre style="{PRE}; max-height: 16em; overflow: auto">{html.escape(note + chr(10).join(shown))}</pre>'
+        )
+        return body, text
 
     def _tick(self) -> None:
         self._tick_pending = False
@@ -202,6 +226,8 @@ class ProcessOutput(w.VBox):
 
     def close(self) -> None:
         """Stops following the process (the process keeps running) and closes the widget."""
+        if not getattr(self, "_closed", True):
+            self.close_snapshot()
         self._closed = True
         self._stop_following()
         self._throttle.close()

@@ -22,14 +22,17 @@ import ipywidgets as w
 from traitlets import Dict, Int, List, Unicode
 
 from ...tools.search import available_modes
-from ..display import MONO, MUTED, base_path_of, highlight_terms, snippet_of
 from ..files import load_file_view
+from ..views.common import MONO, MUTED, base_path_of
+from ..views.search import highlight_terms, snippet_of
+from .controls import button
 from .live import MIN_INTERVAL, on_enter
+from .snapshot import Snapshotting
 
 __all__ = ["SearchPanel"]
 
 
-class SearchPanel(w.VBox):
+class SearchPanel(Snapshotting, w.VBox):
     """Search the workspace's index from a widget. See the module docstring."""
 
     query = Unicode("")
@@ -38,6 +41,7 @@ class SearchPanel(w.VBox):
     results = List(Dict())
     opened = Unicode("")
     status = Unicode("")
+    snapshot_label = "search panel"
 
     def __init__(
         self,
@@ -52,8 +56,7 @@ class SearchPanel(w.VBox):
         self._base = base_path_of(workspace)
         modes = available_modes(workspace)  # the default first, as the agents' search tool lists them
         self.query_box = w.Text(placeholder="Search the workspace…", layout=w.Layout(flex="1 1 auto"))
-        self.search_button = w.Button(description="Search", icon="search", button_style="primary")
-        self.search_button.layout.width = "auto"
+        self.search_button = button("Search", icon="search", button_style="primary")
         self.mode_toggle = w.ToggleButtons(
             options=modes or ["bm25"], value=(modes or ["bm25"])[0], style={"button_width": "70px"}
         )
@@ -65,10 +68,7 @@ class SearchPanel(w.VBox):
             layout=w.Layout(width="130px"),
             style={"description_width": "40px"},
         )
-        self.index_button = w.Button(
-            description="Index", icon="database", tooltip="Index the workspace (incremental)"
-        )
-        self.index_button.layout.width = "auto"
+        self.index_button = button("Index", icon="database", tooltip="Index the workspace (incremental)")
         self.status_line = w.HTML()
         self.results_box = w.VBox(layout=w.Layout(width="100%", align_items="flex-start"))
         self.preview = w.HTML(layout=w.Layout(width="100%"))
@@ -85,6 +85,11 @@ class SearchPanel(w.VBox):
         )
         self.add_class("ws-search-panel")
         self.mode = self.mode_toggle.value
+        from ...model_install import missing_model_message
+
+        missing_model = missing_model_message(workspace) if "vector" in modes else None
+        if missing_model:
+            self._set_status(missing_model, error=True)
         if not getattr(workspace, "can_search", bool(modes)):
             self._set_status(
                 "Search is not configured for this workspace (`%ws init` enables BM25 by default)."
@@ -96,8 +101,27 @@ class SearchPanel(w.VBox):
         self.mode_toggle.observe(lambda c: setattr(self, "mode", c["new"]), names="value")
         self.k_box.observe(lambda c: setattr(self, "top_k", int(c["new"])), names="value")
 
+    def snapshot(self) -> tuple[str, str]:
+        """The query, the status line and the results with their snippets."""
+        lines = [f"search {self.query!r} ({self.mode}): {self.status}" if self.query else self.status]
+        items = []
+        for i, row in enumerate(self.results, 1):
+            where = f"{row['path']}:{row['lines'][0]}-{row['lines'][1]}" if row["lines"] else row["path"]
+            lines.append(f"{i:>2}. {where}  score {row['score']:.4f}")
+            lines += [f"      {s}" for s in row["snippet"].splitlines()]
+            items.append(
+                f"<div style='margin: 4px 0'><span style='{MUTED}'>{i}.</span> <code>{html.escape(where)}</code> "
+                f"<span style='{MUTED}; font-size: 0.9em'>score {row['score']:.4f}</span>"
+                f"<div style='white-space: pre-wrap; {MONO}; margin-left: 1.5em'>"
+                f"{highlight_terms(row['snippet'], self.query)}</div></div>"
+            )
+        head = f"<strong>{html.escape(self.query)}</strong> " if self.query else ""
+        body = f"<div>{head}<span style='{MUTED}'>{html.escape(self.status)}</span></div>" + "".join(items)
+        return body, "\n".join(lines)
+
     def _set_status(self, text: str, error: bool = False) -> None:
         self.status = text
+        self.snapshot_changed()
         colour = "#cf222e" if error else "var(--jp-ui-font-color2, #6a737d)"
         self.status_line.value = f"<span style='color: {colour}'>{html.escape(text)}</span>"
 
@@ -129,7 +153,8 @@ class SearchPanel(w.VBox):
             snippet, _ = snippet_of(hit.content, self.query)
             lines = list(hit.line_range) if hit.line_range else None
             rows.append(
-                {"id": hit.id, "path": hit.source, "lines": lines, "score": float(hit.score), "snippet": snippet}
+                {"id": hit.id, "path": hit.source, "lines": lines, "score": float(hit.score), "snippet": snippet,
+                 "cell": hit.cell, "location": hit.location}
             )
         self.results = rows
         self._draw(rows)
@@ -145,7 +170,7 @@ class SearchPanel(w.VBox):
         widgets: list[w.Widget] = []
         for i, row in enumerate(rows):
             lines = row["lines"]
-            where = f"{row['path']}:{lines[0]}-{lines[1]}" if lines else row["path"]
+            where = row.get("location") or (f"{row['path']}:{lines[0]}-{lines[1]}" if lines else row["path"])
             button = w.Button(
                 description=f"{i + 1}. {where}",
                 tooltip=f"Open {where}",
@@ -169,12 +194,13 @@ class SearchPanel(w.VBox):
         self.opened = hit["path"]
         if self.on_open is not None:
             self.on_open(hit["path"], line)
+        cell = hit.get("cell")
         if self.file_browser is not None:
-            self.file_browser.select(hit["path"], line=line)
+            self.file_browser.select(hit["path"], line=line, cell=cell)
             return
         try:
             fs = self.workspace.resolve_filesystem(None)
-            view = load_file_view(fs, hit["path"], max_lines=200, around=line, base_path=self._base)
+            view = load_file_view(fs, hit["path"], max_lines=200, around=line, base_path=self._base, cell=cell)
             self.preview.value = (
                 f"<div style='line-height: 1.4'><div><strong>{html.escape(hit['path'])}</strong></div>"
                 f"{view.html_body()}</div>"
@@ -215,6 +241,7 @@ class SearchPanel(w.VBox):
             threading.Thread(target=work, name="ws-index", daemon=True).start()
 
     def close(self) -> None:
+        self.close_snapshot()
         for widget in [
             *self._result_widgets,
             self.query_box,

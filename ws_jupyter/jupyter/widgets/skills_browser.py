@@ -17,19 +17,23 @@ from typing import Any
 import ipywidgets as w
 from traitlets import List, Unicode
 
-from ..display import MUTED, one_line
 from ..files import skill_file_view
+from ..skill_problems import skill_problems
+from ..views.common import MUTED, one_line, table
+from .controls import button, flexible, stretch
+from .snapshot import Snapshotting
 
 __all__ = ["SkillsBrowser"]
 
 
-class SkillsBrowser(w.VBox):
+class SkillsBrowser(Snapshotting, w.VBox):
     """Browse and read skills. See the module docstring."""
 
     query = Unicode("")
     names = List(Unicode())
     selected = Unicode("")
     selected_file = Unicode("")
+    snapshot_label = "skills browser"
 
     def __init__(self, workspace: Any, *, query: str = "") -> None:
         self.workspace = workspace
@@ -37,13 +41,10 @@ class SkillsBrowser(w.VBox):
         if skills is None:
             raise ValueError("This workspace has no skills configured")
         self.skills = skills
-        self.search_box = w.Text(value=query, placeholder="Filter skills…", continuous_update=True)
-        self.search_box.layout.width = "100%"
-        self.listing = w.Select(options=[], rows=12, layout=w.Layout(width="100%"))
+        self.search_box = flexible(w.Text(value=query, placeholder="Filter skills…", continuous_update=True))
+        self.listing = stretch(w.Select(options=[], rows=12))
         self.listing.add_class("ws-skill-list")
-        self.refresh_button = w.Button(
-            icon="refresh", tooltip="Re-read the skills", layout=w.Layout(width="34px")
-        )
+        self.refresh_button = button(icon="refresh", tooltip="Re-read the skills")
         self.issues_html = w.HTML()
         self.header = w.HTML()
         self.detail = w.Output(layout=w.Layout(width="100%", max_height="30em", overflow="auto"))
@@ -65,18 +66,21 @@ class SkillsBrowser(w.VBox):
         self.listing.observe(self._on_pick, names="value")
         self.files.observe(self._on_file, names="value")
         self.refresh_button.on_click(lambda _: self.refresh())
+        self.observe(lambda _: self.snapshot_changed(), names=["names", "selected", "selected_file"])
         self.filter(query)
 
     # --- listing ----------------------------------------------------------------------------------
 
     def refresh(self) -> None:
-        self.skills.refresh()
+        with skill_problems():  # shown under the list
+            self.skills.refresh()
         self.filter(self.search_box.value)
 
     def filter(self, query: str) -> list[str]:
         """Shows the skills matching ``query`` (name, description, then contents)."""
         self.query = query = query.strip()
-        all_skills = self.skills.list()
+        with skill_problems():  # shown under the list
+            all_skills = self.skills.list()
         if query:
             q = query.lower()
             found = [s for s in all_skills if q in s.name.lower() or q in s.description.lower()]
@@ -111,6 +115,31 @@ class SkillsBrowser(w.VBox):
         else:
             self.header.value = f"<div style='{MUTED}'>No skills match.</div>"
         return self.names
+
+    def snapshot(self) -> tuple[str, str]:
+        """The skills listed (name, description, source) and the one selected."""
+        rows, lines = [], []
+        for name in self.names:
+            skill = self.skills.get(name)
+            if skill is None:
+                continue
+            mark = "▸ " if name == self.selected else ""
+            rows.append(
+                [
+                    f"<strong>{html.escape(mark + name)}</strong>",
+                    html.escape(one_line(skill.description, 120)),
+                    f"<span style='{MUTED}'>{html.escape(skill.source_kind)}</span>",
+                ]
+            )
+            lines.append(f"{mark}{name} — {one_line(skill.description, 80)} [{skill.source_kind}]")
+        body = (
+            table(["skill", "description", "source"], rows)
+            if rows
+            else f"<div style='{MUTED}'>No skills.</div>"
+        )
+        if self.selected_file:
+            body += f"<div style='{MUTED}'>open file: {html.escape(self.selected)}/{html.escape(self.selected_file)}</div>"
+        return body + self.issues_html.value, "\n".join(lines) or "No skills."
 
     # --- one skill --------------------------------------------------------------------------------
 
@@ -166,6 +195,7 @@ class SkillsBrowser(w.VBox):
                 self.file_view.value = f"<span style='color:#cf222e'>{html.escape(str(exc))}</span>"
 
     def close(self) -> None:
+        self.close_snapshot()
         for widget in (
             self.search_box,
             self.listing,

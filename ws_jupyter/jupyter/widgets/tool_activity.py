@@ -10,8 +10,9 @@ user.`` Closing the widget refuses whatever still waits.
 A click can only be handled while the notebook is idle, so run the agent loop on a thread
 (``threading.Thread(target=agent.run).start()``), not in the cell that shows the widget.
 
-State for code and tests: ``calls`` (dicts: call_id, tool, input, status, output, is_error,
-duration_ms), ``pending`` (call ids waiting); ``approve(call_id=None)`` / ``deny(call_id=None)``
+State for code and tests: ``calls`` (dicts: call_id, tool, input, status — running, waiting, done,
+error, refused, blocked by a hook — output, is_error, duration_ms: the call's own time, a wait for
+approval not counted), ``pending`` (call ids waiting); ``approve(call_id=None)`` / ``deny(call_id=None)``
 (None: the oldest waiting call).
 """
 
@@ -26,8 +27,10 @@ from typing import Any
 import ipywidgets as w
 from traitlets import Dict, List, Unicode
 
-from ..display import BORDER, MONO, MUTED, format_duration, one_line
+from ..views.common import BORDER, CELL, MONO, MUTED, format_duration, one_line, table
+from .controls import button, flexible
 from .live import Throttle
+from .snapshot import Snapshotting
 
 __all__ = ["ToolActivity"]
 
@@ -38,6 +41,7 @@ _STATUS_COLOURS = {
     "refused": "#cf222e",
     "error": "#cf222e",
     "done": "#1a7f37",
+    "blocked": "#9a6700",
 }
 
 
@@ -48,11 +52,13 @@ def _short(value: Any, width: int = 90) -> str:
     return one_line(text, width)
 
 
-class ToolActivity(w.VBox):
+class ToolActivity(Snapshotting, w.VBox):
     """Live tool-call log and approval panel for a workspace. See the module docstring."""
 
     calls = List(Dict())
     pending = List(Unicode())
+    snapshot_label = "tool activity log"
+    SNAPSHOT_ROWS = 20
 
     def __init__(self, workspace: Any, *, interval: float = 0.2, approvals: bool = True) -> None:
         from ... import tool_activity
@@ -66,14 +72,14 @@ class ToolActivity(w.VBox):
         self.header = w.HTML()
         self.pending_box = w.VBox(layout=w.Layout(width="100%"))
         self.log_view = w.HTML(layout=w.Layout(width="100%"))
-        self.clear_button = w.Button(
-            description="Clear", icon="trash", tooltip="Clear the log (waiting calls stay)"
-        )
-        self.clear_button.layout.width = "auto"
+        self.clear_button = button("Clear", icon="trash", tooltip="Clear the log (waiting calls stay)")
         self._pending_rows: dict[str, w.HBox] = {}
         super().__init__(
             [
-                w.HBox([self.header, self.clear_button], layout=w.Layout(justify_content="space-between")),
+                w.HBox(
+                    [flexible(self.header), self.clear_button],
+                    layout=w.Layout(justify_content="space-between"),
+                ),
                 self.pending_box,
                 self.log_view,
             ],
@@ -110,7 +116,7 @@ class ToolActivity(w.VBox):
                 call["is_error"] = bool(event.is_error)
                 call["duration_ms"] = event.duration_ms
                 if call["status"] != "refused":
-                    call["status"] = "error" if event.is_error else "done"
+                    call["status"] = "blocked" if event.blocked else "error" if event.is_error else "done"
 
     def _apply_pending(self, pending: Any) -> None:
         with self._lock:
@@ -152,6 +158,7 @@ class ToolActivity(w.VBox):
             + "</span>"
         )
         self._draw_pending(waiting)
+        self.snapshot_changed()
         if not calls:
             self.log_view.value = f"<div style='{MUTED}'>No tool calls yet. Calls made through <code>ws.tools()</code> appear here.</div>"
             return
@@ -168,18 +175,37 @@ class ToolActivity(w.VBox):
                 )
             duration = format_duration(c["duration_ms"] / 1000) if c["duration_ms"] is not None else ""
             rows.append(
-                f"<tr><td style='{MUTED}; padding-right: 8px; vertical-align: top'>{c['time']}</td>"
-                f"<td style='{MONO}; padding-right: 8px; vertical-align: top'><strong>{html.escape(c['tool'])}</strong></td>"
-                f"<td style='{MONO}; padding-right: 8px; vertical-align: top'>{html.escape(_short(c['input']))}</td>"
-                f"<td style='color: {colour}; padding-right: 8px; vertical-align: top'>{c['status']}</td>"
-                f"<td style='padding-right: 8px; vertical-align: top'>{duration}</td>"
-                f"<td style='vertical-align: top'>{out_cell}</td></tr>"
+                f"<tr style='background: none'><td style='{MUTED}; padding-right: 8px; {CELL}'>{c['time']}</td>"
+                f"<td style='{MONO}; padding-right: 8px; {CELL}'><strong>{html.escape(c['tool'])}</strong></td>"
+                f"<td style='{MONO}; padding-right: 8px; {CELL}'>{html.escape(_short(c['input']))}</td>"
+                f"<td style='color: {colour}; padding-right: 8px; {CELL}'>{c['status']}</td>"
+                f"<td style='padding-right: 8px; {CELL}'>{duration}</td>"
+                f"<td style='{CELL}'>{out_cell}</td></tr>"
             )
         head = "".join(
-            f"<th style='text-align: left; border-bottom: 1px solid {BORDER}; padding-right: 8px'>{h}</th>"
+            f"<th style='{CELL}; border-bottom: 1px solid {BORDER}; padding-right: 8px'>{h}</th>"
             for h in ("time", "tool", "input", "status", "duration", "output")
         )
         self.log_view.value = f"<table style='border-collapse: collapse; width: 100%; line-height: 1.4'><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+    def snapshot(self) -> tuple[str, str]:
+        """The newest calls, one line each (tool, input, status, duration, output)."""
+        calls = list(reversed(self.calls))[: self.SNAPSHOT_ROWS]
+        rows = []
+        lines = [f"Agent tool activity: {len(self.calls)} calls"]
+        for c in calls:
+            duration = format_duration(c["duration_ms"] / 1000) if c["duration_ms"] is not None else ""
+            output = _short(c["output"], 70) if c["output"] is not None else ""
+            cells = [c["time"], c["tool"], _short(c["input"]), c["status"], duration, output]
+            rows.append([html.escape(x) for x in cells])
+            lines.append("  ".join(x for x in cells if x))
+        more = len(self.calls) - len(calls)
+        if more:
+            lines.append(f"… {more} older calls")
+        body = f"<div>{self.header.value}</div>" + (
+            table(["time", "tool", "input", "status", "duration", "output"], rows) if rows else ""
+        )
+        return body, "\n".join(lines)
 
     def _draw_pending(self, waiting: list[dict[str, Any]]) -> None:
         wanted = [c["call_id"] for c in waiting]
@@ -193,18 +219,14 @@ class ToolActivity(w.VBox):
         for c in waiting:
             if c["call_id"] in self._pending_rows:
                 continue
-            label = w.HTML(
-                f"<span style='color:#9a6700'>● waiting:</span> <code>{html.escape(c['tool'])}</code> "
-                f"<span style='{MONO}'>{html.escape(_short(c['input'], 120))}</span>"
+            label = flexible(
+                w.HTML(
+                    f"<span style='color:#9a6700'>● waiting:</span> <code>{html.escape(c['tool'])}</code> "
+                    f"<span style='{MONO}'>{html.escape(_short(c['input'], 120))}</span>"
+                )
             )
-            approve = w.Button(
-                description="Approve", icon="check", button_style="success", tooltip="Let this call run"
-            )
-            deny = w.Button(
-                description="Deny", icon="times", button_style="danger", tooltip="Refuse this call"
-            )
-            for b in (approve, deny):
-                b.layout.width = "auto"
+            approve = button("Approve", icon="check", button_style="success", tooltip="Let this call run")
+            deny = button("Deny", icon="times", button_style="danger", tooltip="Refuse this call")
             approve.add_class("ws-approve")
             deny.add_class("ws-deny")
             approve.on_click(lambda _, cid=c["call_id"]: self.approve(cid))
@@ -250,6 +272,8 @@ class ToolActivity(w.VBox):
 
     def close(self) -> None:
         """Stops following the feed; calls still waiting for approval are refused."""
+        if not getattr(self, "_closed", True):
+            self.close_snapshot()
         self._closed = True
         unsubscribe = getattr(self, "_unsubscribe", None)  # absent if __init__ failed half-way
         if unsubscribe is not None:

@@ -2,16 +2,17 @@
 
 ``%ws call`` shows it when the tool requires approval: the call runs on a worker thread (so the
 notebook stays free to handle the click), waits in the workspace's approval broker, and the panel
-shows the output the agent would get once it ran — or the refusal.
+shows the output the agent would get once it ran — or the refusal. The duration shown is the
+call's own (the wait for the click is not counted).
 
-State for code and tests: ``status`` (waiting, running, done, error, refused), ``output``,
+State for code and tests: ``status`` (waiting, running, done, error, refused, blocked), ``output``,
+``duration``,
 ``call_id``; ``approve()``, ``deny()``, ``wait(timeout)``.
 """
 
 from __future__ import annotations
 
 import html
-import itertools
 import json
 import threading
 import time
@@ -19,45 +20,49 @@ from collections.abc import Callable
 from typing import Any
 
 import ipywidgets as w
-from traitlets import Unicode
+from traitlets import Float, Unicode
 
-from ..display import MONO, ToolCallView
+from ..calls import CallOutcome, new_call_tag, run_observed
+from ..views.common import MONO
+from ..views.tools import ToolCallView
+from .controls import button
 from .live import Throttle
+from .snapshot import Snapshotting
 
 __all__ = ["ToolCallPanel"]
 
-_ids = itertools.count(1)
 
-
-class ToolCallPanel(w.VBox):
+class ToolCallPanel(Snapshotting, w.VBox):
     """A tool call waiting for approval, run on a worker thread. See the module docstring."""
 
     status = Unicode("waiting")
     output = Unicode("")
     call_id = Unicode("")
+    duration = Float(0.0)  # seconds the call itself took (the wait for approval not counted)
+    snapshot_label = "tool call panel"
 
     def __init__(
         self, workspace: Any, tool: Any, arguments: dict[str, Any], *, interval: float = 0.2
     ) -> None:
-        from ... import ToolCallContext, tool_activity
+        from ... import tool_activity
 
         self.workspace = workspace
         self.tool = tool
         self.arguments = arguments
         self.feed = tool_activity(workspace)
-        self._tag = f"ws-call-{next(_ids)}"
+        self._tag = new_call_tag()
         self._done = threading.Event()
         self._result: Any = None
-        self._duration = 0.0
+        self._outcome: CallOutcome | None = None
         self.summary = w.HTML(
             f"<code>{html.escape(tool.name)}</code> <span style='{MONO}'>"
             f"{html.escape(json.dumps(arguments, ensure_ascii=False))}</span>"
         )
         self.state_line = w.HTML()
-        self.approve_button = w.Button(description="Approve", icon="check", button_style="success")
-        self.deny_button = w.Button(description="Deny", icon="times", button_style="danger")
-        for b in (self.approve_button, self.deny_button):
-            b.layout.width = "auto"
+        self.approve_button = button(
+            "Approve", icon="check", button_style="success", tooltip="Let this call run"
+        )
+        self.deny_button = button("Deny", icon="times", button_style="danger", tooltip="Refuse this call")
         self.approve_button.add_class("ws-approve")
         self.deny_button.add_class("ws-deny")
         self.result_view = w.HTML(layout=w.Layout(width="100%"))
@@ -80,19 +85,15 @@ class ToolCallPanel(w.VBox):
         self._detach: Callable[[], None] | None = (
             self.feed.attach_approver()
         )  # before the call starts, so it waits for us
-        context = ToolCallContext(tool_call_id=self._tag)
-        self._thread = threading.Thread(
-            target=self._run, args=(context,), name=f"ws-{self._tag}", daemon=True
-        )
+        self._thread = threading.Thread(target=self._run, name=f"ws-{self._tag}", daemon=True)
         self._thread.start()
         self._render()
 
-    def _run(self, context: Any) -> None:
-        started = time.perf_counter()
+    def _run(self) -> None:
         try:
-            self._result = self.tool.run(self.arguments, context)
+            self._outcome = run_observed(self.workspace, self.tool, self.arguments, tag=self._tag)
+            self._result = self._outcome.output
         finally:
-            self._duration = time.perf_counter() - started
             self._cleanup()
             self._done.set()
             self._throttle.request()
@@ -108,25 +109,35 @@ class ToolCallPanel(w.VBox):
         self._throttle.request()
 
     def _render(self) -> None:
-        if self._done.is_set() and self._result is not None:
-            view = ToolCallView.of(self.tool.name, self.arguments, self._result, self._duration)
-            refused = view.output.startswith("Tool call refused by user.")
-            self.status = "refused" if refused else "error" if view.is_error else "done"
+        if self._done.is_set() and self._outcome is not None:
+            outcome = self._outcome
+            view = ToolCallView.of(self.tool.name, self.arguments, outcome.output, outcome.seconds, outcome.blocked)
+            self.status = view.status
             self.output = view.output
-            self.result_view.value = view._repr_html_()
-        colours = {"waiting": "#9a6700", "running": "#0969da", "done": "#1a7f37"}
+            self.duration = outcome.seconds
+            self.result_view.value = view.html()
+        colours = {"waiting": "#9a6700", "running": "#0969da", "done": "#1a7f37", "blocked": "#9a6700"}
         label = {
             "waiting": "● waiting for approval",
             "running": "running…",
             "done": "✓ done",
             "refused": "✗ refused",
             "error": "✗ error",
+            "blocked": "⊘ blocked by a hook",
         }
         self.state_line.value = f"<span style='color: {colours.get(self.status, '#cf222e')}'>{label.get(self.status, self.status)}</span>"
         waiting = self.status == "waiting" and not self._done.is_set()
         self.approve_button.disabled = self.deny_button.disabled = not waiting
         if not waiting:
             self.approve_button.layout.display = self.deny_button.layout.display = "none"
+        self.snapshot_changed()
+
+    def snapshot(self) -> tuple[str, str]:
+        """The call, its state and (once it ran) its output."""
+        args = json.dumps(self.arguments, ensure_ascii=False)
+        body = f"<div>{self.summary.value}</div><div>{self.state_line.value}</div>{self.result_view.value}"
+        text = f"{self.tool.name} {args}\n{self.status}" + (f"\n{self.output}" if self.output else "")
+        return body, text
 
     def approve(self) -> bool:
         ok = bool(self.call_id) and self.feed.approve(self.call_id)
@@ -168,6 +179,7 @@ class ToolCallPanel(w.VBox):
         """Refuses the call if it still waits, and closes the panel."""
         if not self._done.is_set() and self.call_id:
             self.feed.deny(self.call_id)
+        self.close_snapshot()
         self._cleanup()
         self._throttle.close()
         for widget in (

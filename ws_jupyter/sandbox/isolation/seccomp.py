@@ -112,6 +112,9 @@ _MODE_ARGUMENTS = (
     ("creat", 1),
     ("open", 2),
     ("openat", 3),
+    # mknod makes regular files as well (S_IFREG needs no privilege), mode bits included
+    ("mknod", 1),
+    ("mknodat", 2),
 )
 
 _TIOCSTI = 0x5412  # push characters into the terminal's input queue

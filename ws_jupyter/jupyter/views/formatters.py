@@ -1,0 +1,67 @@
+"""``register_formatters(shell)`` teaches IPython to render the core result types when a user
+displays them directly (``ws.search("...")`` as a cell's last line). Types are named, not imported,
+so registering costs nothing until such a value is shown."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .processes import RunSummary
+from .search import SearchResultsView
+from .skills import SkillView
+from .workspace import InfoView, info_rows
+
+__all__ = ["register_formatters", "unregister_formatters"]
+
+
+def _command_result_html(result: Any) -> str:
+    return RunSummary.of(result).html()
+
+
+def _search_result_html(result: Any) -> str:
+    return SearchResultsView(query="", mode="result", results=[result]).html()
+
+
+def _workspace_info_html(info: Any) -> str:
+    return InfoView(f"Workspace {info.name}", info_rows(info)).html()
+
+
+_HTML_FORMATTERS: list[tuple[str, str, Callable[[Any], str]]] = [
+    ("ws_jupyter.sandbox.types", "CommandResult", _command_result_html),
+    ("ws_jupyter.search.results", "SearchResult", _search_result_html),
+    ("ws_jupyter.workspace", "WorkspaceInfo", _workspace_info_html),
+]
+
+
+def _skill_markdown(skill: Any) -> str:
+    return SkillView(skill).markdown()
+
+
+_MARKDOWN_FORMATTERS: list[tuple[str, str, Callable[[Any], str]]] = [
+    ("ws_jupyter.skills.model", "Skill", _skill_markdown),
+]
+
+
+def register_formatters(shell: Any) -> None:
+    """Teaches ``shell`` to render the core result types (by name: nothing is imported)."""
+    formatters = shell.display_formatter.formatters
+    for module, name, fn in _HTML_FORMATTERS:
+        formatters["text/html"].for_type_by_name(module, name, fn)
+    for module, name, mfn in _MARKDOWN_FORMATTERS:
+        formatters["text/markdown"].for_type_by_name(module, name, mfn)
+
+
+def unregister_formatters(shell: Any) -> None:
+    formatters = shell.display_formatter.formatters
+    tables: list[tuple[str, list[Any]]] = [
+        ("text/html", _HTML_FORMATTERS),
+        ("text/markdown", _MARKDOWN_FORMATTERS),
+    ]
+    for mime, table in tables:
+        fmt = formatters[mime]
+        for module, name, _ in table:
+            fmt.deferred_printers.pop((module, name), None)
+            for typ in list(fmt.type_printers):
+                if getattr(typ, "__module__", None) == module and typ.__name__ == name:
+                    fmt.type_printers.pop(typ, None)

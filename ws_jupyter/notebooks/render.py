@@ -1,0 +1,254 @@
+"""A notebook as an agent reads it: cells with cell-relative line numbers and output summaries.
+
+The layout is built to cost little more than the cells' own text (``bench/notebook_tokens.py``
+measures it against the sources plus the outputs' text, and against the raw JSON)::
+
+    analysis.ipynb (3 cells, python, 2104 bytes)
+    [0] markdown 3f2a9c1e
+    1	# Load the data
+    [1] code 9b1d04aa [7]
+    1	df = load("x.csv")
+    2	df.shape
+    » out[7]: (120, 4)
+    [2] code c0ffee00 [8]
+    1	1 / 0
+    » error: ZeroDivisionError: division by zero
+    ----> 1 1 / 0
+
+* a cell header ``[index] type id [execution count]`` (index 0-based; no id before nbformat 4.5);
+* source lines as ``n<TAB>text``, numbered from 1 within each cell — the numbers grep and search
+  use (``analysis.ipynb [cell 1]:2``);
+* each output after a ``»`` line: streams and results shortened to their first and last lines,
+  errors as ``ename: evalue`` plus the last traceback lines, images attached as images (``image 1``
+  in the order of the media parts), other MIME types named with their size.
+
+``offset``/``limit`` choose cells; over the token budget the rendering stops at a cell boundary
+and says which ``offset`` continues.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..tools.tokens import count_tokens
+from .document import Notebook, cell_source
+from .outputs import (
+    DEFAULT_MAX_LINES,
+    ImageOutput,
+    OutputSummary,
+    cell_outputs,
+    format_size,
+)
+
+__all__ = ["NotebookRendering", "cell_header", "render_cell", "render_notebook"]
+
+#: At most this many images are attached to one read (the rest are named, with their size).
+MAX_IMAGES = 8
+
+
+@dataclass(frozen=True)
+class NotebookRendering:
+    """``text`` for the model, ``images`` to attach (numbered ``image 1``... in ``text``), and which
+    cells were shown: ``first``..``last`` (inclusive; ``last < first`` when none) of ``total``;
+    ``cut`` when the budget stopped the rendering before the requested cells were all shown."""
+
+    text: str
+    images: tuple[ImageOutput, ...]
+    first: int
+    last: int
+    total: int
+    cut: bool
+
+    @property
+    def complete(self) -> bool:
+        """Every cell of the notebook was shown, none of them cut."""
+        return self.total == 0 or (self.first == 0 and self.last == self.total - 1 and not self.cut)
+
+
+def cell_header(index: int, cell: object) -> str:
+    """``[3] code 9b1d04aa [7]``: index, type, id (when the format has ids), execution count."""
+    assert isinstance(cell, dict)
+    parts = [f"[{index}]", str(cell.get("cell_type", "?"))]
+    cid = cell.get("id")
+    if isinstance(cid, str):
+        parts.append(cid)
+    count = cell.get("execution_count")
+    if isinstance(count, int) and not isinstance(count, bool):
+        parts.append(f"In[{count}]")
+    return " ".join(parts)
+
+
+def _numbered(source: str, numbers: bool) -> list[str]:
+    """Source lines as ``n text``; a one-line cell's line is shown bare (it is line 1)."""
+    if source == "":
+        return []
+    lines = source.split("\n")
+    if numbers and len(lines) > 1:
+        return [f"{n} {line}" if line else str(n) for n, line in enumerate(lines, 1)]
+    return lines
+
+
+def _output_lines(
+    out: OutputSummary, images: list[ImageOutput], attach: Sequence[str], max_media_bytes: int
+) -> list[str]:
+    lines: list[str] = []
+    if out.kind == "stream":
+        lines.append(f"» {out.name or 'stream'}:")
+        if out.text:
+            lines.append(out.text)
+        return lines
+    if out.kind == "error":
+        lines.append(f"» error: {out.headline}")
+        lines.extend(out.traceback)
+        return lines
+    if out.kind not in ("execute_result", "display_data"):
+        lines.append(f"» {out.kind} output")
+        return lines
+    label = f"» Out[{out.execution_count}]" if out.execution_count is not None else "» display"
+    attached = [
+        img for img in out.images if img.mime_type in attach and img.size <= max_media_bytes
+    ][: max(0, MAX_IMAGES - len(images))]
+    if out.text and not attached:  # a front-end shows the image instead of the text (a Figure repr)
+        if "\n" in out.text:  # a table or a long repr: its lines as they are, below the label
+            lines += [f"{label}:", out.text]
+        else:
+            lines.append(f"{label}: {out.text}")
+        label = "»"
+    for img in out.images:
+        if img in attached:
+            images.append(img)
+            dims = f" {img.width}x{img.height}" if img.width and img.height else ""
+            lines.append(f"{label} image {len(images)}: {img.mime_type.split('/')[-1]}{dims}")
+        else:
+            why = (
+                "not attached: over max_media_bytes"
+                if img.size > max_media_bytes
+                else "not attached"
+                if img.mime_type not in attach
+                else f"not attached: more than {MAX_IMAGES} images, read fewer cells"
+            )
+            lines.append(f"{label} {img.describe()} ({why})")
+        label = "»"
+    if out.others:
+        shown = ", ".join(f"{m} {format_size(n)}" for m, n in out.others)
+        lines.append(f"{label} {shown}")
+    elif label != "»":
+        lines.append(f"{label}: (no data)")
+    return lines
+
+
+def render_cell(
+    index: int,
+    cell: object,
+    *,
+    numbers: bool = True,
+    images: list[ImageOutput] | None = None,
+    attach: Sequence[str] = (),
+    max_media_bytes: int = 0,
+    max_output_lines: int = DEFAULT_MAX_LINES,
+) -> str:
+    """One cell as in :func:`render_notebook` (``images`` collects what is to be attached)."""
+    collected = images if images is not None else []
+    lines = [cell_header(index, cell), *_numbered(cell_source(cell), numbers)]
+    for out in cell_outputs(cell, max_lines=max_output_lines):
+        lines.extend(_output_lines(out, collected, attach, max_media_bytes))
+    return "\n".join(lines)
+
+
+def _heading(nb: Notebook, label: str, size: int | None) -> str:
+    facts = [f"{len(nb)} {'cell' if len(nb) == 1 else 'cells'}"]
+    if nb.language:
+        facts.append(nb.language)
+    if not nb.has_cell_ids:
+        facts.append(f"nbformat {nb.nbformat_version}: no cell ids")
+    if size is not None:
+        facts.append(f"{size} bytes")
+    return f"{label} ({', '.join(facts)})"
+
+
+def render_notebook(
+    nb: Notebook,
+    *,
+    label: str | None = None,
+    offset: int = 0,
+    limit: int | None = None,
+    budget: int | None = None,
+    numbers: bool = True,
+    attach: Sequence[str] = (),
+    max_media_bytes: int = 10 << 20,
+    size: int | None = None,
+) -> NotebookRendering:
+    """Render cells ``offset``.. (at most ``limit``) within ``budget`` tokens (None: no limit).
+
+    ``attach`` lists the image MIME types to return as images (others are named); ``size`` is
+    the file size shown in the first line.
+    """
+    total = len(nb)
+    name = label or nb.path or "notebook"
+    head = [_heading(nb, name, size)]
+    if nb.problem:
+        head.append(f"[not a valid notebook: {nb.problem}; edits are refused until it is fixed]")
+    if nb.ids_filled:
+        head.append("[some cells had no id or a repeated one: the ids shown are kept at the next edit]")
+    if offset >= total and total:
+        head.append(
+            f"[offset {offset} is past the last cell: the notebook has {total} cells (0-{total - 1}); "
+            "the notebook has been fully read]"
+        )
+        return NotebookRendering("\n".join(head), (), offset, offset - 1, total, False)
+    end = total if limit is None else min(total, offset + limit)
+    images: list[ImageOutput] = []
+    blocks: list[str] = []
+    room = None if not budget else max(1, budget - count_tokens("\n".join(head)) - 40)
+    used = 0
+    last = offset - 1
+    note = ""
+    for i in range(offset, end):
+        mark = len(images)
+        block = render_cell(
+            i, nb.cells[i], numbers=numbers, images=images, attach=attach, max_media_bytes=max_media_bytes
+        )
+        cost = count_tokens(block) + 1
+        if room is not None and used + cost > room:
+            if blocks:
+                del images[mark:]
+                note = f"[output truncated: showing cells {offset}-{last} of {total}; continue with offset={last + 1}]"
+            else:  # even this one cell does not fit: its start, and how to see the rest
+                shown, hidden = _cut_block(block, room)
+                del images[mark + _images_in(shown) :]
+                blocks.append(shown)
+                last = i
+                note = (
+                    f"[cell {i} was cut to fit the output budget ({hidden} more lines); continue with "
+                    f"offset={i + 1}, or read its lines with raw=true]"
+                )
+            break
+        blocks.append(block)
+        used += cost
+        last = i
+    if not note and limit is not None and end < total:
+        shown = f"cell {last}" if last == offset else f"cells {offset}-{last}"
+        note = f"[{shown} of {total} shown; continue with offset={last + 1}]"
+    text = "\n".join([*head, *blocks, *([note] if note else [])])
+    return NotebookRendering(text, tuple(images), offset, last, total, note.startswith(("[output", "[cell")))
+
+
+def _images_in(text: str) -> int:
+    return sum(1 for line in text.split("\n") if line.startswith("»") and " image " in line and ": image/" in line)
+
+
+def _cut_block(block: str, room: int) -> tuple[str, int]:
+    """The lines of one oversized cell that fit ``room`` tokens, and how many were left out."""
+    lines = block.split("\n")
+    kept: list[str] = []
+    used = 0
+    for line in lines:
+        n = count_tokens(line) + 1
+        if used + n > room - 30:
+            break
+        kept.append(line)
+        used += n
+    if not kept:  # a single enormous line: its start
+        kept = [lines[0][: max(40, (room - 30) * 3)] + " …"]
+    return "\n".join(kept), len(lines) - len(kept)
