@@ -514,7 +514,7 @@ def test_search_shows_the_best_few_says_how_to_see_more_and_marks_no_stopwords(w
     assert repr(results).endswith(results.more_hint) and "-k 10" in html_of(ws_ip, results)
     marked = re.findall(r"<mark[^>]*>([^<]*)</mark>", html_of(ws_ip, results))
     assert marked and {m.lower() for m in marked} <= {"city", "largest"}  # not which / is / the
-    everything = ws(ws_ip, "search which city is the largest -k 50")
+    everything = ws(ws_ip, "search which city is the largest -k 50 --mode bm25")  # hybrid ranks every file
     assert len(everything.results) == 8 and everything.more_hint == ""
 
 
@@ -532,6 +532,28 @@ def test_init_indexes_the_workspace_by_default(ws_ip: Any) -> None:
     results = ws(ws_ip, "search learning rate schedule -k 3 --mode bm25")  # no %ws index needed
     assert results.results[0].id == "docs/guide.md"
     assert workspace.wait_for_index(300)
+    assert ws(ws_ip, "info").as_dict()["index"].startswith("ready: ")  # %ws info says how far the index is
+
+
+def test_search_view_shows_the_reported_lines(ws_ip: Any, ws_dir: Path) -> None:
+    body = [f"value_{i} = {i}" for i in range(1, 31)]
+    body[1] = "price = 0  # a lone mention far from the hit"
+    body[17] = "def apply_discount(price):"
+    body[18] = "    return round_half_even(price * DISCOUNT_RATE)  # rounding of the discounted price"
+    (ws_dir / "pricing.py").write_text("\n".join(body) + "\n")
+    ws(ws_ip, "index")
+    results = ws(ws_ip, "search discount rounding --mode bm25 -k 1")
+    hit = results.results[0]
+    assert hit.id == "pricing.py"
+    start, end = hit.line_range
+    assert start <= 19 <= end and start > 2
+    text = repr(results).splitlines()
+    assert text[0].startswith(f" 1. pricing.py:{start}-{end}")
+    shown = [line[6:] for line in text[1:] if line.startswith("      ")]
+    n = min(2, end - start + 1)  # the text view shows the first two lines of the range
+    assert shown[:n] == body[start - 1 : start - 1 + n]  # those lines, indentation kept
+    html = html_of(ws_ip, results)
+    assert "lone mention" not in html and "    return " in html and ">discount</mark>" in html.lower()
 
 
 def test_skills_list_and_skill(ip: Any, ws_dir: Path) -> None:

@@ -15,6 +15,7 @@ __all__ = [
     "require_filesystem",
     "require_processes",
     "require_sandbox",
+    "show_index_progress",
 ]
 
 
@@ -120,3 +121,21 @@ def load_skills(workspace: Any) -> list[str]:
         except Exception:
             pass
     return problems
+
+
+def show_index_progress(inv: Any, workspace: Any) -> bool:
+    """Shows a live :class:`IndexProgressBar` when the workspace's index is still being built or
+    embedded (in a kernel: terminal IPython has no widgets). True when it was shown."""
+    if not inv.in_kernel or not getattr(workspace, "can_search", False):
+        return False
+    try:
+        if workspace.index_status().ready:
+            return False
+    except Exception:  # no index to follow (destroyed, search failed to open)
+        return False
+    from IPython.display import display
+
+    from ..widgets.index_progress import IndexProgressBar
+
+    display(IndexProgressBar(workspace))
+    return True

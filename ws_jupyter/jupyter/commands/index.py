@@ -1,7 +1,8 @@
 """Index files for `%ws search`, incrementally, with a progress bar.
 
 PATH may be a directory, a file or a glob (`docs`, `notes.md`, `**/*.py`); without PATH the whole
-workspace is indexed. Like git, indexing skips .gitignored and hidden files; binary files are
+workspace is indexed. The files are searchable (BM25) when the command returns; with vector search
+their vectors are computed in the background, and a live bar shows how far. Like git, indexing skips .gitignored and hidden files; binary files are
 skipped by content. Unchanged files are neither re-read nor re-embedded, so re-running is cheap, and
 the index persists under `.ws/index` (it survives a kernel restart).
 
@@ -17,6 +18,7 @@ from typing import Any
 
 from ..parsing import WsArgumentParser
 from ..views.search import IndexView
+from ._common import show_index_progress
 from .base import Invocation, Subcommand
 
 __all__ = ["COMMAND"]
@@ -74,6 +76,7 @@ def run(inv: Invocation) -> IndexView:
         report = workspace.rebuild_search_index(paths, progress=progress)
     finally:
         progress.close()
+    show_index_progress(inv, workspace)  # the files are searchable; vectors follow in the background
     search = workspace.get_info().search or {}
     return IndexView(
         paths=paths,

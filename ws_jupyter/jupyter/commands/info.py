@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..parsing import WsArgumentParser
 from ..views.workspace import InfoView, info_rows
-from ._common import isolation_available, load_skills
+from ._common import isolation_available, load_skills, show_index_progress
 from .base import Invocation, Subcommand
 
 __all__ = ["COMMAND"]
@@ -30,6 +30,7 @@ def run(inv: Invocation) -> InfoView:
         at = next((i + 1 for i, (k, _) in enumerate(rows) if k == "isolation"), len(rows))
         rows.insert(at, available)
     notes = [f"skill problem: {p} (see `%ws skills`)" for p in problems]
+    show_index_progress(inv, workspace)  # live, above the table, while vectors are being computed
     return InfoView(f"Workspace {workspace.name}", rows, notes)
 
 

@@ -33,7 +33,7 @@ from ..parsing import WsArgumentParser
 from ..skill_problems import skill_problems
 from ..views.common import one_line
 from ..views.workspace import InfoView, info_rows
-from ._common import isolation_available, load_skills, positive_float
+from ._common import isolation_available, load_skills, positive_float, show_index_progress
 from .base import Invocation, Subcommand
 
 __all__ = ["COMMAND", "default_directory", "notebook_path"]
@@ -136,6 +136,10 @@ def run(inv: Invocation) -> InfoView:
     vector = magics.vector if args.vector is None else args.vector
     timeout = args.timeout if args.timeout is not None else magics.timeout
     isolation = args.isolation or magics.isolation
+    if vector:  # asked for: say now, in one line, what the vectors would fail on in the background
+        from ...model_install import require_default_model
+
+        require_default_model()
     workspace = Workspace(
         name=args.name or name,
         filesystem=LocalFilesystem(root),
@@ -178,6 +182,7 @@ def run(inv: Invocation) -> InfoView:
             "the workspace contains this kernel's working directory, first on sys.path: a .py file "
             "written in it (by a command or an agent) is imported by `import NAME` in this notebook"
         )
+    show_index_progress(inv, workspace)  # vectors are computed after init() returns
     return InfoView(heading, rows, notes)
 
 

@@ -1,5 +1,11 @@
 """Views of search: ``%ws search`` results with highlighted snippets, ``%ws index``, and the
-highlighting and snippet choice the SearchPanel uses too."""
+highlighting and snippet choice the SearchPanel uses too.
+
+A hit's snippet is :meth:`SearchResult.snippet` — the lines of its reported range (so the lines
+under ``guide.md:18-20`` are lines 18 to 20), indentation kept, a line of context either side, the
+words the index matched marked (stopwords never are). ``snippet_of``/``highlight_terms`` remain for
+texts that are not search hits.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +17,7 @@ from typing import Any
 from .base import RichView
 from .common import BORDER, MARK, MONO, MUTED, esc, format_duration, path_link
 
-__all__ = ["IndexView", "SearchResultsView", "highlight_terms", "snippet_of"]
+__all__ = ["IndexView", "SearchResultsView", "highlight_terms", "hit_snippet", "snippet_of"]
 
 
 _STEM_CACHE: dict[str, str] = {}
@@ -95,6 +101,33 @@ def snippet_of(content: str, query: str, max_lines: int = 4, max_chars: int = 40
     return text, best
 
 
+def hit_snippet(hit: Any, query: str, max_lines: int = 4, context: int = 1) -> tuple[str, str]:
+    """``(text, html)`` of a search hit's snippet: its reported lines (at most ``max_lines``) with
+    ``context`` lines either side (muted in the HTML), the matched words in ``<mark>``."""
+    snippet_fn = getattr(hit, "snippet", None)
+    if not callable(snippet_fn):  # not a SearchResult: choose lines by the query's words
+        text, _ = snippet_of(str(getattr(hit, "content", "")), query, max_lines=max_lines)
+        return text, highlight_terms(text, query)
+    snippet = snippet_fn(context=context, max_lines=max_lines)
+    texts, rows = [], []
+    for line in snippet.lines:
+        body = line.text + (" …" if line.cut else "")
+        texts.append(body)
+        out, pos = [], 0
+        for start, end in line.marks:
+            out.append(esc(line.text[pos:start]))
+            out.append(f'<mark style="{MARK}">{esc(line.text[start:end])}</mark>')
+            pos = end
+        out.append(esc(line.text[pos:]) + (" …" if line.cut else ""))
+        marked = "".join(out)
+        rows.append(marked if line.in_range else f'<span style="{MUTED}">{marked}</span>')
+    if snippet.omitted:
+        more = f"… ({snippet.omitted} more line{'' if snippet.omitted == 1 else 's'} in range)"
+        texts.append(more)
+        rows.append(f'<span style="{MUTED}">{esc(more)}</span>')
+    return "\n".join(texts), "\n".join(rows)
+
+
 @dataclass(repr=False)
 class SearchResultsView(RichView):
     """``%ws search``: ranked hits with ``path:lines``, score and a highlighted snippet."""
@@ -133,7 +166,7 @@ class SearchResultsView(RichView):
             return f"No results for {self.query!r} ({self.mode}). {self.empty_hint}".rstrip()
         lines = []
         for i, r in enumerate(self.results, 1):
-            snippet, _ = snippet_of(r.content, self.query, max_lines=2, max_chars=200)
+            snippet, _ = hit_snippet(r, self.query, max_lines=2, context=0)
             lines.append(f"{i:>2}. {self._where(r)}  score {r.score:.4f}")
             lines += [f"      {s}" for s in snippet.splitlines()]
         lines.append("---")
@@ -147,14 +180,14 @@ class SearchResultsView(RichView):
             return f'<div style="{MUTED}">No results. {esc(self.empty_hint)}</div>'
         items = []
         for i, r in enumerate(self.results, 1):
-            snippet, _ = snippet_of(r.content, self.query)
+            _, snippet_html = hit_snippet(r, self.query)
             label = self._where(r)
             details = _score_details(r)
             items.append(
                 f'<div style="margin: 6px 0; padding-left: 6px; border-left: 3px solid {BORDER}">'
                 f'<div><span style="{MUTED}">{i}.</span> {self._link(r, label)}'
                 f' <span style="{MUTED}; font-size: 0.9em" title="{esc(details)}">score {r.score:.4f}</span></div>'
-                f'<div style="white-space: pre-wrap; {MONO}">{highlight_terms(snippet, self.query)}</div></div>'
+                f'<div style="white-space: pre-wrap; {MONO}">{snippet_html}</div></div>'
             )
         if self.more_hint:
             items.append(f'<div style="{MUTED}; font-size: 0.9em">{esc(self.more_hint)}</div>')

@@ -71,6 +71,8 @@ def info_rows(info: Any) -> list[tuple[str, str]]:
         rows.append(("search", ", ".join(search.get("modes", [])) or "none"))
         if "documents" in search:
             rows.append(("index size", f"{search['documents']:,} documents"))
+        if search.get("status") is not None:  # building, embedding, or ready
+            rows.append(("index", str(search["status"])))
     else:
         rows.append(("search", "not configured"))
     skills = getattr(info, "skills", None)

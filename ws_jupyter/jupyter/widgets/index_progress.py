@@ -4,7 +4,9 @@ Indexing returns once BM25 has the files; the vectors are computed afterwards on
 (see ``Workspace.index_status()``). This bar shows that second part too: it re-reads the index
 status from the shared widget thread (``live.Throttle``, at most every ``interval`` seconds), so it
 keeps moving while the notebook is idle, and stops polling once the index is complete (or when
-closed). ``%ws index``, ``%ws info`` and the SearchPanel show it.
+closed). ``%ws index``, ``%ws info`` and ``%ws init`` show it while the index is not complete; the
+SearchPanel keeps one above its results. Like every ws-jupyter widget it leaves a saved snapshot
+(the last status line) for a reopened notebook.
 
 State for code and tests: ``phase`` ("indexing", "embedding", "ready", "stopped"), ``done``,
 ``total``, ``text`` (the status line), ``updates`` (renders so far).
@@ -12,18 +14,23 @@ State for code and tests: ``phase`` ("indexing", "embedding", "ready", "stopped"
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
 import ipywidgets as w
 from traitlets import Int, Unicode
 
+from ..views.common import MUTED
 from .live import Throttle
+from .snapshot import Snapshotting
 
 __all__ = ["IndexProgressBar"]
 
 
-class IndexProgressBar(w.HBox):
+class IndexProgressBar(Snapshotting, w.HBox):
     """A progress bar that follows ``workspace.index_status()`` until the index is complete."""
+
+    snapshot_label = "index progress"
 
     phase = Unicode("")
     done = Int(0)
@@ -73,6 +80,12 @@ class IndexProgressBar(w.HBox):
         self.label.value = text
         self.phase, self.done, self.total, self.text = phase, done, total, text
         self.updates += 1
+        self.snapshot_changed()
+
+    def snapshot(self) -> tuple[str, str]:
+        """The status line (``search index — ready: 400 documents, all embedded``)."""
+        line = f"search index — {self.text}"
+        return f"<div style='{MUTED}'>{html.escape(line)}</div>", line
 
     def refresh(self) -> None:
         """Reads the status now (in this thread) and resumes following it if work is left."""
@@ -80,6 +93,7 @@ class IndexProgressBar(w.HBox):
 
     def close(self) -> None:
         self._throttle.close()
+        self.close_snapshot()
         self.bar.close()
         self.label.close()
         super().close()

@@ -3,11 +3,13 @@
 The mode toggle offers only the modes the workspace has (BM25, vector, hybrid). Each result shows
 ``path:lines``, its score (hover for each side's rank) and a snippet with the query's words marked;
 clicking it previews the file at that line — in the given ``FileBrowser`` (the Dashboard links
-them) or in the panel's own preview. "Index" (re)indexes the workspace incrementally on a worker
-thread, so the notebook stays responsive.
+them) or in the panel's own preview. The snippet is the hit's reported lines (``SearchResult.snippet``).
+"Index" (re)indexes the workspace incrementally on a worker thread, so the notebook stays
+responsive; an :class:`IndexProgressBar` above the results follows the index (the file pass, then
+the vectors computed in the background) while it is not complete.
 
 State for code and tests: ``query``, ``mode``, ``top_k``, ``results`` (dicts: id, path, lines,
-score, snippet), ``opened`` (the path last opened), ``status``.
+score, snippet, snippet_html, cell, location), ``progress`` (the bar), ``opened`` (the path last opened), ``status``.
 """
 
 from __future__ import annotations
@@ -24,8 +26,9 @@ from traitlets import Dict, Int, List, Unicode
 from ...tools.search import available_modes
 from ..files import load_file_view
 from ..views.common import MONO, MUTED, base_path_of
-from ..views.search import highlight_terms, snippet_of
+from ..views.search import hit_snippet
 from .controls import button
+from .index_progress import IndexProgressBar
 from .live import MIN_INTERVAL, on_enter
 from .snapshot import Snapshotting
 
@@ -70,6 +73,7 @@ class SearchPanel(Snapshotting, w.VBox):
         )
         self.index_button = button("Index", icon="database", tooltip="Index the workspace (incremental)")
         self.status_line = w.HTML()
+        self.progress = IndexProgressBar(workspace) if getattr(workspace, "can_search", False) else None
         self.results_box = w.VBox(layout=w.Layout(width="100%", align_items="flex-start"))
         self.preview = w.HTML(layout=w.Layout(width="100%"))
         self._result_widgets: list[w.Widget] = []
@@ -78,12 +82,15 @@ class SearchPanel(Snapshotting, w.VBox):
                 w.HBox([self.query_box, self.search_button, self.index_button]),
                 w.HBox([self.mode_toggle, self.k_box]),
                 self.status_line,
+                *([self.progress] if self.progress is not None else []),
                 self.results_box,
                 self.preview,
             ],
             layout=w.Layout(width="100%"),
         )
         self.add_class("ws-search-panel")
+        if self.progress is not None:
+            self.progress.snapshot_into(self)  # its status line is part of this panel's snapshot
         self.mode = self.mode_toggle.value
         from ...model_install import missing_model_message
 
@@ -104,6 +111,8 @@ class SearchPanel(Snapshotting, w.VBox):
     def snapshot(self) -> tuple[str, str]:
         """The query, the status line and the results with their snippets."""
         lines = [f"search {self.query!r} ({self.mode}): {self.status}" if self.query else self.status]
+        if self.progress is not None and not self.progress.finished:
+            lines.append(self.progress.snapshot()[1])
         items = []
         for i, row in enumerate(self.results, 1):
             where = f"{row['path']}:{row['lines'][0]}-{row['lines'][1]}" if row["lines"] else row["path"]
@@ -113,7 +122,7 @@ class SearchPanel(Snapshotting, w.VBox):
                 f"<div style='margin: 4px 0'><span style='{MUTED}'>{i}.</span> <code>{html.escape(where)}</code> "
                 f"<span style='{MUTED}; font-size: 0.9em'>score {row['score']:.4f}</span>"
                 f"<div style='white-space: pre-wrap; {MONO}; margin-left: 1.5em'>"
-                f"{highlight_terms(row['snippet'], self.query)}</div></div>"
+                f"{row['snippet_html']}</div></div>"
             )
         head = f"<strong>{html.escape(self.query)}</strong> " if self.query else ""
         body = f"<div>{head}<span style='{MUTED}'>{html.escape(self.status)}</span></div>" + "".join(items)
@@ -150,11 +159,11 @@ class SearchPanel(Snapshotting, w.VBox):
             return []
         rows = []
         for hit in hits:
-            snippet, _ = snippet_of(hit.content, self.query)
+            snippet, snippet_html = hit_snippet(hit, self.query)
             lines = list(hit.line_range) if hit.line_range else None
             rows.append(
                 {"id": hit.id, "path": hit.source, "lines": lines, "score": float(hit.score), "snippet": snippet,
-                 "cell": hit.cell, "location": hit.location}
+                 "snippet_html": snippet_html, "cell": hit.cell, "location": hit.location}
             )
         self.results = rows
         self._draw(rows)
@@ -180,7 +189,7 @@ class SearchPanel(Snapshotting, w.VBox):
             button.on_click(lambda _, r=row: self.open_result(r))
             snippet = w.HTML(
                 f"<div style='white-space: pre-wrap; {MONO}; margin: 0 0 6px 1.5em; line-height: 1.4'>"
-                f"{highlight_terms(row['snippet'], self.query)} "
+                f"{row['snippet_html']} "
                 f"<span style='{MUTED}; font-size: 0.9em'>score {row['score']:.4f}</span></div>"
             )
             widgets += [button, snippet]
@@ -234,6 +243,8 @@ class SearchPanel(Snapshotting, w.VBox):
                 self._set_status(f"Indexing failed: {exc}", error=True)
             finally:
                 self.index_button.disabled = False
+                if self.progress is not None:
+                    self.progress.refresh()  # follows the vectors the pass left to compute
 
         if wait:
             work()
@@ -244,6 +255,7 @@ class SearchPanel(Snapshotting, w.VBox):
         self.close_snapshot()
         for widget in [
             *self._result_widgets,
+            *([self.progress] if self.progress is not None else []),
             self.query_box,
             self.search_button,
             self.mode_toggle,
