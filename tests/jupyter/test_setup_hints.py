@@ -65,7 +65,7 @@ def test_search_panel_is_quiet_when_the_model_is_not_needed(tmp_path: Path, no_m
 
 
 def test_ws_doctor_shows_the_table_and_what_is_needed(ip: Any, tmp_path: Path, no_model: None) -> None:
-    from ws_jupyter.jupyter.display import DoctorView
+    from ws_jupyter.jupyter.views import DoctorView
 
     ip.run_line_magic("config", "WsMagics.vector = True")  # before %ws init: the settings say what is needed
     view = ip.run_line_magic("ws", "doctor")

@@ -99,7 +99,7 @@ def test_no_warning_when_the_environment_is_elsewhere(workdir):
 
 def test_the_info_view_shows_the_warning():
     from ws_jupyter import LocalSandbox, Workspace
-    from ws_jupyter.jupyter.display import info_rows
+    from ws_jupyter.jupyter.views.workspace import info_rows
 
     # A workspace over the directory that holds this very environment (nothing is written).
     ws = Workspace(sandbox=LocalSandbox(working_directory=os.path.dirname(sys.prefix)))

@@ -29,7 +29,7 @@ def configure(parser: WsArgumentParser) -> None:
 
 def run(inv: Invocation) -> Any:
     from ...doctor import DoctorConfig, check_environment
-    from ..display import DoctorView
+    from ..views.doctor import DoctorView
 
     workspace = inv.session.workspace
     if workspace is not None:

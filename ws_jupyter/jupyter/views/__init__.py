@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 from ..._lazy import lazy_exports
 
 _EXPORTS = {
+    "DoctorView": ".doctor",
     "FileView": ".files",
     "GrepMatch": ".files",
     "GrepView": ".files",
@@ -62,6 +63,7 @@ _EXPORTS = {
 }
 
 __all__ = [
+    "DoctorView",
     "FileView",
     "GrepMatch",
     "GrepView",
@@ -96,6 +98,7 @@ __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)
 if TYPE_CHECKING:  # pragma: no cover
     from .base import MessageView, RichView
     from .common import format_bytes, format_duration, one_line, path_link
+    from .doctor import DoctorView
     from .files import FileView, GrepMatch, GrepView, TreeView
     from .formatters import register_formatters, unregister_formatters
     from .notebook import NotebookView

@@ -35,6 +35,11 @@ _ATTACHMENT = re.compile(r"attachment:([^\s)\"'>]+)")
 MAX_CELL_LINES = 400
 
 
+def cell_link(base_path: str | None, path: str, text: str, cell_id: str | None, line: int | None = None) -> str:
+    """A link that opens ``path`` in JupyterLab at the cell ``cell_id`` (the file when None)."""
+    return path_link(base_path, path, text, line, fragment=f"cell-id={cell_id}" if cell_id else None)
+
+
 @lru_cache(maxsize=1)
 def _markdown() -> Any:
     from markdown_it import MarkdownIt
