@@ -223,6 +223,11 @@ UX_CELLS = [
     "%%ws write code.py\n" + CODE,
     "%ws cat code.py",
     "%ws grep return -C 1",
+    # a notebook holding the same code, shown by %ws cat as cells
+    "import nbformat\nnbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("
+    + repr(CODE.rstrip("\n"))
+    + ")]), 'ux/nb.ipynb')",
+    "%ws cat nb.ipynb",
     "%ws run seq 1 2000000",
     "p = %ws bg sh -c 'echo started; sleep 1; echo finished'",
     '%ws call workspace_execute_command {"command": "echo approved"}',
@@ -301,7 +306,7 @@ def test_code_views_align_and_copy_cleanly_in_both_themes(ux: LabPage) -> None:
             cells = page.evaluate(
                 """() => Array.from(document.querySelectorAll('.ws-jupyter td, .ws-snapshot td')).map(td => ({
                     inline: td.style.textAlign, computed: getComputedStyle(td).textAlign,
-                    code: td.cellIndex === 1 && !!td.closest('.ws-file, .ws-grep')}))"""
+                    code: td.cellIndex === 1 && !!td.closest('.ws-file, .ws-grep, .ws-notebook')}))"""
             )
             assert len(cells) > 20
             # every cell says its alignment (JupyterLab's CSS right-aligns td), and code is left-aligned
@@ -319,6 +324,14 @@ def test_code_views_align_and_copy_cleanly_in_both_themes(ux: LabPage) -> None:
                 )
             )
             assert copied + "\n" == CODE  # indentation and blank lines, nothing else
+            in_notebook = (
+                ux.cell("%ws cat nb.ipynb")
+                .locator(".ws-notebook .ws-nb-cell")
+                .evaluate(
+                    "el => Array.from(el.querySelectorAll('tr')).map(r => r.cells[1].innerText).join('\\n')"
+                )
+            )
+            assert in_notebook + "\n" == CODE  # a notebook's code cell copies the same way
             grep = ux.cell("%ws grep return").locator(".ws-grep")
             assert "    return 1" in grep.inner_text()
             ux.screenshot(f"code-views-{theme.split()[-1].lower()}", ux.cell("%ws cat code.py"))

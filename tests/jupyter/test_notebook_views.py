@@ -133,3 +133,29 @@ def test_file_browser_previews_a_notebook_and_search_hits_mark_the_cell(workspac
             panel.close()
     finally:
         browser.close()
+
+
+def test_cat_notebook_code_copies_cleanly(nb_ip, ws_dir):
+    """Copying a notebook cell's code from %ws cat gives the code itself: indentation kept, blank
+    lines empty (no zero-width character that would make the pasted code a SyntaxError)."""
+    import html as html_lib
+
+    from nbformat import v4
+
+    source = "def f(x):\n\n    if x:\n        return 1\n\n    return 2"
+    (ws_dir / "blank.ipynb").write_text(write(v4.new_notebook(cells=[v4.new_code_cell(source)])), "utf-8")
+    html = html_of(nb_ip, ws(nb_ip, "cat blank.ipynb"))
+    assert not re.search("[\u200b-\u200d\u2060\ufeff]|&#8203;|&#x200b;|&ZeroWidthSpace;", html, re.I)
+    code = re.findall(r"user-select: none[^>]*>\d+</td><td[^>]*>(.*?)</td></tr>", html)
+    assert "\n".join(html_lib.unescape(re.sub(r"<[^>]+>", "", c)) for c in code) == source
+
+
+def test_hit_links_name_the_cell(nb_ip):
+    """Grep, search and the notebook view link a cell the same way: #cell-id= when the cell has an id."""
+    from ws_jupyter.jupyter.views.common import cell_link
+
+    link = cell_link("/w", "nb.ipynb", "[1]", "ab 12", line=3)
+    assert re.search(r'href="[^"]*nb\.ipynb#cell-id=ab%2012"', link) and 'title="nb.ipynb:3"' in link
+    plain = cell_link("/w", "nb.ipynb", "[1]", None)
+    assert "#" not in re.search(r'href="([^"]*)"', plain).group(1)
+    assert "<a " not in cell_link(None, "nb.ipynb", "[1]", "ab12")  # no host path: plain text

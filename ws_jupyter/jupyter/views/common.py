@@ -29,6 +29,7 @@ __all__ = [
     "WARN",
     "badge",
     "base_path_of",
+    "cell_link",
     "code_table",
     "esc",
     "format_bytes",
@@ -108,6 +109,15 @@ def path_link(
         f'<a href="{esc(href)}" title="{esc(title)}" '
         f'style="text-decoration: none; color: var(--jp-content-link-color, #0969da)">{label}</a>'
     )
+
+
+def cell_link(base_path: str | None, path: str, text: str, cell_id: str | None, line: int | None = None) -> str:
+    """A link that opens the notebook ``path`` in JupyterLab at the cell ``cell_id``.
+
+    JupyterLab 4 scrolls an open notebook to the cell named by ``#cell-id=``; without a cell id
+    (nbformat < 4.5, or not a notebook) it is a plain link to the file.
+    """
+    return path_link(base_path, path, text, line, fragment=f"cell-id={cell_id}" if cell_id else None)
 
 
 def base_path_of(workspace: Any) -> str | None:

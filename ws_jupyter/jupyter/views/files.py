@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .base import RichView
-from .common import BORDER, MARK, MONO, MUTED, code_table, esc, format_bytes, path_link
+from .common import BORDER, MARK, MONO, MUTED, cell_link, code_table, esc, format_bytes, path_link
 
 __all__ = ["FileView", "GrepMatch", "GrepView", "TreeEntry", "TreeView"]
 
@@ -223,8 +223,7 @@ class GrepMatch:
 
     def link(self, base_path: str | None, text: str | None = None, line: int | None = None) -> str:
         """A link to the file — for a notebook cell, to that cell in JupyterLab."""
-        fragment = f"cell-id={self.cell_id}" if self.cell_id else None
-        return path_link(base_path, self.file or self.path, text if text is not None else self.path, line, fragment)
+        return cell_link(base_path, self.file or self.path, text if text is not None else self.path, self.cell_id, line)
 
 
 @dataclass(repr=False)

@@ -22,9 +22,9 @@ from functools import lru_cache
 from typing import Any
 
 from .base import RichView
-from .common import BAD, BORDER, MARK, MONO, MUTED, PRE, code_table, esc, format_bytes, path_link
+from .common import BAD, BORDER, MARK, MONO, MUTED, PRE, cell_link, code_table, esc, format_bytes
 
-__all__ = ["NotebookView", "cell_link"]
+__all__ = ["NotebookView"]
 
 #: Cells drawn at most (a longer notebook says how to see the rest: ``%ws cat nb.ipynb --cells A:B``).
 MAX_CELLS = 200
@@ -33,11 +33,6 @@ _INLINE_IMAGES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 _ATTACHMENT = re.compile(r"attachment:([^\s)\"'>]+)")
 #: Lines of one code cell drawn at most (Pygments on a megabyte cell would stall the kernel).
 MAX_CELL_LINES = 400
-
-
-def cell_link(base_path: str | None, path: str, text: str, cell_id: str | None, line: int | None = None) -> str:
-    """A link that opens ``path`` in JupyterLab at the cell ``cell_id`` (the file when None)."""
-    return path_link(base_path, path, text, line, fragment=f"cell-id={cell_id}" if cell_id else None)
 
 
 @lru_cache(maxsize=1)
@@ -181,7 +176,7 @@ class NotebookView(RichView):
                 shown, hidden = "\n".join(all_lines[:MAX_CELL_LINES]), len(all_lines) - MAX_CELL_LINES
             lines = highlight_lines(shown, self.notebook.language) if source else []
             rows = [
-                (str(n), line or "&#8203;", MARK if marked and n == self.highlight_line else "")
+                (str(n), line, MARK if marked and n == self.highlight_line else "")
                 for n, line in enumerate(lines, 1)
             ]
             if hidden:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .base import RichView
-from .common import BORDER, MARK, MONO, MUTED, esc, format_duration, path_link
+from .common import BORDER, MARK, MONO, MUTED, cell_link, esc, format_duration
 
 __all__ = ["IndexView", "SearchResultsView", "highlight_terms", "hit_snippet", "snippet_of"]
 
@@ -158,8 +158,7 @@ class SearchResultsView(RichView):
         """The hit's file; a notebook cell opens in JupyterLab at that cell (``#cell-id=``)."""
         lr = getattr(r, "line_range", None)
         cell_id = (getattr(r, "metadata", None) or {}).get("cell_id")
-        fragment = f"cell-id={cell_id}" if isinstance(cell_id, str) and cell_id else None
-        return path_link(self.base_path, r.source, label, lr[0] if lr else None, fragment)
+        return cell_link(self.base_path, r.source, label, cell_id if isinstance(cell_id, str) else None, lr[0] if lr else None)
 
     def text(self) -> str:
         if not self.results:
