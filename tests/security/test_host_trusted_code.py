@@ -52,6 +52,41 @@ def test_planted_dependency_modules_are_not_imported(workdir):
     assert str(workdir) not in proc.stdout.splitlines()[-1]
 
 
+#: Standard-library modules the tools import lazily, and a library's optional dependency.
+LAZY_NAMES = ("csv", "zipfile", "queue", "platform", "sqlite3", "uuid", "resource", "orjson")
+
+
+def test_planted_standard_library_modules_are_not_imported_by_the_tools(workdir):
+    # The agent writes the modules through the tools themselves; the tools' next calls import
+    # those names lazily (read_file: csv/zipfile, grep's child: resource, search: platform/sqlite3).
+    marker = workdir.parent / "PLANTED-RAN"
+    code = f"""
+        import sys
+        assert sys.path[0] == ""
+        from ws_jupyter import LocalFilesystem, Workspace
+        ws = Workspace(filesystem=LocalFilesystem("."))
+        tools = {{t.name: t for t in ws.tools()}}
+        for name in {LAZY_NAMES!r}:
+            body = f"open({str(marker)!r}, 'a').write({{name!r}} + ' ')"
+            tools["workspace_write_file"].run({{"path": name + ".py", "content": body}})
+        (open("mine.py", "w").write("VALUE = 42"))
+        tools["workspace_write_file"].run({{"path": "a.txt", "content": "hello"}})
+        for name, args in (("workspace_read_file", {{"path": "a.txt"}}),
+                           ("workspace_grep", {{"pattern": "(?=h)ello"}}),
+                           ("workspace_search", {{"query": "hello"}})):
+            print(name, str(tools[name].run(args))[:60].replace("\\n", " "))
+        import mine  # the user's own modules next to the notebook still import
+        print(mine.VALUE)
+    """
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], cwd=workdir, capture_output=True, text=True, timeout=180
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert not marker.exists(), f"the tools ran planted modules: {marker.read_text()}"
+    assert "Error" not in proc.stdout, proc.stdout
+    assert proc.stdout.splitlines()[-1] == "42"
+
+
 @pytest.mark.skipif(not BWRAP.available, reason=BWRAP.message)
 def test_a_venv_inside_the_workspace_is_read_only_in_the_sandbox(workdir):
     venv = workdir / ".venv"

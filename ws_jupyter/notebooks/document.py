@@ -54,6 +54,14 @@ CellType = Literal["code", "markdown", "raw"]
 CELL_TYPES: tuple[str, ...] = ("code", "markdown", "raw")
 #: Larger files are not parsed (a notebook is held in memory whole, images included).
 MAX_NOTEBOOK_BYTES = 64 << 20
+#: A notebook's shape is bounded too, since nbformat's work grows with it, not with its size:
+#: JSON nested deeper than this is refused (nbformat's conversion recurses: Python's recursion
+#: limit would end it with a RecursionError), and so are more cells and outputs, or JSON values
+#: (objects, arrays and their members), than these — nbformat validates and copies each one, so
+#: a 2 MB file of 50,000 one-letter outputs held a tool for half a minute per read and edit.
+MAX_JSON_DEPTH = 100
+MAX_NOTEBOOK_PARTS = 10_000
+MAX_JSON_VALUES = 1_000_000
 _ID_OK = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
 
@@ -85,6 +93,29 @@ class CellRef:
     def label(self) -> str:
         """``cell 4``: how locations in a notebook are written (``nb.ipynb [cell 4]:2``)."""
         return f"cell {self.index}"
+
+
+def _shape_problem(raw: Any) -> str | None:
+    """Why parsed JSON is too deep or too large to handle as a notebook (None: it is not)."""
+    stack: list[tuple[Any, int]] = [(raw, 1)]
+    values = parts = 0
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_JSON_DEPTH:
+            return f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
+        if isinstance(node, dict):
+            if "cell_type" in node or "output_type" in node:
+                parts += 1
+                if parts > MAX_NOTEBOOK_PARTS:
+                    return f"more than {MAX_NOTEBOOK_PARTS:,} cells and outputs"
+            children: Any = node.values()
+        else:
+            children = node
+        values += len(children)
+        if values > MAX_JSON_VALUES:
+            return f"more than {MAX_JSON_VALUES:,} JSON values"
+        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
+    return None
 
 
 def _nbformat() -> Any:
@@ -225,6 +256,9 @@ class Notebook:
             )
         if major == 4 and not isinstance(raw.get("cells"), list):
             raise NotebookError(f"{label} is not a readable notebook: no 'cells' list", path=path)
+        too_large = _shape_problem(raw)
+        if too_large is not None:
+            raise NotebookError(f"{label} is not handled as a notebook: {too_large}", path=path)
         try:
             node = nbformat.versions[major].to_notebook_json(raw, minor=minor)
             if major != 4:
@@ -237,6 +271,8 @@ class Notebook:
             raise NotebookError(f"{label} is not a readable notebook: missing {exc}", path=path) from None
         except (AttributeError, TypeError, ValueError, nbformat.ValidationError) as exc:
             raise NotebookError(f"{label} is not a readable notebook: {_short(exc)}", path=path) from None
+        except RecursionError:  # the stack was already deep (the shape check allows 100 levels)
+            raise NotebookError(f"{label} is not a readable notebook: JSON nested too deeply", path=path) from None
         cells = node.get("cells")
         if not isinstance(cells, list) or not all(isinstance(c, dict) for c in cells):
             raise NotebookError(f"{label} is not a readable notebook: 'cells' is not a list of cells", path=path)
@@ -502,8 +538,20 @@ class Notebook:
             try:
                 # from_dict: cells or outputs added as plain dicts become NotebookNodes, which
                 # nbformat's writer needs (it reads attributes)
-                text = nbformat.writes(nbformat.from_dict(self.node), version=nbformat.NO_CONVERT)
-            except (AttributeError, KeyError, TypeError, ValueError) as exc:
+                # allow_nan=False: NaN or an overflowing number (1e400 reads as inf) would be written
+                # as NaN/Infinity, which is not JSON: JupyterLab could no longer open the notebook
+                text = nbformat.writes(
+                    nbformat.from_dict(self.node), version=nbformat.NO_CONVERT, allow_nan=False
+                )
+            except ValueError as exc:
+                if "JSON compliant" not in str(exc):
+                    raise NotebookError(f"{self._where()}could not be serialised: {exc}", path=self.path) from None
+                raise NotebookError(
+                    f"{self._where()}holds a number JSON cannot represent (NaN or Infinity, or one too "
+                    "large for a double): it is not written, since no JSON reader could open the result",
+                    path=self.path,
+                ) from None
+            except (AttributeError, KeyError, TypeError) as exc:
                 raise NotebookError(f"{self._where()}could not be serialised: {exc}", path=self.path) from None
         return text if text.endswith("\n") else text + "\n"
 

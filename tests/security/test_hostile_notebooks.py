@@ -1,0 +1,104 @@
+"""Hostile notebooks: JSON nested deep enough to exhaust nbformat's recursion, small files of a
+huge number of tiny outputs, and numbers JSON cannot hold.
+
+Replayed in a child process (tests/security/conftest.py). Before the shape bounds of
+``ws_jupyter.notebooks.document``, a 1 KB notebook of 500 nested arrays made ``workspace_read_file``,
+``workspace_notebook_edit`` and a grep of the *whole workspace* answer ``Error: RecursionError``
+(nbformat's ``from_dict`` recursed past the limit); a 2 MB notebook of 50,000 one-letter outputs
+held a read for 10 s and an edit for 36 s of CPU (the limit on bytes did not bound nbformat's
+per-output work); and an edit of a notebook holding ``1e400`` wrote ``Infinity``, which no JSON
+reader — JupyterLab's included — accepts.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ..helpers import write
+from .conftest import replay
+
+
+def _code_cell(cid: str, outputs: list | None = None) -> dict:
+    return {
+        "cell_type": "code", "id": cid, "source": "x = 1", "metadata": {},
+        "outputs": outputs or [], "execution_count": None,
+    }
+
+
+def _notebook(cells: list, metadata: str = "{}") -> str:
+    return '{"nbformat": 4, "nbformat_minor": 5, "metadata": ' + metadata + ', "cells": ' + json.dumps(cells) + "}"
+
+
+def test_deeply_nested_notebook_gets_clean_answers_and_does_not_break_grep(workdir):
+    deep = "[" * 500 + "]" * 500
+    write(workdir, "deep.ipynb", _notebook([_code_cell("a")], '{"x": ' + deep + "}"))
+    write(workdir, "notes.txt", "needle here\n")
+    r = replay(
+        f"""
+        ws, t = tools_of({str(workdir)!r})
+        emit(str(t["workspace_read_file"].run({{"path": "deep.ipynb"}})))
+        emit(str(t["workspace_notebook_edit"].run({{"path": "deep.ipynb", "cell_index": 0, "new_source": "y"}})))
+        emit(str(t["workspace_grep"].run({{"pattern": "needle"}})))
+        emit(str(t["workspace_grep"].run({{"pattern": "nbformat", "path": "deep.ipynb"}})))
+        """,
+        timeout=120,
+    )
+    assert r.finished and r.returncode == 0, r.stderr
+    read, edit, grep, grep_nb = r.results
+    assert not any("RecursionError" in out for out in r.results), r.results
+    assert "not handled as a notebook: JSON nested deeper than 100 levels" in read
+    assert "showing the file as text" in read and '"nbformat": 4' in read
+    assert edit.startswith("Error: ") and "The notebook was not changed." in edit
+    assert grep.startswith("1 match across 1 file") and "notes.txt:1:1: needle here" in grep
+    assert grep_nb.startswith("1 match across 1 file")  # searched as its text
+    assert "[[[[" in (workdir / "deep.ipynb").read_text()  # untouched
+
+
+def test_a_small_notebook_of_many_tiny_outputs_is_not_parsed_cell_by_cell(workdir):
+    outputs = [{"output_type": "stream", "name": "stdout", "text": "a"}] * 12_000
+    text = _notebook([_code_cell("a", outputs), _code_cell("b")])
+    write(workdir, "flood.ipynb", text)
+    assert len(text) < 1 << 20  # far under the 64 MiB limit on bytes
+    r = replay(
+        f"""
+        ws, t = tools_of({str(workdir)!r})
+        emit(str(t["workspace_read_file"].run({{"path": "flood.ipynb", "limit": 5}})))
+        emit(str(t["workspace_notebook_edit"].run({{"path": "flood.ipynb", "cell_id": "b", "new_source": "y"}})))
+        emit(str(t["workspace_grep"].run({{"pattern": "x = 1", "path": "flood.ipynb"}})))
+        """,
+        timeout=240,
+    )
+    assert r.finished and r.returncode == 0, r.stderr
+    read, edit, grep = r.results
+    assert "not handled as a notebook: more than 10,000 cells and outputs" in read, read[:300]
+    assert "showing the file as text" in read
+    assert edit.startswith("Error: ") and "more than 10,000 cells and outputs" in edit
+    assert "The notebook was not changed." in edit
+    assert grep.startswith("1 match across 1 file")  # as text: one JSON line holds both cells
+    assert (workdir / "flood.ipynb").read_text() == text
+
+
+def test_numbers_json_cannot_hold_are_never_written(workdir):
+    text = _notebook([_code_cell("a")], '{"scale": 1e400, "ok": 1.5}')
+    write(workdir, "inf.ipynb", text)
+    r = replay(
+        f"""
+        ws, t = tools_of({str(workdir)!r})
+        emit(str(t["workspace_read_file"].run({{"path": "inf.ipynb"}})))
+        emit(str(t["workspace_notebook_edit"].run({{"path": "inf.ipynb", "cell_id": "a", "new_source": "y"}})))
+        emit(str(t["workspace_edit_file"].run({{"path": "inf.ipynb", "old_string": "x = 1", "new_string": "z"}})))
+        """,
+        timeout=120,
+    )
+    assert r.finished and r.returncode == 0, r.stderr
+    read, edit, text_edit = r.results
+    assert "[0] code a" in read
+    for out in (edit, text_edit):
+        assert out.startswith("Error: ") and "NaN or Infinity" in out, out
+    after = (workdir / "inf.ipynb").read_text()
+    assert after == text
+
+    def no_constants(name: str) -> None:
+        raise ValueError(name)
+
+    json.loads(after, parse_constant=no_constants)  # still standard JSON
