@@ -80,9 +80,11 @@ def test_init_returns_before_the_vectors_and_hybrid_works_meanwhile(workdir):
         out = box(ws).run("workspace_search", query="sourdough bread", mode="hybrid")
         if ws.index_status().pending:
             assert "vectors computed so far for" in out and "the rest are matched by BM25 only" in out
+        watcher.join(150)  # the worker finishes on its own: counts are what an idle notebook sees
         assert ws.wait_for_index(120)
-        watcher.join(120)
-        assert len({c for c in counts if 0 < c < 240}) >= 2  # stored batch by batch, as it goes
+        # stored batch by batch, as it goes: a partial count was visible (how many of the batches
+        # the watcher catches depends on the machine's load), and no batch was the whole backlog
+        assert {c for c in counts if 0 < c < 240} and len(emb.batches) >= 4
         assert time.monotonic() - t0 > 2  # it did take seconds
         done = ws.index_status()
         assert done.ready and done.embedded == 240 and not done.embedding
