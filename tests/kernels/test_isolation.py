@@ -121,3 +121,22 @@ def test_wrap_argv_binds_only_for_that_launch(make_sandbox: Any, tmp_path: Path)
     assert ["--bind-try", str(extra), str(extra)] == wrapped[wrapped.index(str(extra)) - 1 :][:3]
     assert str(extra) not in plain
     assert wrapped[-1] == "/bin/true" and wrapped[wrapped.index("--") + 1 :] == ["/bin/true"]
+
+
+@requires_bwrap
+def test_bwrap_kernel_started_from_a_short_lived_thread_outlives_it(make_sandbox: Any) -> None:
+    # --die-with-parent fires when the thread that forked bwrap exits: kernels must be forked
+    # from a thread that lives on (an arun worker or a widget callback would otherwise kill them).
+    import threading
+    import time
+
+    sb = make_sandbox("bwrap")
+    box: dict[str, Any] = {}
+    t = threading.Thread(target=lambda: box.setdefault("r", sb.kernels.execute("alive = 'yes'")))
+    t.start()
+    t.join(120)
+    assert box["r"].ok
+    time.sleep(1.0)
+    k = sb.kernels["default"]
+    assert k.status == "idle", k.status
+    assert sb.kernels.execute("alive").text == "'yes'"

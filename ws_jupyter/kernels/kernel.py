@@ -343,12 +343,14 @@ class Kernel:
                 shutdown_wait_time=config.shutdown_timeout,
             )
             self._km = km
-            km.start_kernel(
-                env=launch.env,
-                cwd=launch.cwd,
-                independent=launch.independent,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
+            _in_long_lived_thread(
+                lambda: km.start_kernel(
+                    env=launch.env,
+                    cwd=launch.cwd,
+                    independent=launch.independent,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                )
             )
             process = self._process()
             if process is not None:
@@ -867,6 +869,36 @@ class _Execution:
             stderr_dropped=collector.stderr.dropped,
             displays_dropped=collector.displays_dropped,
         )
+
+
+_launcher: Any = None
+_launcher_lock = threading.Lock()
+
+
+def _in_long_lived_thread(fn: Callable[[], Any]) -> Any:
+    """Runs ``fn`` (which forks the kernel) in the main thread or in a launcher thread that never ends.
+
+    bubblewrap's ``--die-with-parent`` is a parent-death signal, and those fire when the *thread*
+    that forked the child exits: a kernel started from a short-lived thread (an ``arun`` worker,
+    a widget callback) would be killed with it. The launcher threads live as long as the
+    interpreter.
+    """
+    global _launcher
+    if threading.current_thread() is threading.main_thread():
+        return fn()
+    with _launcher_lock:
+        if _launcher is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            _launcher = ThreadPoolExecutor(max_workers=2, thread_name_prefix="ws-kernel-launch")
+    future = _launcher.submit(fn)
+    try:
+        return future.result()
+    except BaseException:
+        if not future.done():  # interrupted while the kernel starts: let it finish, then stop it
+            with contextlib.suppress(BaseException):
+                future.result()
+        raise
 
 
 def _pending(channel: Any) -> Iterator[dict[str, Any]]:
