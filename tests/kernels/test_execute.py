@@ -272,3 +272,16 @@ def test_executions_are_published_to_the_feed(sandbox: LocalSandbox) -> None:
     assert {e.origin for e in events} == {"agent"} and events[-1].result.stdout == "fed\n"
     record = sandbox.kernels.activity.recent(1)[0]
     assert record.code == "print('fed')" and record.state == "ok" and record.tool_call_id == "call-1"
+
+
+def test_kernels_config_is_checked_at_construction() -> None:
+    from ws_jupyter import KernelsConfig, WorkspaceConfigError
+
+    with pytest.raises(WorkspaceConfigError, match="Unknown kernels option"):
+        LocalSandbox(kernels={"idle_timout": 5})
+    with pytest.raises(WorkspaceConfigError, match="idle_timeout must be a positive number"):
+        KernelsConfig(idle_timeout=-1)
+    with pytest.raises(WorkspaceConfigError, match="max_kernels must be a positive integer"):
+        KernelsConfig(max_kernels=0)
+    assert KernelsConfig(idle_timeout=None).idle_timeout is None
+    assert KernelsConfig.coerce({"limits": {"max_displays": 3}}).limits.max_displays == 3

@@ -489,11 +489,16 @@ class Kernel:
             with self._life:
                 if self._status != "idle" or self.idle_for() < idle_timeout:
                     return False
+                process = self._process()
+                code = process.poll() if process is not None else None
                 self._stop_locked(now=False)
-                self._lost = (
-                    f"the kernel was shut down after {idle_timeout:g} s without activity; a fresh kernel "
-                    "was started, so earlier variables and imports are gone"
-                )
+                if code is not None:
+                    self._lost = _died_note(code)
+                else:
+                    self._lost = (
+                        f"the kernel was shut down after {idle_timeout:g} s without activity; a fresh kernel "
+                        "was started, so earlier variables and imports are gone"
+                    )
                 return True
         finally:
             self._turn.release()
@@ -544,10 +549,7 @@ class Kernel:
             process = self._process()
             code = process.poll() if process is not None else None
             self._stop_locked(now=True)
-            self._lost = (
-                f"the kernel had died{f' (exit code {code})' if code is not None else ''} since the last "
-                "execution; it was restarted, so earlier variables and imports are gone"
-            )
+            self._lost = _died_note(code)
             self.restarts += 1
         self._start_locked()
         if self._lost:
@@ -899,6 +901,13 @@ def _in_long_lived_thread(fn: Callable[[], Any]) -> Any:
             with contextlib.suppress(BaseException):
                 future.result()
         raise
+
+
+def _died_note(code: int | None) -> str:
+    return (
+        f"the kernel had died{f' (exit code {code})' if code is not None else ''} since the last "
+        "execution; it was restarted, so earlier variables and imports are gone"
+    )
 
 
 def _pending(channel: Any) -> Iterator[dict[str, Any]]:
