@@ -285,3 +285,15 @@ def test_kernels_config_is_checked_at_construction() -> None:
         KernelsConfig(max_kernels=0)
     assert KernelsConfig(idle_timeout=None).idle_timeout is None
     assert KernelsConfig.coerce({"limits": {"max_displays": 3}}).limits.max_displays == 3
+
+
+def test_a_kernel_can_start_in_a_subfolder_of_the_workspace(sandbox: LocalSandbox) -> None:
+    import os
+
+    sub = os.path.join(sandbox.working_directory, "analysis")
+    os.makedirs(sub, exist_ok=True)
+    k = sandbox.kernels.start("in-sub", cwd="analysis")
+    try:
+        assert k.execute("import os; os.getcwd()").text == repr(sub)
+    finally:
+        sandbox.kernels.shutdown("in-sub")

@@ -219,10 +219,13 @@ class Kernel:
     'NameError'
     """
 
-    def __init__(self, manager: SandboxKernelManager, name: str, spec: ResolvedSpec) -> None:
+    def __init__(
+        self, manager: SandboxKernelManager, name: str, spec: ResolvedSpec, cwd: str | None = None
+    ) -> None:
         self.manager = manager
         self.name = name
         self.spec = spec
+        self.cwd = cwd  # None: the sandbox's working directory
         self._turn = TurnLock()
         self._life = threading.RLock()  # manager-side calls: start, interrupt, stop
         self._km: Any = None
@@ -330,7 +333,7 @@ class Kernel:
         runtime_dir = tempfile.mkdtemp(prefix="ws-kernel-", dir=self.manager.runtime_parent())
         self._runtime_dir = runtime_dir
         try:
-            launch = prepare_kernel_launch(sandbox, self.spec, runtime_dir)
+            launch = prepare_kernel_launch(sandbox, self.spec, runtime_dir, cwd=self.cwd)
             from jupyter_client import KernelManager
 
             km = KernelManager(
@@ -503,18 +506,20 @@ class Kernel:
         finally:
             self._turn.release()
 
-    def client(self) -> Any:
+    def client(self, context: Any = None) -> Any:
         """A new asyncio jupyter_client client connected to this kernel (for nbclient and the like).
 
-        The caller owns it (``stop_channels()`` when done). Use it inside ``exclusive()`` so no
-        execution of this kernel interleaves with it.
+        The caller owns it (``stop_channels()`` when done) and its ``context`` (a
+        ``zmq.asyncio.Context``; give one with ``MAXMSGSIZE`` set to bound what it accepts). Use
+        it inside ``exclusive()`` so no execution of this kernel interleaves with it.
         """
         from jupyter_client.asyncio import AsyncKernelClient
 
         km = self._km
         if km is None:
             raise KernelError(f"Kernel {self.name!r} is not running", kernel=self.name)
-        return AsyncKernelClient(**km.get_connection_info(session=True), parent=km)
+        extra = {"context": context} if context is not None else {}
+        return AsyncKernelClient(**km.get_connection_info(session=True), parent=km, **extra)
 
     @contextlib.contextmanager
     def exclusive(self) -> Any:

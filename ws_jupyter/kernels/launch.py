@@ -143,8 +143,11 @@ def kernel_environment(runtime_dir: str, spec: ResolvedSpec) -> dict[str, str]:
     return env
 
 
-def prepare_kernel_launch(sandbox: Any, spec: ResolvedSpec, runtime_dir: str) -> KernelLaunch:
-    """The launch of one kernel of ``sandbox``, isolated like its commands."""
+def prepare_kernel_launch(
+    sandbox: Any, spec: ResolvedSpec, runtime_dir: str, *, cwd: str | None = None
+) -> KernelLaunch:
+    """The launch of one kernel of ``sandbox``, isolated like its commands (``cwd``: where it
+    starts, default the sandbox's working directory)."""
     from ..sandbox.isolation.config import Mount
 
     isolation = getattr(sandbox, "isolation", "none")
@@ -168,7 +171,9 @@ def prepare_kernel_launch(sandbox: Any, spec: ResolvedSpec, runtime_dir: str) ->
             code="KERNELS_UNAVAILABLE",
         )
     argv = [resolved, *spec.argv[1:]]
-    launch = sandbox.wrap_argv(argv, env=kernel_environment(runtime_dir, spec), binds=(Mount(runtime_dir),))
+    launch = sandbox.wrap_argv(
+        argv, cwd=cwd, env=kernel_environment(runtime_dir, spec), binds=(Mount(runtime_dir),)
+    )
     return KernelLaunch(
         argv=list(launch.argv),
         cwd=launch.cwd,

@@ -147,14 +147,15 @@ class SandboxKernelManager:
 
     # --- kernels ---------------------------------------------------------------------------------
 
-    def start(self, name: str = DEFAULT_KERNEL, spec: str | None = None) -> Kernel:
+    def start(self, name: str = DEFAULT_KERNEL, spec: str | None = None, *, cwd: str | None = None) -> Kernel:
         """Starts the kernel ``name`` (a running one is returned as it is).
 
         ``spec`` names an installed kernelspec (default: the config's, else an ipykernel on the
-        notebook's Python). Raises ``KernelError`` when it cannot start (the message includes the
-        kernel's last output).
+        notebook's Python); ``cwd`` is where a new kernel starts (default: the sandbox's working
+        directory; relative paths resolve against it). Raises ``KernelError`` when it cannot
+        start (the message includes the kernel's last output).
         """
-        kernel = self._get_or_create(name, spec)
+        kernel = self._get_or_create(name, spec, cwd)
         try:
             return kernel.start()
         except BaseException:
@@ -164,7 +165,7 @@ class SandboxKernelManager:
                         del self._kernels[kernel.name]
             raise
 
-    def _get_or_create(self, name: str, spec: str | None) -> Kernel:
+    def _get_or_create(self, name: str, spec: str | None, cwd: str | None = None) -> Kernel:
         check_kernel_name(name)
         self.check_usable()
         with self._lock:
@@ -183,7 +184,7 @@ class SandboxKernelManager:
                     code="TOO_MANY_KERNELS",
                 )
             resolved = resolve_kernel_spec(spec if spec is not None else self._config.kernel_spec)
-            kernel = Kernel(self, name, resolved)
+            kernel = Kernel(self, name, resolved, cwd=cwd)
             self._kernels[name] = kernel
         self._ensure_culler()
         return kernel
