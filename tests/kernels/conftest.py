@@ -7,20 +7,25 @@ module-scoped sandbox and kernel; lifecycle tests make their own.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import psutil
 import pytest
 
 from ws_jupyter import LocalSandbox
-from ws_jupyter.sandbox.isolation import probe_backend
 
-BWRAP = probe_backend("bwrap")
-requires_bwrap = pytest.mark.skipif(
-    not BWRAP.available, reason=f"bubblewrap cannot run here: {BWRAP.message}"
-)
+from ..sandbox.conftest import BWRAP, make_sandbox, marker, processes_with, requires_bwrap
+
+__all__ = [
+    "BWRAP",
+    "PNG_CODE",
+    "kernel_processes",
+    "make_sandbox",
+    "marker",
+    "processes_with",
+    "requires_bwrap",
+]
 
 #: A PNG of 1x1 pixel, built in the kernel without any imaging library.
 PNG_CODE = r"""
@@ -43,32 +48,6 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalSandbox]:
     sb.destroy()
 
 
-@pytest.fixture
-def make_sandbox(tmp_path: Path) -> Iterator[Callable[..., LocalSandbox]]:
-    """Factory of sandboxes over ``<tmp>/wd``; all are destroyed after the test."""
-    made: list[LocalSandbox] = []
-    base = Path(os.path.realpath(tmp_path))
-
-    def make(isolation: str = "none", **kw: Any) -> LocalSandbox:
-        kw.setdefault("working_directory", str(base / "wd"))
-        sb = LocalSandbox(isolation=isolation, **kw)
-        made.append(sb)
-        return sb
-
-    yield make
-    for sb in made:
-        sb.destroy()
-
-
 def kernel_processes(connection_file: str) -> list[psutil.Process]:
-    """Live processes that were started for this connection file (the kernel, bwrap around it)."""
-    found = []
-    for proc in psutil.process_iter(["cmdline", "status"]):
-        try:
-            if proc.info["status"] == psutil.STATUS_ZOMBIE:
-                continue
-            if connection_file in (proc.info["cmdline"] or ()):
-                found.append(proc)
-        except (psutil.NoSuchProcess, psutil.AccessDenied):
-            continue
-    return found
+    """Live processes started for this connection file (the kernel, and bwrap around it)."""
+    return processes_with(connection_file)

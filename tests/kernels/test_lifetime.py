@@ -9,34 +9,17 @@ from __future__ import annotations
 
 import os
 import signal
-import uuid
 from pathlib import Path
 from typing import Any
 
-import psutil
 import pytest
 
 from ws_jupyter import LocalFilesystem, LocalSandbox, Workspace
 
 from ..helpers import wait_for
-from .conftest import kernel_processes, requires_bwrap
+from .conftest import kernel_processes, marker, processes_with, requires_bwrap
 
 pytestmark = pytest.mark.slow
-
-
-def _marker() -> str:
-    return f"{400 + uuid.uuid4().int % 500}.{uuid.uuid4().int % 10**6:06d}"
-
-
-def _sleepers(mark: str) -> list[psutil.Process]:
-    found = []
-    for proc in psutil.process_iter(["cmdline", "status"]):
-        try:
-            if proc.info["status"] != psutil.STATUS_ZOMBIE and mark in (proc.info["cmdline"] or ()):
-                found.append(proc)
-        except (psutil.NoSuchProcess, psutil.AccessDenied):
-            continue
-    return found
 
 
 def _start_with_child(sb: LocalSandbox, name: str, mark: str) -> str:
@@ -53,12 +36,12 @@ def _start_with_child(sb: LocalSandbox, name: str, mark: str) -> str:
 @pytest.mark.parametrize("isolation", ["none", pytest.param("bwrap", marks=requires_bwrap)])
 def test_sandbox_destroy_leaves_no_kernel(make_sandbox: Any, isolation: str) -> None:
     sb = make_sandbox(isolation)
-    mark = _marker()
+    mark = marker()
     files = [_start_with_child(sb, name, mark) for name in ("a", "b")]
-    assert all(kernel_processes(f) for f in files) and len(_sleepers(mark)) == 2
+    assert all(kernel_processes(f) for f in files) and len(processes_with(mark)) == 2
     sb.destroy()
     assert not any(kernel_processes(f) for f in files)
-    assert wait_for(lambda: not _sleepers(mark), 10), _sleepers(mark)
+    assert wait_for(lambda: not processes_with(mark), 10), processes_with(mark)
     assert not any(os.path.exists(os.path.dirname(f)) for f in files)  # private dirs removed
     with pytest.raises(Exception, match="destroyed"):
         sb.kernels.execute("1")
@@ -67,11 +50,11 @@ def test_sandbox_destroy_leaves_no_kernel(make_sandbox: Any, isolation: str) -> 
 def test_workspace_destroy_leaves_no_kernel(workdir: Path) -> None:
     ws = Workspace(filesystem=LocalFilesystem(workdir), sandbox=LocalSandbox(working_directory=str(workdir)))
     ws.init()
-    mark = _marker()
+    mark = marker()
     conn = _start_with_child(ws.sandbox, "default", mark)
     ws.destroy()
     assert not kernel_processes(conn)
-    assert wait_for(lambda: not _sleepers(mark), 10)
+    assert wait_for(lambda: not processes_with(mark), 10)
 
 
 def test_sandbox_stop_shuts_kernels_down(make_sandbox: Any) -> None:
@@ -135,23 +118,25 @@ def _sandbox_kernel_in(notebook: _Notebook, workdir: Path, isolation: str, mark:
     conn = out.strip().splitlines()[-1] if out.strip() else ""
     assert conn.endswith("kernel.json"), out
     conn = os.path.realpath(conn)
-    assert kernel_processes(conn) and _sleepers(mark)
+    assert kernel_processes(conn) and processes_with(mark)
     return conn
 
 
 def test_notebook_kernel_shutdown_leaves_no_kernel(notebook: _Notebook, workdir: Path) -> None:
-    mark = _marker()
+    mark = marker()
     conn = _sandbox_kernel_in(notebook, workdir, "none", mark)
     notebook.km.shutdown_kernel(now=False)  # a polite shutdown: the notebook's exit hooks run
-    assert wait_for(lambda: not kernel_processes(conn) and not _sleepers(mark), 30)
+    assert wait_for(lambda: not kernel_processes(conn) and not processes_with(mark), 30)
 
 
 @pytest.mark.parametrize("isolation", ["none", pytest.param("bwrap", marks=requires_bwrap)])
 def test_sigkill_of_the_notebook_kernel_leaves_no_kernel(
     notebook: _Notebook, workdir: Path, isolation: str
 ) -> None:
-    mark = _marker()
+    mark = marker()
     conn = _sandbox_kernel_in(notebook, workdir, isolation, mark)
     pid = notebook.km.provisioner.process.pid
     os.kill(pid, signal.SIGKILL)  # no exit hook can run: the orphan guard must do it
-    assert wait_for(lambda: not kernel_processes(conn) and not _sleepers(mark), 30), kernel_processes(conn)
+    assert wait_for(lambda: not kernel_processes(conn) and not processes_with(mark), 30), kernel_processes(
+        conn
+    )

@@ -363,9 +363,7 @@ class Kernel:
                 orphan_guard.register(self._pgid)
                 if self.manager.closed:  # the sandbox was destroyed while this kernel started
                     raise SandboxStateError("The sandbox was destroyed; its kernels are shut down")
-            kc = km.client(context=self.manager.zmq_context)
-            kc.start_channels(shell=True, iopub=True, stdin=False, hb=False, control=False)
-            self._kc = kc
+            kc = self._kc = self._connect(km)
             try:
                 kc.wait_for_ready(timeout=config.startup_timeout)
             except RuntimeError as exc:
@@ -641,9 +639,13 @@ class Kernel:
             return old
         with contextlib.suppress(Exception):
             old.stop_channels()
+        kc = self._kc = self._connect(km)
+        return kc
+
+    def _connect(self, km: Any) -> Any:
+        """A blocking client on the shell and IOPub channels (no heartbeat: the process is watched)."""
         kc = km.client(context=self.manager.zmq_context)
         kc.start_channels(shell=True, iopub=True, stdin=False, hb=False, control=False)
-        self._kc = kc
         return kc
 
     def _restart_inline(self) -> None:
