@@ -104,25 +104,6 @@ def test_bwrap_kernel_is_interruptible(make_sandbox: Any) -> None:
     assert sb.kernels.execute("kept").text == "5"
 
 
-def test_wrap_argv_wraps_like_commands(make_sandbox: Any, tmp_path: Path) -> None:
-    sb = make_sandbox()
-    spec = sb.wrap_argv(["python3", "-c", "pass"], env={"EXTRA": "1"}, binds=(str(tmp_path),))
-    assert spec.argv == ["python3", "-c", "pass"] and spec.cwd == sb.working_directory
-    assert spec.env["EXTRA"] == "1" and spec.env["HOME"] == sb.home_directory
-
-
-@requires_bwrap
-def test_wrap_argv_binds_only_for_that_launch(make_sandbox: Any, tmp_path: Path) -> None:
-    extra = Path(os.path.realpath(tmp_path)) / "extra"
-    extra.mkdir()
-    sb = make_sandbox("bwrap")
-    wrapped = sb.wrap_argv(["/bin/true"], binds=(str(extra),)).argv
-    plain = sb.prepare_launch("true", None, None).argv
-    assert ["--bind-try", str(extra), str(extra)] == wrapped[wrapped.index(str(extra)) - 1 :][:3]
-    assert str(extra) not in plain
-    assert wrapped[-1] == "/bin/true" and wrapped[wrapped.index("--") + 1 :] == ["/bin/true"]
-
-
 @requires_bwrap
 def test_bwrap_kernel_started_from_a_short_lived_thread_outlives_it(make_sandbox: Any) -> None:
     # --die-with-parent fires when the thread that forked bwrap exits: kernels must be forked
