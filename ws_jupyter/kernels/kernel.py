@@ -511,7 +511,7 @@ class Kernel:
         ``zmq.asyncio.Context``; give one with ``MAXMSGSIZE`` set to bound what it accepts). Use
         it inside ``exclusive()`` so no execution of this kernel interleaves with it.
         """
-        from jupyter_client.asyncio import AsyncKernelClient
+        from jupyter_client import AsyncKernelClient
 
         km = self._km
         if km is None:
