@@ -32,6 +32,7 @@ _EXPORTS: dict[str, str] = {
     "FileStat": "ws_jupyter.filesystem.types",
     "FilesystemInfo": "ws_jupyter.filesystem.types",
     "LocalFilesystem": "ws_jupyter.filesystem.local",
+    "FsspecFilesystem": "ws_jupyter.filesystem.fsspec_fs",
     # sandbox
     "WorkspaceSandbox": "ws_jupyter.sandbox.types",
     "CommandResult": "ws_jupyter.sandbox.types",
@@ -137,6 +138,7 @@ def unload_ipython_extension(ipython: Any) -> None:
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .errors import *
+    from .filesystem.fsspec_fs import FsspecFilesystem
     from .filesystem.local import LocalFilesystem
     from .filesystem.types import FileEntry, FileStat, FilesystemInfo, WorkspaceFilesystem
     from .kernels.config import KernelsConfig

@@ -12,7 +12,7 @@ PUBLIC = {
     # workspace
     "Workspace", "WorkspaceInfo", "RequestContext",
     # filesystem
-    "WorkspaceFilesystem", "LocalFilesystem", "FileEntry", "FileStat", "FilesystemInfo",
+    "WorkspaceFilesystem", "LocalFilesystem", "FsspecFilesystem", "FileEntry", "FileStat", "FilesystemInfo",
     # sandbox and processes
     "WorkspaceSandbox", "LocalSandbox", "NativeSandboxConfig", "IsolationDetection", "CommandResult",
     "SandboxInfo", "ProcessManager", "ProcessHandle", "ProcessInfo",
