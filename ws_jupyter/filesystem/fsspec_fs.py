@@ -568,17 +568,17 @@ class FsspecFilesystem:
         full = self._full(rel)
         parts = rel.split("/")[:-1]
         ancestors = ["/".join(parts[: i + 1]) for i in range(len(parts))]
-        if not self._s3 or not ancestors:
+        if not self._s3:
             if ancestors:
                 self._check_parents(rel, create=create)
             return self._info(full)
-        parent = ancestors[-1]
+        parent = ancestors[-1] if ancestors else None
         import asyncio
 
         from fsspec.asyn import sync
 
         async def gather() -> list[Any]:
-            calls = [self._fs._info(full)]
+            calls = [self._list_target(rel)]
             for anc in ancestors:
                 calls.append(
                     self._fs._info(self._full(anc)) if (anc == parent and not create) else self._head(anc)
@@ -596,11 +596,31 @@ class FsspecFilesystem:
             if res.get("type") != "directory":
                 raise NotADirectory(anc)
         target = results[0]
-        if isinstance(target, FileNotFoundError):
-            return None
         if isinstance(target, BaseException):
             raise target
-        return dict(target)
+        return None if target is None else dict(target)
+
+    async def _list_target(self, rel: str) -> dict[str, Any] | None:
+        """S3: what is at ``rel`` — a file, a directory (keys below it) or nothing — in one
+        LIST with ``rel`` as prefix and ``/`` as delimiter (a HEAD, then a LIST when it is not a
+        file, would be two round trips)."""
+        bucket, key, _ = self._fs.split_path(self._full(rel))
+        token: str | None = None
+        while True:
+            kw = {"ContinuationToken": token} if token else {}
+            out = await self._fs._call_s3(
+                "list_objects_v2", Bucket=bucket, Prefix=key, Delimiter="/", MaxKeys=1000, **kw
+            )
+            for pre in out.get("CommonPrefixes") or ():
+                if pre.get("Prefix") == key + "/":
+                    return {"type": "directory", "name": self._full(rel), "size": 0}
+            for obj in out.get("Contents") or ():
+                if obj.get("Key") == key:
+                    return {"type": "file", "name": self._full(rel), "size": obj.get("Size"),
+                            "ETag": obj.get("ETag"), "LastModified": obj.get("LastModified")}
+            token = out.get("NextContinuationToken")
+            if not out.get("IsTruncated") or not token:
+                return None
 
     async def _head(self, rel: str) -> dict[str, Any] | None:
         """S3: the object at exactly ``rel`` (one HEAD; a prefix alone is not an object)."""
