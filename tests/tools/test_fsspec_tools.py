@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import pytest
 
-from ws_jupyter import Workspace
 from ws_jupyter import WORKSPACE_TOOLS as T
+from ws_jupyter import Workspace
 
 from .conftest import box
 
 pytest.importorskip("fsspec", reason="fsspec is not installed (pip install 'ws-jupyter[s3]')")
 
-from ws_jupyter.filesystem.fsspec_fs import FsspecFilesystem  # noqa: E402
+from ws_jupyter.filesystem.fsspec_fs import FsspecFilesystem
 
 
 @pytest.fixture
