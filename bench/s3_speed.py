@@ -35,7 +35,9 @@ def timed(fn: Callable[[], object]) -> float:
     return time.perf_counter() - t0
 
 
-def compare(name: str, ours: Callable[[int], object], base: Callable[[int], object], runs: int, n: int) -> float:
+def compare(
+    name: str, ours: Callable[[int], object], base: Callable[[int], object], runs: int, n: int
+) -> float:
     ours_t: list[float] = []
     base_t: list[float] = []
     for r in range(runs):

@@ -20,7 +20,9 @@ from ws_jupyter.filesystem.fsspec_fs import FsspecFilesystem
 def s3_ws(s3):
     fs = FsspecFilesystem(f"s3://{s3.new_bucket()}/project", storage_options=s3.storage_options())
     fs.write_file(".gitignore", "build/\n*.log\n")
-    fs.write_file("docs/cooking.md", "# Cooking\n\nBoil the pasta in salted water.\nServe with tomato sauce.\n")
+    fs.write_file(
+        "docs/cooking.md", "# Cooking\n\nBoil the pasta in salted water.\nServe with tomato sauce.\n"
+    )
     fs.write_file("docs/garden.md", "# Garden\n\nWater the tomato plants every morning.\n")
     fs.write_file("src/app.py", "def main():\n    print('hello')\n")
     fs.write_file("build/out.txt", "tomato in an ignored directory\n")
@@ -83,7 +85,10 @@ def test_index_sees_a_same_second_same_size_change_by_its_etag(s3_ws):
     fs = s3_ws.filesystem
     key = fs.root + "/docs/garden.md"
     for i in range(30):
-        first, second = (f"# Garden\n\nWater the {w} plants every morning.\n".encode() for w in (f"bean{i:02d}", f"pea{i:02d}x"))
+        first, second = (
+            f"# Garden\n\nWater the {w} plants every morning.\n".encode()
+            for w in (f"bean{i:02d}", f"pea{i:02d}x")
+        )
         fs.fs.pipe_file(key, first)
         assert s3_ws.rebuild_search_index(["docs/garden.md"]).indexed == ["docs/garden.md"]
         seen = fs.stat("docs/garden.md").mtime

@@ -515,7 +515,9 @@ class FsspecFilesystem:
                 regular = kind in (None, "file")
                 size_value = int(size) if regular and size is not None else None
                 mtime, etag = _mtime_of(info), _etag_of(info)
-                entries[child] = FileEntry(child, "file", size_value, is_link, _link_target(info), mtime, etag)
+                entries[child] = FileEntry(
+                    child, "file", size_value, is_link, _link_target(info), mtime, etag
+                )
                 self._remember(child if rel == "." else f"{rel}/{child}", info)
         return [entries[k] for k in sorted(entries)]
 
@@ -616,8 +618,13 @@ class FsspecFilesystem:
                     return {"type": "directory", "name": self._full(rel), "size": 0}
             for obj in out.get("Contents") or ():
                 if obj.get("Key") == key:
-                    return {"type": "file", "name": self._full(rel), "size": obj.get("Size"),
-                            "ETag": obj.get("ETag"), "LastModified": obj.get("LastModified")}
+                    return {
+                        "type": "file",
+                        "name": self._full(rel),
+                        "size": obj.get("Size"),
+                        "ETag": obj.get("ETag"),
+                        "LastModified": obj.get("LastModified"),
+                    }
             token = out.get("NextContinuationToken")
             if not out.get("IsTruncated") or not token:
                 return None
