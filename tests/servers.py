@@ -65,20 +65,42 @@ class _Server:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    def _descendants(self) -> list[Any]:
+        """The server's child processes (a gateway's kernels run in sessions of their own, so a
+        signal to its process group misses them)."""
+        import psutil
+
+        try:
+            return list(psutil.Process(self.proc.pid).children(recursive=True))
+        except psutil.Error:
+            return []
+
+    def _reap(self, children: list[Any]) -> None:
+        import psutil
+
+        for child in children:
+            with contextlib.suppress(psutil.Error):
+                child.kill()
+        psutil.wait_procs(children, timeout=10)
+
     def kill(self) -> None:
         if self.proc.poll() is None:
+            children = self._descendants()
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait(10)
+            self._reap(children)
 
     def stop(self) -> None:
         if self.proc.poll() is None:
+            children = self._descendants()
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.proc.pid, signal.SIGTERM)
             try:
                 self.proc.wait(10)
             except subprocess.TimeoutExpired:
                 self.kill()
+            self._reap(children)
         with contextlib.suppress(OSError):
             os.unlink(self.log)
 
@@ -214,9 +236,14 @@ class CuttableProxy:
     def cut(self) -> None:
         with self._lock:
             self._closed = True
-            socks, self._socks = self._socks, []
         with contextlib.suppress(OSError):
             self._listener.close()
+        self.drop()
+
+    def drop(self) -> None:
+        """Drops every open connection (a network blip) but keeps accepting new ones."""
+        with self._lock:
+            socks, self._socks = self._socks, []
         for s in socks:
             with contextlib.suppress(OSError):
                 s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
