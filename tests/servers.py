@@ -248,4 +248,6 @@ class CuttableProxy:
             with contextlib.suppress(OSError):
                 s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
             with contextlib.suppress(OSError):
+                s.shutdown(socket.SHUT_RDWR)  # wakes the pump blocked in recv(); close() alone would not
+            with contextlib.suppress(OSError):
                 s.close()
