@@ -88,7 +88,7 @@ def main() -> None:
     args = parser.parse_args()
     print(f"tokenizer: {tokenizer_name()}")
     items = [(p.name, p.read_text("utf-8")) for p in sorted((ROOT / "notebooks").glob("*.ipynb"))]
-    plot = png_bytes(480, 320, noise=0.002)  # a plot-sized PNG (~1.6k tokens of base64 per KB...)
+    plot = png_bytes(480, 320, noise=0.002)  # a plot-sized PNG: its base64 is most of the JSON
     items.append(("analysis.ipynb (generated, 1 plot)", write(analysis_notebook(plot))))
     items.append(("kitchen_sink.ipynb (generated)", write(kitchen_sink())))
     with tempfile.TemporaryDirectory() as tmp:

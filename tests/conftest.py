@@ -17,3 +17,16 @@ def workdir(tmp_path: Path) -> Path:
     path = Path(os.path.realpath(tmp_path)) / "ws"
     path.mkdir()
     return path
+
+
+@pytest.fixture(scope="module")
+def s3():
+    """An S3 API server (moto) on 127.0.0.1 for the tests of one module, stopped after them;
+    each test makes its own bucket (``s3.new_bucket()``)."""
+    pytest.importorskip("s3fs", reason="s3fs is not installed (pip install 'ws-jupyter[s3]')")
+    pytest.importorskip("moto.server", reason="moto[server] is not installed (the dev extra has it)")
+    from .servers import S3Server
+
+    server = S3Server()
+    yield server
+    server.stop()

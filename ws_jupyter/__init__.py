@@ -32,6 +32,7 @@ _EXPORTS: dict[str, str] = {
     "FileStat": "ws_jupyter.filesystem.types",
     "FilesystemInfo": "ws_jupyter.filesystem.types",
     "LocalFilesystem": "ws_jupyter.filesystem.local",
+    "FsspecFilesystem": "ws_jupyter.filesystem.fsspec_fs",
     # sandbox
     "WorkspaceSandbox": "ws_jupyter.sandbox.types",
     "CommandResult": "ws_jupyter.sandbox.types",
@@ -42,6 +43,16 @@ _EXPORTS: dict[str, str] = {
     "NativeSandboxConfig": "ws_jupyter.sandbox.isolation.config",
     "ProcessManager": "ws_jupyter.sandbox.processes",
     "ProcessHandle": "ws_jupyter.sandbox.processes",
+    # kernels
+    "SandboxKernelManager": "ws_jupyter.kernels.manager",
+    "Kernel": "ws_jupyter.kernels.kernel",
+    "KernelInfo": "ws_jupyter.kernels.kernel",
+    "KernelsConfig": "ws_jupyter.kernels.config",
+    "ExecutionResult": "ws_jupyter.kernels.result",
+    "ExecutionError": "ws_jupyter.kernels.result",
+    "MimeBundle": "ws_jupyter.kernels.result",
+    "OutputEvent": "ws_jupyter.kernels.result",
+    "OutputLimits": "ws_jupyter.kernels.result",
     # skills
     "Skill": "ws_jupyter.skills.model",
     "SkillSearchResult": "ws_jupyter.skills.model",
@@ -97,7 +108,8 @@ _ERRORS = (
     "FileExists IsADirectory NotADirectory DirectoryNotEmpty PathEscapeError ReadOnlyError "
     "StaleFileError FileReadRequiredError FileTooLargeError InvalidPathError FileEncodingError FilesystemNotReadyError "
     "SandboxError SandboxStateError "
-    "IsolationUnavailableError ProcessNotFoundError ProcessWaitTimeoutError StdinClosedError SearchError SearchModeError "
+    "IsolationUnavailableError ProcessNotFoundError ProcessWaitTimeoutError StdinClosedError KernelError KernelNotFoundError "
+    "SearchError SearchModeError "
     "EmbedderError IndexCorruptedError NotebookError CellNotFoundError SkillError SkillValidationError SkillNotFoundError "
     "DuplicateSkillError SkillPathError ToolError ToolConfigError ToolArgumentError ToolNotFoundError "
     "ToolApprovalDeniedError WriteLockTimeoutError"
@@ -126,8 +138,13 @@ def unload_ipython_extension(ipython: Any) -> None:
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .errors import *
+    from .filesystem.fsspec_fs import FsspecFilesystem
     from .filesystem.local import LocalFilesystem
     from .filesystem.types import FileEntry, FileStat, FilesystemInfo, WorkspaceFilesystem
+    from .kernels.config import KernelsConfig
+    from .kernels.kernel import Kernel, KernelInfo
+    from .kernels.manager import SandboxKernelManager
+    from .kernels.result import ExecutionError, ExecutionResult, MimeBundle, OutputEvent, OutputLimits
     from .model_install import install_model
     from .request_context import RequestContext
     from .sandbox.isolation.config import NativeSandboxConfig

@@ -6,8 +6,9 @@ listing first reads a ``.gitignore``, ``yaml`` when a skill is parsed, …), so 
 writes ``pathspec.py`` into the workspace would have it imported — and run — by the kernel, on
 the host, outside any sandbox. A meta-path finder placed first handles exactly the top-level
 names of the dependencies below: it looks for them on ``sys.path`` without the current
-directory, then in the other finders (editable installs), and otherwise reports the module as
-missing.
+directory, then in the other finders (editable installs); a copy found only in the current
+directory is reported as missing (a module found nowhere is ``None``, as Python's own finders
+say it, so a library's ``importlib.util.find_spec("optional")`` probe keeps working).
 
 The same holds for *any* top-level module that the package's own code asks for, directly or
 through a library it called: the standard library's lazily imported modules (``csv`` when a
@@ -137,7 +138,10 @@ class _DependencyFinder(importlib.abc.MetaPathFinder):
             spec = find(fullname, None, target) if find is not None else None
             if spec is not None:
                 return spec
-        raise ModuleNotFoundError(f"No module named {fullname!r}", name=fullname)
+        here = [p for p in sys.path if isinstance(p, str) and _is_current_directory(p)]
+        if here and importlib.machinery.PathFinder.find_spec(fullname, here) is not None:
+            raise ModuleNotFoundError(f"No module named {fullname!r}", name=fullname)  # only the cwd has it
+        return None  # missing everywhere: importlib.util.find_spec() callers expect None, not an error
 
 
 _finder = _DependencyFinder()

@@ -33,7 +33,10 @@ Each also derives from the builtin a Python user would naturally catch, so
     │   ├── IsolationUnavailableError                RuntimeError    ISOLATION_UNAVAILABLE
     │   ├── ProcessNotFoundError                     LookupError     PROCESS_NOT_FOUND
     │   ├── ProcessWaitTimeoutError                  TimeoutError    WAIT_TIMEOUT
-    │   └── StdinClosedError                         BrokenPipeError STDIN_CLOSED
+    │   ├── StdinClosedError                         BrokenPipeError STDIN_CLOSED
+    │   └── KernelError                              RuntimeError    KERNEL_ERROR, KERNEL_START_FAILED, KERNEL_SPEC_NOT_FOUND,
+    │       │                                                        KERNELS_UNAVAILABLE, TOO_MANY_KERNELS, EXECUTION_FAILED
+    │       └── KernelNotFoundError                  LookupError     KERNEL_NOT_FOUND
     ├── SearchError                                  RuntimeError    SEARCH_ERROR
     │   ├── SearchModeError                          ValueError      SEARCH_MODE_UNAVAILABLE
     │   ├── EmbedderError                            RuntimeError    EMBEDDER_ERROR
@@ -80,6 +83,8 @@ __all__ = [
     "InvalidPathError",
     "IsADirectory",
     "IsolationUnavailableError",
+    "KernelError",
+    "KernelNotFoundError",
     "NotADirectory",
     "NotebookError",
     "OperationTimeoutError",
@@ -423,6 +428,20 @@ class ProcessWaitTimeoutError(SandboxError, TimeoutError):
 
 class StdinClosedError(SandboxError, BrokenPipeError):
     default_code = "STDIN_CLOSED"
+
+
+class KernelError(SandboxError):
+    """A sandbox kernel could not be started, reached or used (``.kernel`` names it when known)."""
+
+    default_code = "KERNEL_ERROR"
+
+    def __init__(self, message: str, *, kernel: str | None = None, **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.kernel = kernel
+
+
+class KernelNotFoundError(KernelError, LookupError):
+    default_code = "KERNEL_NOT_FOUND"
 
 
 # --- search -------------------------------------------------------------------------------------

@@ -12,10 +12,13 @@ PUBLIC = {
     # workspace
     "Workspace", "WorkspaceInfo", "RequestContext",
     # filesystem
-    "WorkspaceFilesystem", "LocalFilesystem", "FileEntry", "FileStat", "FilesystemInfo",
+    "WorkspaceFilesystem", "LocalFilesystem", "FsspecFilesystem", "FileEntry", "FileStat", "FilesystemInfo",
     # sandbox and processes
     "WorkspaceSandbox", "LocalSandbox", "NativeSandboxConfig", "IsolationDetection", "CommandResult",
     "SandboxInfo", "ProcessManager", "ProcessHandle", "ProcessInfo",
+    # kernels
+    "SandboxKernelManager", "Kernel", "KernelInfo", "KernelsConfig", "ExecutionResult", "ExecutionError",
+    "MimeBundle", "OutputEvent", "OutputLimits",
     # search
     "BM25Config", "SearchEngine", "SearchResult", "VectorStore", "ChromaVectorStore", "DefaultEmbedder",
     "IndexProgress", "IndexReport", "IndexStatus", "install_model",
@@ -34,7 +37,8 @@ PUBLIC = {
     "IsADirectory", "NotADirectory", "DirectoryNotEmpty", "PathEscapeError", "ReadOnlyError",
     "StaleFileError", "FileReadRequiredError", "FileTooLargeError", "InvalidPathError", "FileEncodingError",
     "FilesystemNotReadyError", "SandboxError", "SandboxStateError", "IsolationUnavailableError",
-    "ProcessNotFoundError", "ProcessWaitTimeoutError", "StdinClosedError", "SearchError",
+    "ProcessNotFoundError", "ProcessWaitTimeoutError", "StdinClosedError", "KernelError",
+    "KernelNotFoundError", "SearchError",
     "SearchModeError", "EmbedderError", "IndexCorruptedError", "NotebookError", "CellNotFoundError",
     "SkillError", "SkillValidationError",
     "SkillNotFoundError", "DuplicateSkillError", "SkillPathError", "ToolError", "ToolConfigError",

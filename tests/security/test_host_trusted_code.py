@@ -87,6 +87,30 @@ def test_planted_standard_library_modules_are_not_imported_by_the_tools(workdir)
     assert proc.stdout.splitlines()[-1] == "42"
 
 
+def test_a_module_found_nowhere_is_none_for_find_spec_probes(workdir):
+    # IPython probes importlib.util.find_spec("argcomplete") at import: when the package's code
+    # imports IPython (the magics) that probe must say None, not raise; a copy that only the
+    # working directory has is still refused.
+    (workdir / "argcomplete_planted.py").write_text("raise SystemExit('planted module ran')\n")
+    code = """
+        import importlib.util, sys
+        assert sys.path[0] == ""
+        import ws_jupyter.jupyter.magics  # imports IPython, which probes for argcomplete
+        from ws_jupyter import _trusted_imports
+        _trusted_imports.DEPENDENCIES |= {"no_such_module_anywhere", "argcomplete_planted"}
+        print(_trusted_imports._finder.find_spec("no_such_module_anywhere", None))
+        try:
+            _trusted_imports._finder.find_spec("argcomplete_planted", None)
+        except ModuleNotFoundError:
+            print("refused")
+    """
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], cwd=workdir, capture_output=True, text=True, timeout=180
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["None", "refused"]
+
+
 @pytest.mark.skipif(not BWRAP.available, reason=BWRAP.message)
 def test_a_venv_inside_the_workspace_is_read_only_in_the_sandbox(workdir):
     venv = workdir / ".venv"

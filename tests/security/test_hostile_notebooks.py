@@ -102,3 +102,36 @@ def test_numbers_json_cannot_hold_are_never_written(workdir):
         raise ValueError(name)
 
     json.loads(after, parse_constant=no_constants)  # still standard JSON
+
+
+def test_a_notebook_view_of_megabyte_cells_is_bounded(workdir):
+    # %ws cat and the file browser preview draw a notebook in the kernel: Markdown through
+    # markdown-it and code through Pygments cost ~0.1 ms a character on text like this, so before
+    # the per-cell and per-view budgets these cells held the kernel for minutes.
+    attachment = {"a": {"image/png": "iVBORw0KGgo" + "A" * 2000}}
+    cells = [
+        {"cell_type": "markdown", "id": "m", "source": "[" * 1_500_000, "metadata": {}},
+        {**_code_cell("c"), "source": "+-" * 750_000},
+        {"cell_type": "markdown", "id": "att", "source": "![x](attachment:a) " * 900, "metadata": {},
+         "attachments": attachment},
+    ] + [{"cell_type": "markdown", "id": f"s{i}", "source": "[" * 19_000, "metadata": {}} for i in range(40)]
+    write(workdir, "big.ipynb", _notebook(cells))
+    r = replay(
+        f"""
+        from ws_jupyter import LocalFilesystem
+        from ws_jupyter.jupyter.files import load_file_view
+        view = load_file_view(LocalFilesystem({str(workdir)!r}), "big.ipynb")
+        bundle = view._repr_mimebundle_()
+        html = bundle["text/html"]
+        emit([len(html), html.count('src="data:image'), html.count("more characters"), html.count("goes on past"),
+              html.count('class="ws-nb-markdown"')])
+        """,
+        timeout=150,
+    )
+    assert r.finished, "drawing the notebook held the kernel past the timeout"
+    assert r.returncode == 0, r.stderr
+    size, images, more, cut_lines, rendered = r.results[0]
+    assert size < 3_000_000
+    assert 0 < images <= 20
+    assert more == 1 and cut_lines == 1
+    assert rendered < 8  # the 100,000-character budget: the rest are drawn as plain text

@@ -50,6 +50,10 @@ class FileEntry:
     size: int | None = None
     is_symlink: bool = False
     symlink_target: str | None = None
+    #: Modification time and ETag when the listing tells them (object stores do, in the same
+    #: request); the walker passes them on so the indexer needs no stat per file. Not compared.
+    mtime: float | None = field(default=None, compare=False)
+    etag: str | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

@@ -55,6 +55,9 @@ class WalkEntry:
     mtime: float | None = None
     is_symlink: bool = False
     symlink_target: str | None = None
+    #: The backend's ETag where the listing has one (object stores): a content version that
+    #: changes even when size and a whole-second mtime do not.
+    etag: str | None = None
 
     @property
     def is_dir(self) -> bool:
@@ -394,7 +397,7 @@ def _walk_generic(
             if local_rules and local_rules.is_ignored(child, e.type == "directory"):
                 continue
             entries.append(
-                WalkEntry(child, e.name, e.type, level, e.size, None, e.is_symlink, e.symlink_target)
+                WalkEntry(child, e.name, e.type, level, e.size, e.mtime, e.is_symlink, e.symlink_target, e.etag)
             )
         entries.sort(key=_sort_key)
         return iter(entries), local_rules

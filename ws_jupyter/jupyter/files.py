@@ -4,12 +4,13 @@ or binary."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidArgumentError
-from ..notebooks.document import is_notebook_path
 from .views.files import FileView
-from .views.notebook import NotebookView
+
+if TYPE_CHECKING:  # the notebook view and document model load with the first notebook shown
+    from .views.notebook import NotebookView
 
 __all__ = ["IMAGE_TYPES", "MAX_IMAGE_BYTES", "MAX_TEXT_BYTES", "load_file_view", "skill_file_view"]
 
@@ -42,6 +43,7 @@ def load_file_view(
     """
     from ..filesystem.mime import guess_mime_type, looks_like_text
     from ..filesystem.reading import read_limited
+    from ..notebooks.document import is_notebook_path
 
     if stat is None:
         stat = fs.stat(path)
@@ -56,6 +58,8 @@ def load_file_view(
         except NotebookError:
             nb = None
         if nb is not None:
+            from .views.notebook import NotebookView
+
             return NotebookView(
                 stat.path, nb, size=stat.size, base_path=base_path, cells=cells,
                 highlight_cell=cell, highlight_line=around if cell is not None else None,

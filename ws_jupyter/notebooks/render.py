@@ -5,19 +5,19 @@ measures it against the sources plus the outputs' text, and against the raw JSON
 
     analysis.ipynb (3 cells, python, 2104 bytes)
     [0] markdown 3f2a9c1e
-    1	# Load the data
-    [1] code 9b1d04aa [7]
-    1	df = load("x.csv")
-    2	df.shape
-    » out[7]: (120, 4)
-    [2] code c0ffee00 [8]
-    1	1 / 0
+    # Load the data
+    [1] code 9b1d04aa In[7]
+    1 df = load("x.csv")
+    2 df.shape
+    » Out[7]: (120, 4)
+    [2] code c0ffee00 In[8]
+    1 / 0
     » error: ZeroDivisionError: division by zero
     ----> 1 1 / 0
 
-* a cell header ``[index] type id [execution count]`` (index 0-based; no id before nbformat 4.5);
-* source lines as ``n<TAB>text``, numbered from 1 within each cell — the numbers grep and search
-  use (``analysis.ipynb [cell 1]:2``);
+* a cell header ``[index] type id In[execution count]`` (index 0-based; no id before nbformat 4.5);
+* source lines as ``n text``, numbered from 1 within each cell — the numbers grep and search
+  use (``analysis.ipynb [cell 1]:2``); a one-line cell's line is shown bare (it is line 1);
 * each output after a ``»`` line: streams and results shortened to their first and last lines,
   errors as ``ename: evalue`` plus the last traceback lines, images attached as images (``image 1``
   in the order of the media parts), other MIME types named with their size.

@@ -20,7 +20,7 @@ import threading
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import (
     InvalidArgumentError,
@@ -62,6 +62,10 @@ from .types import (
     SandboxInfo,
 )
 
+if TYPE_CHECKING:
+    from ..kernels.config import KernelsConfig
+    from ..kernels.manager import SandboxKernelManager
+
 __all__ = ["LocalSandbox"]
 
 _ISOLATION_MODES = ("none", "bwrap", "seatbelt", "auto")
@@ -100,6 +104,7 @@ class LocalSandbox:
         kill_grace: float = 2.0,
         max_output_bytes: int | None = DEFAULT_MAX_RETAINED_BYTES,
         max_exited_processes: int = 100,
+        kernels: KernelsConfig | Mapping[str, Any] | None = None,
     ) -> None:
         if id is not None and (not isinstance(id, str) or not id.strip()):
             raise WorkspaceConfigError(f"LocalSandbox id must be a non-empty string, got {id!r}")
@@ -167,6 +172,10 @@ class LocalSandbox:
         self.processes = ProcessManager(
             self, kill_grace=kill_grace, max_exited=max_exited_processes, name=f"ws-{self.id}"
         )
+        from ..kernels.config import KernelsConfig as _KernelsConfig
+
+        self._kernels_config = _KernelsConfig.coerce(kernels)
+        self._kernels: SandboxKernelManager | None = None
 
     # --- properties ---------------------------------------------------------------------------------
 
@@ -197,6 +206,16 @@ class LocalSandbox:
     def mounts(self) -> tuple[Mount, ...]:
         with self._lock:
             return tuple(self._mounts.values())
+
+    @property
+    def kernels(self) -> SandboxKernelManager:
+        """The sandbox's Jupyter kernels (``ws_jupyter.kernels``), run in its isolation."""
+        with self._lock:
+            if self._kernels is None:
+                from ..kernels.manager import SandboxKernelManager
+
+                self._kernels = SandboxKernelManager(self, self._kernels_config)
+            return self._kernels
 
     @property
     def home_directory(self) -> str | None:
@@ -261,6 +280,8 @@ class LocalSandbox:
         )
 
     def _do_stop(self) -> None:
+        if self._kernels is not None:
+            self._kernels.shutdown_all()
         self.processes.kill_all()
 
     def destroy(self) -> None:
@@ -274,6 +295,8 @@ class LocalSandbox:
         )
 
     def _do_destroy(self) -> None:
+        if self._kernels is not None:
+            self._kernels.close()
         self.processes.close()
         with self._lock:
             state, self._state_dir = self._state_dir, None
@@ -491,6 +514,14 @@ class LocalSandbox:
         else:
             wrapped = list(argv)
         return LaunchSpec(argv=wrapped, cwd=directory, env=environment)
+
+    def is_visible(self, path: str) -> bool:
+        """True when ``path`` exists inside the sandbox (everything is visible without bubblewrap)."""
+        with self._lock:
+            plan = self._plan
+        if self._isolation == "bwrap":
+            return plan is not None and plan.is_visible(path)
+        return os.path.exists(path)
 
     def execute_command(
         self,

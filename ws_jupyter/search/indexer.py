@@ -4,8 +4,8 @@
 walker (:func:`ws_jupyter.filesystem.walk.walk`: ``.gitignore`` at every level, hidden files and
 ``.git`` — so ``.ws/``, the index itself — skipped) and for each file:
 
-1. size and mtime equal to the manifest's, and the index holding the file's own chunks ->
-   unchanged, not even read;
+1. size and mtime (and the ETag, on stores that have one) equal to the manifest's, and the index
+   holding the file's own chunks -> unchanged, not even read;
 2. otherwise read; binary content (sniffed, whatever the extension) is skipped and remembered;
 3. content hash equal to the manifest's -> only the manifest is updated (``touch`` costs nothing);
 4. otherwise the file is chunked (notebooks cell by cell, outputs left out unless asked for;
@@ -156,13 +156,13 @@ class AutoIndexer:
 
     # ------------------------------------------------------------------ scanning
     def _candidates(self, scopes: Sequence[_Scope], report: IndexReport,
-                    only: set[str] | None = None) -> dict[str, tuple[int, int]]:
-        """path -> (size, mtime_ns) of every file the scopes select (walker rules applied).
+                    only: set[str] | None = None) -> dict[str, tuple[int, int, str]]:
+        """path -> (size, mtime_ns, etag) of every file the scopes select (walker rules applied).
 
         ``only`` restricts the scan to those paths: each walk then enters only their ancestor
         directories, so a targeted update sees a file exactly as a full pass would.
         """
-        found: dict[str, tuple[int, int]] = {}
+        found: dict[str, tuple[int, int, str]] = {}
         skip_dir: Callable[[WalkEntry], bool] | None = None
         if only is not None:
             ancestors = {d for p in only for d in _ancestors(p)}
@@ -178,7 +178,7 @@ class AutoIndexer:
                 if _checkpoint(st.path):
                     continue
                 if (scope.regex is None or scope.regex.match(st.path)) and (only is None or st.path in only):
-                    found[st.path] = (st.size, _ns(st.modified_at.timestamp()))
+                    found[st.path] = (st.size, _ns(st.modified_at.timestamp()), _etag(self.fs, st.path))
                 continue
             for entry in walk(self.fs, scope.base, max_depth=64, skip_dir=_skip_checkpoints(skip_dir)):
                 if entry.is_dir or (only is not None and entry.path not in only) or _checkpoint(entry.path):
@@ -190,19 +190,19 @@ class AutoIndexer:
                     found[entry.path] = state
         return found
 
-    def _file_state(self, entry: WalkEntry) -> tuple[int, int] | None:
-        """``(size, mtime_ns)`` of a walked file (stat-ed when the walk did not tell: providers
+    def _file_state(self, entry: WalkEntry) -> tuple[int, int, str] | None:
+        """``(size, mtime_ns, etag)`` of a walked file (stat-ed when the walk did not tell: providers
         without ``os.scandir``, links); None for a link to something other than a file, or a file
         that cannot be stat-ed (gone, or a link out of the workspace)."""
         if entry.is_symlink and entry.type != "file":
             return None
         if entry.size is not None and entry.mtime is not None:
-            return entry.size, _ns(entry.mtime)
+            return entry.size, _ns(entry.mtime), entry.etag or ""
         try:
             st = self.fs.stat(entry.path)
         except (FileNotFoundError, FilesystemError):
             return None
-        return st.size, _ns(st.modified_at.timestamp())
+        return st.size, _ns(st.modified_at.timestamp()), _etag(self.fs, entry.path)
 
     # ------------------------------------------------------------------ the pass
     def rebuild(
@@ -232,15 +232,15 @@ class AutoIndexer:
             is_file_source = engine.is_file_source
             with engine.batch():
                 # (walk order is tree order: deterministic without sorting)
-                for n, (path, (size, mtime_ns)) in enumerate(found.items(), 1):
+                for n, (path, (size, mtime_ns, etag)) in enumerate(found.items(), 1):
                     if engine.passes_stopped:
                         return report  # the index is closing: the rest waits for the next pass
                     rec = manifest.get(path)
-                    if (rec is not None and rec.size == size and rec.mtime_ns == mtime_ns
+                    if (rec is not None and rec.size == size and rec.mtime_ns == mtime_ns and rec.etag == etag
                             and rec.hash not in (_BINARY, _TOO_LARGE) and is_file_source(path)):
                         report.unchanged += 1  # the common case, decided without a call
                     else:
-                        self._one(path, size, mtime_ns, rec, report)
+                        self._one(path, size, mtime_ns, rec, report, etag)
                     notify(IndexProgress(n, total, path, "index"))
                 gone = [p for p in manifest if p not in found
                         and (prune_outside or any(s.contains(p) for s in scopes))]
@@ -291,7 +291,8 @@ class AutoIndexer:
                 for n, rel in enumerate(rels, 1):
                     rec = store.file(rel)
                     if rel in found:
-                        self._one(rel, *found[rel], rec, report)
+                        size, mtime_ns, etag = found[rel]
+                        self._one(rel, size, mtime_ns, rec, report, etag)
                     elif rec is not None or self.engine.has_source(rel):
                         self._forget(rel, report)
                     notify(IndexProgress(n, len(rels), rel, "index"))
@@ -306,9 +307,10 @@ class AutoIndexer:
         except (FileNotFoundError, FilesystemError):
             return False
 
-    def _one(self, path: str, size: int, mtime_ns: int, rec: FileRecord | None, report: IndexReport) -> None:
+    def _one(self, path: str, size: int, mtime_ns: int, rec: FileRecord | None, report: IndexReport,
+             etag: str = "") -> None:
         engine, store = self.engine, self.engine.store
-        if rec is not None and rec.size == size and rec.mtime_ns == mtime_ns:
+        if rec is not None and rec.size == size and rec.mtime_ns == mtime_ns and rec.etag == etag:
             if rec.hash in (_BINARY, _TOO_LARGE):
                 report.skipped.append((path, rec.hash))
                 return
@@ -319,12 +321,12 @@ class AutoIndexer:
             # document given as text took its name, or an index from before kinds were kept):
             # read the file and index it again
         if size > self.max_file_bytes:
-            self._drop(path, rec, report, _TOO_LARGE, size, mtime_ns)
+            self._drop(path, rec, report, _TOO_LARGE, size, mtime_ns, etag)
             return
         try:
             data = read_limited(self.fs, path, self.max_file_bytes, size=size)
         except FileTooLargeError:  # it grew since it was listed
-            self._drop(path, rec, report, _TOO_LARGE, size, mtime_ns)
+            self._drop(path, rec, report, _TOO_LARGE, size, mtime_ns, etag)
             return
         except (OSError, WorkspaceError) as exc:
             report.skipped.append((path, f"unreadable: {exc}"))
@@ -332,16 +334,16 @@ class AutoIndexer:
         if not isinstance(data, (bytes, bytearray)):
             data = str(data).encode("utf-8")
         if not looks_like_text(bytes(data[:SNIFF_BYTES])):
-            self._drop(path, rec, report, _BINARY, size, mtime_ns)
+            self._drop(path, rec, report, _BINARY, size, mtime_ns, etag)
             return
         text = bytes(data).decode("utf-8", "replace")
         digest = content_hash(text)
         if rec is not None and rec.hash == digest and engine.is_file_source(path):
-            store.put_file(FileRecord(path, size, mtime_ns, digest))
+            store.put_file(FileRecord(path, size, mtime_ns, digest, etag))
             report.touched += 1
             return
         ids = engine.index_document(path, text, kind=FILE)
-        store.put_file(FileRecord(path, size, mtime_ns, digest))
+        store.put_file(FileRecord(path, size, mtime_ns, digest, etag))
         report.indexed.append(path)
         report.chunks += len(ids)
 
@@ -352,10 +354,10 @@ class AutoIndexer:
         report.removed.append(path)
 
     def _drop(self, path: str, rec: FileRecord | None, report: IndexReport, reason: str,
-              size: int, mtime_ns: int) -> None:
+              size: int, mtime_ns: int, etag: str = "") -> None:
         if rec is not None and rec.hash not in (_BINARY, _TOO_LARGE):
             self.engine.remove_source(path)
-        self.engine.store.put_file(FileRecord(path, size, mtime_ns, reason))
+        self.engine.store.put_file(FileRecord(path, size, mtime_ns, reason, etag))
         report.skipped.append((path, reason))
 
 
@@ -395,6 +397,17 @@ def _ancestors(path: str) -> list[str]:
 
 def _ns(ts: float) -> int:
     return round(ts * 1e9)
+
+
+def _etag(fs: Any, path: str) -> str:
+    """A file's ETag from providers that report one (``FsspecFilesystem.etag``), else ""."""
+    get = getattr(fs, "etag", None)
+    if not callable(get):
+        return ""
+    try:
+        return str(get(path) or "")
+    except (OSError, WorkspaceError):
+        return ""
 
 
 class Watcher:

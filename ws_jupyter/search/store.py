@@ -88,6 +88,7 @@ class FileRecord(NamedTuple):
     size: int
     mtime_ns: int
     hash: str
+    etag: str = ""  # the backend's ETag where it has one (object stores), else ""
 
 
 class DocStore:
@@ -107,6 +108,9 @@ class DocStore:
                 raise sqlite3.DatabaseError(f"integrity check failed: {check}")
             version = self._table_version()
             self._db.executescript(_SCHEMA)
+            columns = {row[1] for row in self._db.execute("PRAGMA table_info(files)")}
+            if "etag" not in columns:  # manifests written before ETags were kept
+                self._db.execute("ALTER TABLE files ADD COLUMN etag TEXT NOT NULL DEFAULT ''")
             if version is None:
                 self.set_meta("schema", _SCHEMA_VERSION)
             elif version == "1":
@@ -291,7 +295,8 @@ class DocStore:
     # ------------------------------------------------------------------ file manifest
     def file(self, path: str) -> FileRecord | None:
         with self._lock:
-            row = self._db.execute("SELECT path, size, mtime_ns, hash FROM files WHERE path = ?", (path,)).fetchone()
+            row = self._db.execute("SELECT path, size, mtime_ns, hash, etag FROM files WHERE path = ?",
+                                   (path,)).fetchone()
         return FileRecord(*row) if row else None
 
     def files(self) -> dict[str, FileRecord]:
@@ -301,14 +306,14 @@ class DocStore:
             if self._files is None:
                 make = FileRecord._make
                 self._files = {r[0]: make(r) for r in
-                               self._db.execute("SELECT path, size, mtime_ns, hash FROM files")}
+                               self._db.execute("SELECT path, size, mtime_ns, hash, etag FROM files")}
             return dict(self._files)
 
     def put_file(self, rec: FileRecord) -> None:
         with self._lock:
             self.begin()
-            self._db.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)",
-                             (rec.path, rec.size, rec.mtime_ns, rec.hash))
+            self._db.execute("INSERT OR REPLACE INTO files (path, size, mtime_ns, hash, etag) VALUES (?, ?, ?, ?, ?)",
+                             (rec.path, rec.size, rec.mtime_ns, rec.hash, rec.etag))
             if self._files is not None:
                 self._files[rec.path] = rec
 

@@ -55,6 +55,7 @@ DEFAULT_MAX_OUTPUT_TOKENS_BY_TOOL: Mapping[str, int | None] = {
     T.SEARCH.INDEX: None,
     # a skill's instructions are what the model must follow: never cut them by default
     T.SKILLS.SKILL: None,
+    T.SANDBOX.RESTART_KERNEL: None,
 }
 DEFAULT_WRITE_LOCK_TIMEOUT = 30.0
 DEFAULT_MEDIA_TYPES: tuple[str, ...] = ("image/png", "image/jpeg", "image/webp", "application/pdf")
@@ -68,6 +69,7 @@ _TOOL_OPTIONS: Mapping[str, tuple[str, ...]] = {
     T.FILESYSTEM.READ_FILE: ("media_types", "max_media_bytes"),
     T.SANDBOX.EXECUTE_COMMAND: ("background_processes",),
     T.SANDBOX.GET_PROCESS_OUTPUT: ("max_wait",),
+    T.SANDBOX.EXECUTE_CODE: ("max_media_bytes",),
 }
 _COMMON_KEYS = (
     "enabled",

@@ -3,7 +3,7 @@
 Which tools exist follows from the workspace's providers (see the table in the package README):
 a filesystem gives the file tools (minus the writing ones and ``workspace_index`` when it is
 read-only); a sandbox gives ``workspace_execute_command`` (plus the process tools when it has a
-process manager); BM25 or vector search gives ``workspace_search`` and ``workspace_index``;
+process manager, and the kernel tools when it can run Jupyter kernels); BM25 or vector search gives ``workspace_search`` and ``workspace_index``;
 skills give ``skill``, ``skill_search`` and ``skill_read``. With resolver-based providers every
 tool of that provider is listed and the read-only check happens when a tool runs.
 
@@ -55,13 +55,20 @@ def _filesystem_specs() -> list[ToolSpec]:
     ]
 
 
-def _sandbox_specs(with_processes: bool) -> list[ToolSpec]:
-    from . import execute_command, processes
+def _sandbox_specs(with_processes: bool, with_kernels: bool) -> list[ToolSpec]:
+    from . import execute_command, kernels, processes
 
     specs = [execute_command.SPEC]
     if with_processes:
         specs += [processes.GET_OUTPUT_SPEC, processes.KILL_SPEC, processes.LIST_SPEC]
+    if with_kernels:
+        specs += [kernels.EXECUTE_CODE_SPEC, kernels.RESTART_KERNEL_SPEC, kernels.LIST_KERNELS_SPEC]
     return specs
+
+
+def _can_run_kernels(sandbox: Any) -> bool:
+    manager = getattr(sandbox, "kernels", None)
+    return manager is not None and bool(manager.available)
 
 
 def _search_specs(with_index: bool) -> list[ToolSpec]:
@@ -86,9 +93,9 @@ def available_specs(workspace: Any) -> list[ToolSpec]:
     if workspace.has_sandbox_config():
         sandbox = workspace.sandbox
         if sandbox is None:  # resolver: everything, checked per call
-            specs += _sandbox_specs(True)
+            specs += _sandbox_specs(True, True)
         else:
-            specs += _sandbox_specs(getattr(sandbox, "processes", None) is not None)
+            specs += _sandbox_specs(getattr(sandbox, "processes", None) is not None, _can_run_kernels(sandbox))
     if getattr(workspace, "can_search", False):
         specs += _search_specs(not read_only)
     if workspace.skills is not None:

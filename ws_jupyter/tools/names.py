@@ -15,6 +15,7 @@ from typing import Final
 __all__ = [
     "ALL_TOOL_NAMES",
     "FILESYSTEM_TOOLS",
+    "KERNEL_TOOLS",
     "PROCESS_TOOLS",
     "SANDBOX_TOOLS",
     "SEARCH_TOOLS",
@@ -41,6 +42,9 @@ class _Sandbox:
     GET_PROCESS_OUTPUT: Final = "workspace_get_process_output"
     KILL_PROCESS: Final = "workspace_kill_process"
     LIST_PROCESSES: Final = "workspace_list_processes"
+    EXECUTE_CODE: Final = "workspace_execute_code"
+    RESTART_KERNEL: Final = "workspace_restart_kernel"
+    LIST_KERNELS: Final = "workspace_list_kernels"
 
 
 class _Search:
@@ -87,7 +91,9 @@ PROCESS_TOOLS: Final = (
     _Sandbox.KILL_PROCESS,
     _Sandbox.LIST_PROCESSES,
 )
-SANDBOX_TOOLS: Final = (_Sandbox.EXECUTE_COMMAND, *PROCESS_TOOLS)
+#: Present when the sandbox can run Jupyter kernels (``sandbox.kernels``).
+KERNEL_TOOLS: Final = (_Sandbox.EXECUTE_CODE, _Sandbox.RESTART_KERNEL, _Sandbox.LIST_KERNELS)
+SANDBOX_TOOLS: Final = (_Sandbox.EXECUTE_COMMAND, *PROCESS_TOOLS, *KERNEL_TOOLS)
 SEARCH_TOOLS: Final = (_Search.SEARCH, _Search.INDEX)
 SKILL_TOOLS: Final = (_Skills.SKILL, _Skills.SKILL_SEARCH, _Skills.SKILL_READ)
 #: Every tool, in the order ``Workspace.tools()`` lists them.

@@ -33,6 +33,16 @@ _INLINE_IMAGES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 _ATTACHMENT = re.compile(r"attachment:([^\s)\"'>]+)")
 #: Lines of one code cell drawn at most (Pygments on a megabyte cell would stall the kernel).
 MAX_CELL_LINES = 400
+#: Characters of one cell drawn at most, and of all cells of one view that are rendered (Markdown)
+#: or highlighted (code): markdown-it and Pygments cost ~0.1 ms a character on hostile text
+#: (``[[[[``, ``+-+-``) and a notebook may hold megabytes in one cell. Past the view's budget,
+#: cells are drawn as plain text.
+MAX_CELL_CHARS = 20_000
+MAX_VIEW_CHARS = 100_000
+#: Tokens of the plain-text form (what a front-end without HTML shows, and the notebook stores).
+TEXT_BUDGET = 25_000
+#: ``attachment:`` images inlined per Markdown cell (each is a data URI of the whole image).
+MAX_ATTACHMENT_IMAGES = 20
 
 
 @lru_cache(maxsize=1)
@@ -55,7 +65,7 @@ def render_markdown(source: str, attachments: Any = None) -> str:
                         return f"data:{mime};base64,{''.join(data.split())}"
             return m.group(0)
 
-        source = _ATTACHMENT.sub(inline, source)
+        source = _ATTACHMENT.sub(inline, source, count=MAX_ATTACHMENT_IMAGES)
     return str(_markdown().render(source))
 
 
@@ -126,8 +136,9 @@ class NotebookView(RichView):
 
         first, last = self._range()
         rendering = render_notebook(
-            self.notebook, label=self.path, offset=first, limit=last - first + 1, size=self.size
-        )
+            self.notebook, label=self.path, offset=first, limit=last - first + 1, size=self.size,
+            budget=TEXT_BUDGET,
+        )  # fmt: skip
         return rendering.text
 
     # --- HTML -------------------------------------------------------------------------------------
@@ -142,15 +153,20 @@ class NotebookView(RichView):
             parts.append(f'<div style="{MUTED}">No cells.</div>')
         if first > 0:
             parts.append(f'<div style="{MUTED}">… cells 0-{first - 1} not shown (use --cells A:B)</div>')
+        from ...notebooks.document import cell_source
+
+        left = MAX_VIEW_CHARS
         for i in range(first, last + 1):
-            parts.append(self._cell_html(i, nb.cells[i]))
+            size = min(len(cell_source(nb.cells[i])), MAX_CELL_CHARS)
+            parts.append(self._cell_html(i, nb.cells[i], rich=size <= left))
+            left -= size
         if last < len(nb) - 1:
             parts.append(
                 f'<div style="{MUTED}">… cells {last + 1}-{len(nb) - 1} not shown (use --cells A:B)</div>'
             )
         return f'<div style="max-height: 48em; overflow: auto">{"".join(parts)}</div>'
 
-    def _cell_html(self, index: int, cell: Any) -> str:
+    def _cell_html(self, index: int, cell: Any, rich: bool = True) -> str:
         from ...notebooks.document import cell_source
 
         kind = str(cell.get("cell_type", "?"))
@@ -167,24 +183,40 @@ class NotebookView(RichView):
             + "</div>"
         )
         source = cell_source(cell)
-        if kind == "markdown":
+        cut = len(source) - MAX_CELL_CHARS
+        more = f'<div style="{MUTED}; font-style: italic">… {cut:,} more characters</div>' if cut > 0 else ""
+        if kind == "markdown" and rich and cut <= 0:
             body = f'<div class="ws-nb-markdown" style="padding: 0 4px">{render_markdown(source, cell.get("attachments"))}</div>'
         elif kind == "code":
             shown, hidden = source, 0
             if source.count("\n") >= MAX_CELL_LINES:
                 all_lines = source.split("\n")
                 shown, hidden = "\n".join(all_lines[:MAX_CELL_LINES]), len(all_lines) - MAX_CELL_LINES
-            lines = highlight_lines(shown, self.notebook.language) if source else []
+            line_cut = False
+            if len(shown) > MAX_CELL_CHARS:  # plain text, whole lines up to the limit
+                head = shown[:MAX_CELL_CHARS]
+                keep = head.rsplit("\n", 1)[0] if "\n" in head else head
+                line_cut = keep is head
+                hidden += shown.count("\n") - keep.count("\n")
+                shown, rich = keep, False
+            if not source:
+                lines = []
+            elif rich:
+                lines = highlight_lines(shown, self.notebook.language)
+            else:
+                lines = [esc(line) for line in shown.split("\n")]
             rows = [
                 (str(n), line, MARK if marked and n == self.highlight_line else "")
                 for n, line in enumerate(lines, 1)
             ]
+            if line_cut:
+                rows.append(("", f"… the line goes on past {MAX_CELL_CHARS:,} characters", MUTED + "; font-style: italic"))
             if hidden:
                 rows.append(("", f"… {hidden} more lines", MUTED + "; font-style: italic"))
             body = code_table(rows) if rows else f'<div style="{MUTED}; {MONO}">(empty)</div>'
             body += self._outputs_html(cell)
-        else:
-            body = f'<pre style="{PRE}">{esc(source)}</pre>'
+        else:  # raw cells, and Markdown past the limits: plain text
+            body = f'<pre style="{PRE}">{esc(source[:MAX_CELL_CHARS])}</pre>{more}'
         frame = "rgba(255, 200, 0, 0.9)" if marked else BORDER
         anchor = f' data-cell-index="{index}"' + (f' data-cell-id="{esc(cid)}"' if cid else "")
         return (

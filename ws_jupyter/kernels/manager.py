@@ -1,0 +1,341 @@
+"""``SandboxKernelManager``: the named kernels of one sandbox (``sandbox.kernels``).
+
+The sandbox owns its kernels the way it owns its processes: they run in its isolation, they are
+shut down by ``sandbox.stop()``/``destroy()`` (and so by ``Workspace.destroy()``), at interpreter
+exit, and — through the orphan guard — even when the notebook's process is killed. Kernels idle
+for ``KernelsConfig.idle_timeout`` seconds are shut down by a small background thread; the next
+execution under that name starts a fresh kernel and says that the old state is gone.
+
+>>> sandbox.kernels.execute("x = 21")                     # doctest: +SKIP
+>>> sandbox.kernels.execute("x * 2").text                 # the "default" kernel, started on demand
+'42'
+>>> sandbox.kernels.start("scratch")                      # several named kernels, independent
+>>> [k.name for k in sandbox.kernels.list()]              # doctest: +SKIP
+['default', 'scratch']
+"""
+
+from __future__ import annotations
+
+import atexit
+import builtins
+import contextlib
+import importlib.util
+import logging
+import os
+import threading
+import weakref
+from collections.abc import Mapping
+from typing import Any
+
+from ..errors import KernelError, KernelNotFoundError, SandboxStateError
+from .activity import ExecutionFeed
+from .config import KernelsConfig
+from .kernel import Kernel, KernelInfo, OutputCallback
+from .launch import check_kernel_name, resolve_kernel_spec
+from .result import ExecutionResult
+
+__all__ = ["DEFAULT_KERNEL", "SandboxKernelManager"]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_KERNEL = "default"
+
+
+class SandboxKernelManager:
+    """Starts, finds, runs code in and retires the kernels of one sandbox. See the module docstring."""
+
+    def __init__(self, sandbox: Any, config: KernelsConfig | Mapping[str, Any] | None = None) -> None:
+        self.sandbox = sandbox
+        self._config = KernelsConfig.coerce(config)
+        self._lock = threading.Lock()
+        self._kernels: dict[str, Kernel] = {}
+        self._closed = False
+        self._context: Any = None
+        self._availability: tuple[bool, str] | None = None
+        self._culler: threading.Thread | None = None
+        self._wake_culler = threading.Event()
+        self.activity = ExecutionFeed()
+        _live_managers.add(self)
+
+    # --- configuration ---------------------------------------------------------------------------
+
+    @property
+    def config(self) -> KernelsConfig:
+        return self._config
+
+    def configure(
+        self, config: KernelsConfig | Mapping[str, Any] | None = None, **changes: Any
+    ) -> KernelsConfig:
+        """Replaces the config (or changes some fields); applies to kernels started from now on,
+        and at once to idle culling."""
+        base = KernelsConfig.coerce(config) if config is not None else self._config
+        self._config = base.with_changes(**changes) if changes else base
+        self._availability = None
+        self._wake_culler.set()
+        return self._config
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @property
+    def zmq_context(self) -> Any:
+        """One ZeroMQ context for this sandbox's kernels, refusing oversized messages."""
+        with self._lock:
+            if self._context is None:
+                import zmq
+
+                ctx = zmq.Context()
+                ctx.setsockopt(zmq.MAXMSGSIZE, self._config.max_message_bytes)
+                ctx.setsockopt(zmq.LINGER, 0)
+                self._context = ctx
+            return self._context
+
+    def runtime_parent(self) -> str | None:
+        """Where kernels' private directories are made (None: the system temp directory).
+
+        Under seatbelt only the sandbox's own directories are writable, so they go in its HOME.
+        """
+        if getattr(self.sandbox, "isolation", "none") == "seatbelt":
+            return getattr(self.sandbox, "home_directory", None)
+        return None
+
+    # --- availability ----------------------------------------------------------------------------
+
+    def availability(self) -> tuple[bool, str]:
+        """``(True, "")`` when this sandbox can run kernels, else ``(False, why)``.
+
+        Checked without starting anything: jupyter_client (and ipykernel for the default spec)
+        importable, the kernelspec known, and — once the sandbox runs — its program visible
+        inside the sandbox. Cached once the answer is final.
+        """
+        cached = self._availability
+        if cached is not None:
+            return cached
+        result, final = self._check_availability()
+        if final:
+            self._availability = result
+        return result
+
+    @property
+    def available(self) -> bool:
+        return self.availability()[0]
+
+    def _check_availability(self) -> tuple[tuple[bool, str], bool]:
+        if self._closed:
+            return (False, "the sandbox was destroyed"), True
+        if not callable(getattr(self.sandbox, "wrap_argv", None)):
+            return (False, "this sandbox cannot start programs in its isolation"), True
+        if importlib.util.find_spec("jupyter_client") is None:
+            return (False, "jupyter_client is not installed"), True
+        try:
+            spec = resolve_kernel_spec(self._config.kernel_spec)
+        except KernelError as exc:
+            return (False, str(exc)), True
+        if self._config.kernel_spec is None and importlib.util.find_spec("ipykernel") is None:
+            return (False, "ipykernel is not installed in this Python"), True
+        program = spec.argv[0] if spec.argv else ""
+        if getattr(self.sandbox, "status", "running") != "running":
+            return (True, ""), False  # visibility is known once the sandbox has started
+        if os.path.isabs(program) and not self.sandbox.is_visible(program):
+            return (False, f"{program} is not visible inside the sandbox"), True
+        return (True, ""), True
+
+    def check_usable(self) -> None:
+        if self._closed:
+            raise SandboxStateError("The sandbox was destroyed; it cannot run kernels any more")
+
+    # --- kernels ---------------------------------------------------------------------------------
+
+    def start(self, name: str = DEFAULT_KERNEL, spec: str | None = None, *, cwd: str | None = None) -> Kernel:
+        """Starts the kernel ``name`` (a running one is returned as it is).
+
+        ``spec`` names an installed kernelspec (default: the config's, else an ipykernel on the
+        notebook's Python); ``cwd`` is where a new kernel starts (default: the sandbox's working
+        directory; relative paths resolve against it). Raises ``KernelError`` when it cannot
+        start (the message includes the kernel's last output).
+        """
+        kernel = self._get_or_create(name, spec, cwd)
+        try:
+            return kernel.start()
+        except BaseException:
+            if kernel.status == "stopped" and kernel.executions == 0:
+                with self._lock:
+                    if self._kernels.get(kernel.name) is kernel:
+                        del self._kernels[kernel.name]
+            raise
+
+    def _get_or_create(self, name: str, spec: str | None, cwd: str | None = None) -> Kernel:
+        check_kernel_name(name)
+        self.check_usable()
+        with self._lock:
+            kernel = self._kernels.get(name)
+            if kernel is not None:
+                if spec is not None and spec != kernel.spec.name:
+                    raise KernelError(
+                        f"Kernel {name!r} already runs {kernel.spec.name!r}; shut it down to use {spec!r}",
+                        kernel=name,
+                    )
+                return kernel
+            running = sum(1 for k in self._kernels.values() if k.status != "stopped")
+            if running >= self._config.max_kernels:
+                raise KernelError(
+                    f"Too many kernels ({running}, limit {self._config.max_kernels}); shut one down first",
+                    code="TOO_MANY_KERNELS",
+                )
+            resolved = resolve_kernel_spec(spec if spec is not None else self._config.kernel_spec)
+            kernel = Kernel(self, name, resolved, cwd=cwd)
+            self._kernels[name] = kernel
+        self._ensure_culler()
+        return kernel
+
+    def get(self, name: str = DEFAULT_KERNEL) -> Kernel | None:
+        """The kernel called ``name`` (running, or culled and ready to restart), or None."""
+        with self._lock:
+            return self._kernels.get(name)
+
+    def __getitem__(self, name: str) -> Kernel:
+        kernel = self.get(name)
+        if kernel is None:
+            raise KernelNotFoundError(self._unknown(name), kernel=name)
+        return kernel
+
+    def _unknown(self, name: str) -> str:
+        names = self.names()
+        return f"No kernel named {name!r}" + (f" (kernels: {', '.join(names)})" if names else " (no kernels)")
+
+    def names(self) -> list[str]:
+        with self._lock:
+            return list(self._kernels)
+
+    def list(self) -> list[KernelInfo]:
+        """Every kernel of this sandbox, in start order."""
+        with self._lock:
+            kernels = list(self._kernels.values())
+        return [k.info() for k in kernels]
+
+    def __len__(self) -> int:
+        return len(self._kernels)
+
+    def execute(
+        self,
+        code: str,
+        kernel: str = DEFAULT_KERNEL,
+        timeout: float | None = None,
+        on_output: OutputCallback | None = None,
+        **kwargs: Any,
+    ) -> ExecutionResult:
+        """Runs ``code`` in the kernel ``kernel`` (started on first use); see ``Kernel.execute``."""
+        return self._get_or_create(kernel, None).execute(code, timeout, on_output, **kwargs)
+
+    def interrupt(self, name: str = DEFAULT_KERNEL) -> bool:
+        """Interrupts the code running in ``name``; False when it was idle."""
+        return self[name].interrupt()
+
+    def restart(self, name: str = DEFAULT_KERNEL) -> Kernel:
+        """Restarts ``name`` (its state is lost); an unknown name raises ``KernelNotFoundError``."""
+        return self[name].restart()
+
+    def shutdown(self, name: str = DEFAULT_KERNEL, now: bool = False) -> bool:
+        """Shuts ``name`` down and forgets it; False when there is no such kernel."""
+        with self._lock:
+            kernel = self._kernels.pop(name, None)
+        if kernel is None:
+            return False
+        kernel.shutdown(now=now)
+        return True
+
+    def shutdown_all(self, now: bool = False) -> int:
+        """Shuts every kernel down (in parallel); returns how many there were."""
+        with self._lock:
+            kernels = list(self._kernels.values())
+            self._kernels.clear()
+        if not kernels:
+            return 0
+        threads = [
+            threading.Thread(target=_quietly, args=(k.shutdown, now), name=f"ws-kernel-stop-{k.name}")
+            for k in kernels
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        return len(kernels)
+
+    def close(self) -> None:
+        """Shuts everything down and refuses new kernels (the sandbox is being destroyed)."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        self._availability = None
+        self._wake_culler.set()
+        self.shutdown_all()
+        with self._lock:
+            ctx, self._context = self._context, None
+        if ctx is not None:
+            with contextlib.suppress(Exception):
+                ctx.term()
+        _live_managers.discard(self)
+
+    # --- idle culling ----------------------------------------------------------------------------
+
+    def _ensure_culler(self) -> None:
+        with self._lock:
+            if self._culler is not None and self._culler.is_alive():
+                return
+            ref = weakref.ref(self)
+            self._culler = threading.Thread(
+                target=_cull_loop, args=(ref, self._wake_culler), daemon=True, name="ws-kernel-culler"
+            )
+            self._culler.start()
+
+    def cull_idle(self) -> builtins.list[str]:
+        """Shuts down the kernels idle longer than ``idle_timeout`` now; returns their names."""
+        timeout = self._config.idle_timeout
+        if timeout is None:
+            return []
+        with self._lock:
+            kernels = list(self._kernels.values())
+        return [k.name for k in kernels if k.cull(timeout)]
+
+    def __repr__(self) -> str:
+        return f"<SandboxKernelManager {len(self._kernels)} kernel(s) of {getattr(self.sandbox, 'id', '?')}>"
+
+
+def _quietly(fn: Any, *args: Any) -> None:
+    try:
+        fn(*args)
+    except Exception:
+        log.warning("kernel shutdown failed", exc_info=True)
+
+
+def _cull_loop(ref: weakref.ref[SandboxKernelManager], wake: threading.Event) -> None:
+    """Checks for idle kernels a few times per idle period; ends with its manager."""
+    while True:
+        manager = ref()
+        if manager is None or manager.closed:
+            return
+        timeout = manager.config.idle_timeout
+        period = 60.0 if timeout is None else min(60.0, max(0.05, timeout / 4))
+        try:
+            manager.cull_idle()
+        except Exception:
+            log.warning("idle kernel culling failed", exc_info=True)
+        del manager
+        wake.wait(period)
+        wake.clear()
+
+
+# --- interpreter exit ------------------------------------------------------------------------
+
+_live_managers: weakref.WeakSet[SandboxKernelManager] = weakref.WeakSet()
+
+
+def _shutdown_everything_at_exit() -> None:
+    for manager in list(_live_managers):
+        with contextlib.suppress(Exception):
+            manager.shutdown_all(now=True)
+
+
+atexit.register(_shutdown_everything_at_exit)
