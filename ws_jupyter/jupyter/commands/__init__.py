@@ -29,6 +29,8 @@ _MODULES = (
     "logs",
     "kill",
     "send",
+    "kernel",
+    "py",
     "index",
     "search",
     "skills",

@@ -13,6 +13,7 @@ __all__ = [
     "positive_float",
     "positive_int",
     "require_filesystem",
+    "require_kernels",
     "require_processes",
     "require_sandbox",
     "show_index_progress",
@@ -139,3 +140,17 @@ def show_index_progress(inv: Any, workspace: Any) -> bool:
 
     display(IndexProgressBar(workspace))
     return True
+
+
+def require_kernels(workspace: Any, command: str) -> Any:
+    """The sandbox's kernel manager, when the sandbox can run kernels."""
+    from IPython.core.error import UsageError
+
+    sandbox = require_sandbox(workspace, command)
+    kernels = getattr(sandbox, "kernels", None)
+    if kernels is None:
+        raise UsageError(f"%ws {command}: this sandbox cannot run kernels")
+    ok, why = kernels.availability()
+    if not ok:
+        raise UsageError(f"%ws {command}: this sandbox cannot run kernels: {why}")
+    return kernels

@@ -1,5 +1,5 @@
-"""Open the workspace dashboard: files, a command runner, processes, search, skills and the agent's
-tool activity (with Approve/Deny), in tabs. The value is the Dashboard widget (`d = _`).
+"""Open the workspace dashboard: files, a command runner, processes, search, skills, the agent's
+tool activity (with Approve/Deny) and its code executions in the sandbox's kernels, in tabs. The value is the Dashboard widget (`d = _`).
 
 Example:
   %ws ui
@@ -17,7 +17,7 @@ __all__ = ["COMMAND"]
 
 def configure(parser: WsArgumentParser) -> None:
     parser.add_argument(
-        "--tab", help="tab to show first (Files, Run, Processes, Search, Skills, Agent tools)"
+        "--tab", help="tab to show first (Files, Run, Processes, Search, Skills, Agent tools, Kernels)"
     )
 
 

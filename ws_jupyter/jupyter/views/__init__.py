@@ -17,7 +17,8 @@ Where things go:
 * ``base``: ``RichView`` (subclasses give ``title``/``meta``, ``html_body`` and ``text``) and
   ``MessageView``.
 * one module per family of views: ``workspace`` (info), ``files`` (ls, cat, grep), ``processes``
-  (run, ps, logs), ``search`` (search, index, highlighting), ``skills``, ``tools`` (tools, call).
+  (run, ps, logs), ``search`` (search, index, highlighting), ``skills``, ``tools`` (tools, call),
+  ``kernels`` (an execution as a notebook cell, the kernel table), ``notebook``.
   A new family (kernels, notebooks...) is a new module here; add its public names to ``_EXPORTS``
   and ``__all__`` below.
 * ``formatters``: how IPython renders the core result types displayed directly.
@@ -34,12 +35,14 @@ from ..._lazy import lazy_exports
 
 _EXPORTS = {
     "DoctorView": ".doctor",
+    "ExecutionView": ".kernels",
     "FileView": ".files",
     "GrepMatch": ".files",
     "GrepView": ".files",
     "IndexView": ".search",
     "InfoView": ".workspace",
     "JSONView": ".tools",
+    "KernelTableView": ".kernels",
     "LogView": ".processes",
     "MessageView": ".base",
     "NotebookView": ".notebook",
@@ -64,12 +67,14 @@ _EXPORTS = {
 
 __all__ = [
     "DoctorView",
+    "ExecutionView",
     "FileView",
     "GrepMatch",
     "GrepView",
     "IndexView",
     "InfoView",
     "JSONView",
+    "KernelTableView",
     "LogView",
     "MessageView",
     "NotebookView",
@@ -101,6 +106,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .doctor import DoctorView
     from .files import FileView, GrepMatch, GrepView, TreeView
     from .formatters import register_formatters, unregister_formatters
+    from .kernels import ExecutionView, KernelTableView
     from .notebook import NotebookView
     from .processes import LogView, ProcessTableView, RunSummary, process_state
     from .search import IndexView, SearchResultsView, highlight_terms

@@ -19,6 +19,12 @@ def _command_result_html(result: Any) -> str:
     return RunSummary.of(result).html()
 
 
+def _execution_result_html(result: Any) -> str:
+    from .kernels import ExecutionView  # only once a kernel's result is shown
+
+    return ExecutionView(result).html()
+
+
 def _search_result_html(result: Any) -> str:
     return SearchResultsView(query="", mode="result", results=[result]).html()
 
@@ -29,6 +35,7 @@ def _workspace_info_html(info: Any) -> str:
 
 _HTML_FORMATTERS: list[tuple[str, str, Callable[[Any], str]]] = [
     ("ws_jupyter.sandbox.types", "CommandResult", _command_result_html),
+    ("ws_jupyter.kernels.result", "ExecutionResult", _execution_result_html),
     ("ws_jupyter.search.results", "SearchResult", _search_result_html),
     ("ws_jupyter.workspace", "WorkspaceInfo", _workspace_info_html),
 ]

@@ -1,7 +1,8 @@
 """The workspace widgets, built from standard ipywidgets (no front-end extension to install).
 
 ``FileBrowser``, ``CommandRunner``, ``ProcessMonitor`` (and ``ProcessOutput`` for one process),
-``SearchPanel``, ``SkillsBrowser``, ``ToolActivity`` (with ``ToolCallPanel`` for one call) and the
+``SearchPanel``, ``SkillsBrowser``, ``ToolActivity`` (with ``ToolCallPanel`` for one call),
+``KernelActivity`` (the sandbox kernels' executions as live cells) and the
 ``Dashboard`` that holds them all (``%ws ui``). Each keeps its state in Python (traitlets), so code
 and tests can drive it without a browser. Imported lazily: ipywidgets loads only when a widget is
 first used, which keeps ``%load_ext ws_jupyter`` fast.
@@ -20,6 +21,7 @@ _EXPORTS = {
     "CommandRunner": ".command_runner",
     "Dashboard": ".dashboard",
     "FileBrowser": ".file_browser",
+    "KernelActivity": ".kernel_activity",
     "ProcessMonitor": ".process_monitor",
     "ProcessOutput": ".process_output",
     "SearchPanel": ".search_panel",
@@ -32,6 +34,7 @@ __all__ = [
     "CommandRunner",
     "Dashboard",
     "FileBrowser",
+    "KernelActivity",
     "ProcessMonitor",
     "ProcessOutput",
     "SearchPanel",
@@ -48,6 +51,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .command_runner import CommandRunner
     from .dashboard import Dashboard
     from .file_browser import FileBrowser
+    from .kernel_activity import KernelActivity
     from .process_monitor import ProcessMonitor
     from .process_output import ProcessOutput
     from .search_panel import SearchPanel

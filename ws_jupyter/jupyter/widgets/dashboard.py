@@ -1,11 +1,12 @@
 """``Dashboard`` (``%ws ui``): every workspace widget in tabs, wired together.
 
 Files (FileBrowser), Run (CommandRunner), Processes (ProcessMonitor), Search (SearchPanel — a
-clicked hit opens in the Files tab), Skills (SkillsBrowser) and Agent tools (ToolActivity), each
-present when the workspace has what it needs, under a one-line summary of the workspace.
+clicked hit opens in the Files tab), Skills (SkillsBrowser), Agent tools (ToolActivity) and
+Kernels (KernelActivity: the code the agent runs, as live cells), each present when the workspace
+has what it needs, under a one-line summary of the workspace.
 
 State for code and tests: ``tab_names``, and the parts as attributes (``files``, ``runner``,
-``processes``, ``search``, ``skills``, ``activity``; None when absent); ``show(name)`` selects a
+``processes``, ``search``, ``skills``, ``activity``, ``kernels``; None when absent); ``show(name)`` selects a
 tab.
 """
 
@@ -33,6 +34,7 @@ class Dashboard(Snapshotting, w.VBox):
     def __init__(self, workspace: Any, *, interval: float = 0.2) -> None:
         from .command_runner import CommandRunner
         from .file_browser import FileBrowser
+        from .kernel_activity import KernelActivity
         from .process_monitor import ProcessMonitor
         from .search_panel import SearchPanel
         from .skills_browser import SkillsBrowser
@@ -45,6 +47,7 @@ class Dashboard(Snapshotting, w.VBox):
         self.search: SearchPanel | None = None
         self.skills: SkillsBrowser | None = None
         self.activity: ToolActivity | None = None
+        self.kernels: KernelActivity | None = None
         tabs: list[tuple[str, w.Widget]] = []
         if workspace.has_filesystem_config():
             self.files = FileBrowser(workspace)
@@ -66,6 +69,11 @@ class Dashboard(Snapshotting, w.VBox):
             tabs.append(("Skills", self.skills))
         self.activity = ToolActivity(workspace, interval=interval)
         tabs.append(("Agent tools", self.activity))
+        if workspace.has_sandbox_config():
+            kernels = getattr(workspace.resolve_sandbox(None), "kernels", None)
+            if kernels is not None and kernels.available:
+                self.kernels = KernelActivity(workspace, interval=interval)
+                tabs.append(("Kernels", self.kernels))
         self.tab = w.Tab(children=[t for _, t in tabs])
         for i, (name, _) in enumerate(tabs):
             self.tab.set_title(i, name)
@@ -119,7 +127,15 @@ class Dashboard(Snapshotting, w.VBox):
 
     def close(self) -> None:
         self.close_snapshot()
-        for part in (self.files, self.runner, self.processes, self.search, self.skills, self.activity):
+        for part in (
+            self.files,
+            self.runner,
+            self.processes,
+            self.search,
+            self.skills,
+            self.activity,
+            self.kernels,
+        ):
             if part is not None:
                 part.close()
         self.tab.close()
