@@ -104,7 +104,7 @@ class LocalSandbox:
         kill_grace: float = 2.0,
         max_output_bytes: int | None = DEFAULT_MAX_RETAINED_BYTES,
         max_exited_processes: int = 100,
-        kernels: KernelsConfig | Mapping[str, Any] | None = None,
+        kernels: KernelsConfig | Mapping[str, Any] | SandboxKernelManager | None = None,
     ) -> None:
         if id is not None and (not isinstance(id, str) or not id.strip()):
             raise WorkspaceConfigError(f"LocalSandbox id must be a non-empty string, got {id!r}")
@@ -173,9 +173,13 @@ class LocalSandbox:
             self, kill_grace=kill_grace, max_exited=max_exited_processes, name=f"ws-{self.id}"
         )
         from ..kernels.config import KernelsConfig as _KernelsConfig
+        from ..kernels.manager import SandboxKernelManager
 
-        self._kernels_config = _KernelsConfig.coerce(kernels)
         self._kernels: SandboxKernelManager | None = None
+        if isinstance(kernels, SandboxKernelManager):  # remote kernels (GatewayKernelManager)
+            self._kernels = kernels.attach(self)
+            kernels = kernels.config
+        self._kernels_config = _KernelsConfig.coerce(kernels)
 
     # --- properties ---------------------------------------------------------------------------------
 
