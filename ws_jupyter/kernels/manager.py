@@ -39,6 +39,8 @@ __all__ = ["DEFAULT_KERNEL", "SandboxKernelManager"]
 log = logging.getLogger(__name__)
 
 DEFAULT_KERNEL = "default"
+#: Bytes a kernel's sockets may queue on our side, at most (the receive queue is sized from it).
+RECEIVE_QUEUE_BYTES = 512 << 20
 
 
 class SandboxKernelManager:
@@ -87,6 +89,11 @@ class SandboxKernelManager:
 
                 ctx = zmq.Context()
                 ctx.setsockopt(zmq.MAXMSGSIZE, self._config.max_message_bytes)
+                # ZeroMQ queues up to RCVHWM received messages per socket (default 1,000) while
+                # the reader is busy: 1,000 messages of max_message_bytes, sent by code in the
+                # kernel faster than they are parsed, would fill the host's memory. The kernel's
+                # own send queue absorbs bursts, so a short queue here loses nothing in practice.
+                ctx.setsockopt(zmq.RCVHWM, max(2, RECEIVE_QUEUE_BYTES // self._config.max_message_bytes))
                 ctx.setsockopt(zmq.LINGER, 0)
                 self._context = ctx
             return self._context
