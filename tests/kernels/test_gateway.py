@@ -126,7 +126,10 @@ def test_the_workspace_tool_runs_code_on_the_gateway(gateway, tmp_path) -> None:
         filesystem=LocalFilesystem(str(tmp_path)),
         sandbox=LocalSandbox(working_directory=str(tmp_path), kernels=manager),
         bm25=False,
-        tools={T.SANDBOX.EXECUTE_CODE: {"require_approval": False}},
+        tools={
+            T.SANDBOX.EXECUTE_CODE: {"require_approval": False},
+            T.SANDBOX.RUN_NOTEBOOK: {"require_approval": False},
+        },
     )
     ws.init()
     try:
@@ -140,6 +143,8 @@ def test_the_workspace_tool_runs_code_on_the_gateway(gateway, tmp_path) -> None:
         assert out.endswith("]: True"), out
         kernel_id = manager["default"].kernel_id
         assert kernel_id in remote_ids(gateway)
+        # nbclient needs a local kernel: the notebook runner is not offered on a gateway
+        assert T.SANDBOX.EXECUTE_CODE in tools and T.SANDBOX.RUN_NOTEBOOK not in tools
     finally:
         ws.destroy()
     assert kernel_id not in remote_ids(gateway)  # destroying the workspace shut the remote kernel down

@@ -98,7 +98,11 @@ def available_specs(workspace: Any) -> list[ToolSpec]:
         else:
             specs += _sandbox_specs(getattr(sandbox, "processes", None) is not None, _can_run_kernels(sandbox))
         # runs a workspace notebook on a sandbox kernel and writes its outputs back
-        if workspace.has_filesystem_config() and not read_only and (sandbox is None or _can_run_kernels(sandbox)):
+        # (not on a gateway's kernels: nbclient needs a local one)
+        local_kernels = sandbox is None or (
+            _can_run_kernels(sandbox) and not getattr(sandbox.kernels, "remote", False)
+        )
+        if workspace.has_filesystem_config() and not read_only and local_kernels:
             from .run_notebook import RUN_NOTEBOOK_SPEC
 
             specs.append(RUN_NOTEBOOK_SPEC)

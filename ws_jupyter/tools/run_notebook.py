@@ -27,7 +27,7 @@ import time
 from datetime import datetime
 from typing import Any
 
-from ..errors import NotebookError, StaleFileError
+from ..errors import KernelError, NotebookError, StaleFileError
 from .base import ToolCall, ToolSpec
 from .execute_command import _default_approval, _static_default_approval
 from .kernels import _kernels
@@ -124,6 +124,11 @@ def run_notebook(call: ToolCall) -> str:
     fs = call.filesystem()
     sandbox = call.sandbox()
     kernels = _kernels(call)
+    if getattr(kernels, "remote", False):  # nbclient drives a local kernel's ZeroMQ channels
+        raise KernelError(
+            "This sandbox's kernels run on a Jupyter gateway; running a notebook needs a local kernel",
+            code="UNSUPPORTED",
+        )
     nb = Notebook.load(fs, args["path"])
     rel = nb.path or args["path"]
     language = nb.language
