@@ -143,6 +143,7 @@ def test_the_workspace_tool_runs_code_on_the_gateway(gateway, tmp_path) -> None:
         assert out.endswith("]: True"), out
         kernel_id = manager["default"].kernel_id
         assert kernel_id in remote_ids(gateway)
+        assert f"runs on the Jupyter gateway {gateway.url}" in ws.sandbox.get_instructions()
         # nbclient needs a local kernel: the notebook runner is not offered on a gateway
         assert T.SANDBOX.EXECUTE_CODE in tools and T.SANDBOX.RUN_NOTEBOOK not in tools
     finally:
