@@ -372,7 +372,7 @@ class LocalSandbox:
                 config=self._config,
                 mounts=self._mounts.values(),
                 bwrap_path=shutil.which("bwrap") or "bwrap",
-                cgroup_procs=self._cgroup.procs_files if self._cgroup is not None else (),
+                cgroup_procs=self._cgroup.join_files if self._cgroup is not None else (),
             )
         elif self._isolation == "seatbelt":
             self._write_seatbelt_profile()
