@@ -686,10 +686,10 @@ def _ripgrep_candidates(
     result: GrepResult,
     deadline: float,
     respect_gitignore: bool = True,
-) -> tuple[list[tuple[str, int, str]], set[str] | None] | None:
-    """``(path, matching lines, host path)`` of files ripgrep found, in tree order, and the
-    workspace paths of the directories holding a .gitignore (None when unknown); None if rg
-    cannot do this search."""
+) -> tuple[list[tuple[str, int, str]], rules_scan.TreeScan | None] | None:
+    """``(path, matching lines, host path)`` of files ripgrep found, in tree order, and the tree's
+    rules scan (None when none ran: respect_gitignore=false, or no ``find``); None if rg cannot do
+    this search."""
     host_base = fs.host_path(base)
     cmd = [
         rg,
@@ -729,7 +729,7 @@ def _ripgrep_candidates(
     except OSError:
         return None
     pending = None
-    ignore_dirs: set[str] | None = None
+    scan: rules_scan.TreeScan | None = None
     try:
         if respect_gitignore:
             scan = rules_scan.check_tree(host_base, deadline)
@@ -738,12 +738,10 @@ def _ripgrep_candidates(
                 scan = pending.result(deadline) if pending is not None else None
                 if pending is not None and (scan is None or scan.unusable):
                     return None
-            if scan is not None:
-                ignore_dirs = scan.ignore_dirs
         stdout, stderr_raw = proc.communicate(timeout=max(0.1, deadline - time.monotonic()))
     except subprocess.TimeoutExpired:
         result.timed_out = True
-        return [], None
+        return [], scan
     finally:
         _stop(proc)
         if pending is not None:
@@ -770,16 +768,15 @@ def _ripgrep_candidates(
         sub = host[len(prefix) :]
         found.append((sub if base == "." else f"{base}/{sub}", n, host))
     found.sort(key=lambda item: _sort_key(item[0]))
-    if ignore_dirs is None:
-        return found, None
-    rel_dirs = set()
-    for host in ignore_dirs:
-        if host == host_base:
-            rel_dirs.add(base)
-        elif host.startswith(prefix):
-            sub = host[len(prefix) :]
-            rel_dirs.add(sub if base == "." else f"{base}/{sub}")
-    return found, rel_dirs
+    return found, scan
+
+
+def _workspace_path(base: str, host_base: str, host: str) -> str:
+    """The workspace path of ``host``, a path at or below ``host_base`` (the host path of ``base``)."""
+    if host == host_base:
+        return base
+    sub = host[len(host_base.rstrip("/")) + 1 :]
+    return sub if base == "." else f"{base}/{sub}"
 
 
 def _search_with_ripgrep(
@@ -801,14 +798,16 @@ def _search_with_ripgrep(
 ) -> bool:
     """ripgrep counts per file; the files the output needs are checked against the walker's rules
     and sniffed; ripgrep then extracts their lines (the other files count towards the totals).
-    Notebooks, which ripgrep skips, are listed by a second ripgrep run meanwhile and searched cell
-    by cell in the same tree-order pass, with ``rx`` (the Python engine's pattern). False when
-    ripgrep cannot do this search."""
+    Notebooks, which ripgrep skips, are listed by the rules scan (or, when it does not run, by a
+    second ripgrep run meanwhile) and searched cell by cell in the same tree-order pass, with
+    ``rx`` (the Python engine's pattern). False when ripgrep cannot do this search."""
     host_base = fs.host_path(base)
+    want_notebooks = not glob_excludes_notebooks(glob)
+    # With .gitignore respected, the rules scan lists the notebooks too; otherwise rg --files does.
     listing = (
-        None
-        if glob_excludes_notebooks(glob)
-        else NotebookListing(rg, host_base, base, include_hidden, opts.respect_gitignore)
+        NotebookListing(rg, host_base, base, include_hidden, False)
+        if want_notebooks and not opts.respect_gitignore
+        else None
     )
     candidates = _ripgrep_candidates(
         rg,
@@ -827,10 +826,17 @@ def _search_with_ripgrep(
         if listing is not None:
             listing.cancel()
         return False
-    found, ignore_dirs = candidates
-    notebooks = listing.result(max(0.1, deadline - time.monotonic())) if listing is not None else []
+    found, scan = candidates
+    notebooks: list[tuple[str, str]] | None = []
+    if want_notebooks and scan is not None:
+        notebooks = [(_workspace_path(base, host_base, host), host) for host in scan.notebooks]
+    elif want_notebooks:
+        if listing is None:  # no scan could run (no find): list them now
+            listing = NotebookListing(rg, host_base, base, include_hidden, opts.respect_gitignore)
+        notebooks = listing.result(max(0.1, deadline - time.monotonic()))
     if notebooks is None:
         return False
+    ignore_dirs = None if scan is None else {_workspace_path(base, host_base, h) for h in scan.ignore_dirs}
     visible = _Visibility(
         fs, base, include_hidden, host_base, opts.respect_gitignore, ignore_dirs=ignore_dirs
     )

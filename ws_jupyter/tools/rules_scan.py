@@ -1,5 +1,8 @@
 """Which ``.gitignore`` files a tree holds, checked before ripgrep reads them — once per change.
 
+(The same pass lists the tree's notebooks, which grep searches cell by cell: adding or removing
+one changes its directory's ctime too.)
+
 ripgrep opens every ``.gitignore`` it meets with a plain ``open()``: a FIFO would hang it, a
 symlink to ``/dev/zero`` feed it forever, one to an outside file lend it rules, a huge file eat
 memory. So before ripgrep's results are used, ``find`` (which opens nothing) lists the tree's
@@ -51,6 +54,8 @@ class TreeScan:
     entries: dict[str, tuple[int, int]] = field(default_factory=dict)
     #: host paths of the directories that hold a .gitignore
     ignore_dirs: set[str] = field(default_factory=set)
+    #: host paths of the ``*.ipynb`` regular files (any case), for grep's notebook pass
+    notebooks: list[str] = field(default_factory=list)
     #: a .gitignore that is not a regular file of at most MAX_CONFIG_BYTES was seen
     unusable: bool = False
     newest_ctime_ns: int = 0
@@ -132,6 +137,8 @@ def _parse(host_base: str, out: bytes) -> TreeScan | None:
                 scan.entries[host] = (int(ino), _ns(ctime))
                 scan.newest_ctime_ns = max(scan.newest_ctime_ns, _ns(ctime))
                 scan.ignore_dirs.add(os.path.dirname(host))
+            elif kind == b"n":
+                scan.notebooks.append(os.fsdecode(rest))
             else:
                 return None
     except ValueError:
@@ -165,7 +172,8 @@ def start_scan(host_base: str) -> _Pending | None:
         proc = subprocess.Popen(
             [find, host_base, "-name", ".git", "-prune",
              "-o", "-type", "d", "-printf", r"d %i %C@ %p\0",
-             "-o", "-name", ".gitignore", "-printf", r"g %y %s %i %C@ %p\0"],
+             "-o", "-name", ".gitignore", "-printf", r"g %y %s %i %C@ %p\0",
+             "-o", "-iname", "*.ipynb", "-type", "f", "-printf", r"n %p\0"],
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
         )  # fmt: skip
     except OSError:
