@@ -38,6 +38,7 @@ if _why_not:
 def lab(kernel_prefix: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[JupyterLab]:
     root = tmp_path_factory.mktemp("lab-root")
     shutil.copy(REPO / "notebooks" / "quickstart.ipynb", root / "quickstart.ipynb")
+    shutil.copy(REPO / "notebooks" / "code_interpreter.ipynb", root / "code_interpreter.ipynb")
     (root / "hello.ipynb").write_text(
         '{"cells": [{"cell_type": "code", "execution_count": null, "id": "c1", "metadata": {}, "outputs": [],'
         ' "source": ["print(6 * 7)"]}], "metadata": {"kernelspec": {"name": "ws-jupyter", "display_name":'
@@ -474,6 +475,35 @@ def test_a_search_hit_on_a_notebook_cell_opens_the_notebook(browser: Any, lab: J
         lp.screenshot("notebook-search-hit-opened")
     except Exception:
         lp.screenshot("notebook-search-hit-failed")
+        raise
+    finally:
+        lp.page.context.close()
+
+
+def test_kernel_activity_shows_the_agents_executions_and_plot(browser: Any, lab: JupyterLab) -> None:
+    """The code interpreter demo: the agent's three executions appear as cells, the plot in the last."""
+    lp = new_page(browser, lab)
+    try:
+        lp.open_notebook("code_interpreter.ipynb")
+        lp.run_all()
+        widget = lp.cell("from ws_jupyter.jupyter.widgets import KernelActivity").locator(
+            ".ws-kernel-activity"
+        )
+        widget.wait_for()
+        cells = widget.locator(".ws-kernel-cell")
+        lp.page.wait_for_function(
+            "(el) => el.querySelectorAll('.ws-kernel-cell').length >= 3 && el.querySelector('img[src^=\"data:image/png\"]')",
+            arg=widget.element_handle(),
+            timeout=60_000,
+        )
+        text = widget.inner_text()
+        assert "18 rows, 3 regions" in text and "csv.DictReader" in text and "agent" in text
+        assert cells.nth(2).locator("img[src^='data:image/png']").count() == 1
+        assert cells.nth(2).locator("img").evaluate("img => img.naturalWidth") > 100  # a real plot, decoded
+        cells.nth(2).locator("img").scroll_into_view_if_needed()  # the plot in view, for the README
+        lp.screenshot("jupyter-kernel-activity", widget)
+    except Exception:
+        lp.screenshot("code-interpreter-failed")
         raise
     finally:
         lp.page.context.close()

@@ -78,6 +78,7 @@ def test_notebooks_are_all_tested() -> None:
         "skills.ipynb",
         "teaching_demo.ipynb",
         "notebook_agent.ipynb",
+        "code_interpreter.ipynb",
     }
     assert {p.name for p in NOTEBOOKS.glob("*.ipynb")} == tested
 
@@ -235,3 +236,31 @@ def test_notebook_agent(kernel_prefix: Path, tmp_path: Path) -> None:
     saved = nbformat.read(tmp_path / "notebook-agent" / "analysis.ipynb", as_version=4)
     nbformat.validate(saved)
     assert [o.text for o in saved.cells[2].outputs] == ["38% of the months were dry\n"]
+
+
+@pytest.mark.slow
+def test_code_interpreter(kernel_prefix: Path, tmp_path: Path) -> None:
+    nb = execute("code_interpreter.ipynb", tmp_path)
+    no_errors(nb)
+    assert "'workspace_execute_code'" in text(cell(nb, "from ws_jupyter import WORKSPACE_TOOLS as T"))
+    assert has_widget(cell(nb, "from ws_jupyter.jupyter.widgets import KernelActivity"), "KernelActivity")
+    transcript = text(cell(nb, "transcript = run_agent("))
+    assert "[c1] 18 rows, 3 regions" in transcript
+    assert "[c2] Out[2]: {'north':" in transcript and "'stdev_units'" in transcript
+    assert "[c3] [image 1: image/png" in transcript
+    assert "assistant: Done. west has the highest revenue (9,802.5)" in transcript
+    plot = cell(nb, "from IPython.display import Image")
+    assert any("image/png" in o.get("data", {}) for o in plot.outputs)
+    cells_state = text(cell(nb, "activity.refresh()"))
+    assert cells_state.count("'ok'") >= 3 and "'image/png'" in cells_state
+    assert "('west', {'mean_units': 159.2" in text(cell(nb, "%%ws py"))
+    assert "default" in text(cell(nb, "%ws kernel list"))
+    slow = text(cell(nb, "slow = "))
+    assert "[timed out after 1 s: the kernel was interrupted (its state is kept)]" in slow
+    assert slow.rstrip().endswith("]: 18")
+    ran = text(cell(nb, "from ws_jupyter.notebooks import Notebook"))
+    assert ran.startswith("Ran data/report.ipynb in a fresh kernel: all 2 code cells ok (")
+    assert "outputs saved" in ran and "total units 2425" in ran
+    report = nbformat.read(tmp_path / "interpreter-workspace" / "data" / "report.ipynb", as_version=4)
+    nbformat.validate(report)
+    assert report.cells[2].outputs[0]["text"] == "total units 2425\n"

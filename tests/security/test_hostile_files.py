@@ -157,3 +157,48 @@ def test_endless_line_is_read_and_searched_in_one_pass(workdir, engine):
     # log.txt has NUL bytes after its first 64 KiB: skipped as binary, like ripgrep does
     assert grep.startswith("1 match across 1 file") and "one_line.txt:4000:1: line 3999 of text" in grep
     assert needle.startswith("0 matches") or needle.startswith("1 match")
+
+
+def test_hostile_gitignore_made_after_a_kept_tree_scan_is_still_seen(workdir):
+    # ripgrep's .gitignore check is kept per tree and reused while nothing in it changed (ctime of
+    # every directory and .gitignore): a FIFO made later, a .gitignore grown in place past the
+    # limit or swapped for a /dev/zero link must each be seen on the next search.
+    write(workdir, "src/app.py", "needle = 1\n")
+    write(workdir, "lib/.gitignore", "*.log\n")
+    write(workdir, "lib/deep/mod.py", "needle = 2\n")
+    old = os.stat(workdir).st_ctime + 0  # the scan is kept only for directories settled 1 s
+    r = replay(
+        f"""
+        import os, time
+        from ws_jupyter.tools import rules_scan
+        while time.time() < {old} + 1.5:
+            time.sleep(0.1)
+        ws, t = tools_of({str(workdir)!r})
+        grep = lambda: str(t["workspace_grep"].run({{"pattern": "needle"}}))
+        emit(grep())
+        emit({str(workdir)!r} in rules_scan._scans)
+        emit(grep())  # from the kept scan
+        os.mkfifo({str(workdir / "src" / ".gitignore")!r})
+        emit(grep())
+        os.unlink({str(workdir / "src" / ".gitignore")!r})
+        emit(grep())
+        while time.time() < os.stat({str(workdir / "src")!r}).st_ctime + 1.5:
+            time.sleep(0.1)
+        emit(grep())
+        emit({str(workdir)!r} in rules_scan._scans)
+        with open({str(workdir / "lib" / ".gitignore")!r}, "a") as f:
+            f.truncate(64 << 20)  # grown in place: no directory changes
+        emit(grep())
+        os.unlink({str(workdir / "lib" / ".gitignore")!r})
+        os.symlink("/dev/zero", {str(workdir / "lib" / ".gitignore")!r})
+        emit(grep())
+        """,
+        timeout=120,
+        memory_bytes=2 * GIB,
+    )
+    assert r.finished and r.returncode == 0, r.stderr
+    first, kept, again, fifo, removed, settled, kept_again, grown, dev_zero = r.results
+    both = ("2 matches across 2 files", "src/app.py:1:1: needle = 1", "lib/deep/mod.py:1:1: needle = 2")
+    for out in (first, again, fifo, removed, settled, grown, dev_zero):
+        assert out.startswith(both[0]) and both[1] in out and both[2] in out, out
+    assert kept and kept_again

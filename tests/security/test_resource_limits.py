@@ -11,8 +11,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import psutil
 import pytest
 
+from ..helpers import wait_for
 from .conftest import FORK_BOMB, requires_bwrap, run_python
 
 pytestmark = [requires_bwrap, pytest.mark.bwrap]
@@ -109,6 +111,33 @@ def test_defaults_are_set_and_reported(make_sandbox):
     processes = next(line for line in limits.splitlines() if line.startswith("Max processes"))
     assert processes.split()[2] == "4096"
     assert sb.get_info().metadata["hardening"]["rlimits"] is True
+
+
+def test_every_process_of_a_command_is_in_each_cgroup(make_sandbox):
+    # Commands join the cgroup(s) from a shell in front of bwrap (a v1 ``tasks`` write of
+    # "this thread"): the whole tree — bwrap, its pid-namespace init, the command — must be in.
+    sb = make_sandbox("bwrap")
+    sb.start()
+    if sb._cgroup is None:
+        pytest.skip("no cgroup can be made here")
+    h = sb.processes.spawn("sleep 60 & sleep 60; wait")
+    try:
+        tree = wait_for(lambda: _tree(h.pid) if len(_tree(h.pid)) >= 4 else None, 20)
+        assert tree, _tree(h.pid)
+        for path in sb._cgroup.paths:
+            with open(os.path.join(path, "cgroup.procs")) as f:
+                members = {int(x) for x in f.read().split()}
+            assert tree <= members, (path, tree - members)
+    finally:
+        sb.destroy()
+
+
+def _tree(pid: int) -> set[int]:
+    try:
+        proc = psutil.Process(pid)
+        return {pid, *(c.pid for c in proc.children(recursive=True))}
+    except psutil.Error:
+        return set()
 
 
 def test_no_cgroup_is_left_behind(make_sandbox):

@@ -135,3 +135,25 @@ def test_totals_files_only_and_offset_count_notebooks_as_files(tree, engine):
     rest = grep_mod.search(fs, "count", engine=engine, offset=2)
     _, body = grep_mod.format_result(rest, 0)
     assert body.split("\n")[0] == "a.ipynb [cell 3]:3:17: share = total / count"
+
+
+@pytest.mark.skipif(RG is None, reason="no ripgrep")
+def test_notebooks_come_from_the_kept_tree_scan_and_follow_changes(tree):
+    # The ripgrep engine lists notebooks with its .gitignore check (tools/rules_scan.py), whose
+    # result is reused while no directory changed: a notebook added later must still be found.
+    import os
+    import time
+
+    from ws_jupyter.tools import rules_scan
+
+    settled = max(os.stat(root).st_ctime for root, _, _ in os.walk(tree)) + 1.2
+    while time.time() < settled:
+        time.sleep(0.05)
+    assert "a.ipynb [cell 3]:2:1: count = 0" in run(tree, "ripgrep", "count")
+    assert os.path.realpath(tree) in rules_scan._scans
+    write(tree, "sub/new.ipynb", nb_text(analysis_notebook()))
+    out = run(tree, "ripgrep", "count")
+    assert out.startswith("7 matches across 5 files") and "sub/new.ipynb [cell 3]:2:1: count = 0" in out
+    assert ".hidden/" not in out and "ignored/" not in out
+    # without the .gitignore rules no scan runs: ripgrep lists the notebooks, ignored ones included
+    assert "ignored/i.ipynb [cell 3]:2:1: count = 0" in run(tree, "ripgrep", "count", respect_gitignore=False)

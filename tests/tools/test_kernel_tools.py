@@ -153,6 +153,29 @@ def test_approval_default_follows_execute_command(workdir) -> None:
         ws.destroy()
 
 
+def test_mcp_hints_say_code_runs_like_a_command(workdir) -> None:
+    """Code in a kernel reaches out exactly when commands do; listing kernels only looks."""
+    from ws_jupyter.tools.hints import hints_for, title_for
+
+    host = Workspace(filesystem=LocalFilesystem(workdir), sandbox=LocalSandbox(working_directory=workdir))
+    try:
+        execute = hints_for(T.SANDBOX.EXECUTE_CODE, host)
+        assert (execute.read_only, execute.destructive, execute.open_world) == (False, True, True)
+        listing = hints_for(T.SANDBOX.LIST_KERNELS, host)
+        assert listing.read_only and not listing.destructive and listing.idempotent
+        assert not hints_for(T.SANDBOX.RESTART_KERNEL, host).read_only
+        assert title_for(T.SANDBOX.EXECUTE_CODE) == "Run Python code (kernel)"
+    finally:
+        host.destroy()
+    if BWRAP.available:
+        isolated = Workspace(sandbox=LocalSandbox(working_directory=workdir, isolation="bwrap"))
+        try:
+            assert hints_for(T.SANDBOX.EXECUTE_CODE, isolated).open_world is False
+            assert hints_for(T.SANDBOX.RUN_NOTEBOOK, isolated).open_world is False
+        finally:
+            isolated.destroy()
+
+
 @pytest.mark.skipif(not BWRAP.available, reason="bubblewrap cannot run here")
 def test_isolated_sandbox_needs_no_approval_and_hidden_python_means_no_kernel_tools(workdir) -> None:
     isolated = Workspace(
@@ -183,7 +206,12 @@ def test_no_kernel_tools_when_the_kernelspec_is_missing(workdir) -> None:
     try:
         names = set(box(ws))
         assert T.SANDBOX.EXECUTE_COMMAND in names
-        assert not names & {T.SANDBOX.EXECUTE_CODE, T.SANDBOX.RESTART_KERNEL, T.SANDBOX.LIST_KERNELS}
+        assert not names & {
+            T.SANDBOX.EXECUTE_CODE,
+            T.SANDBOX.RESTART_KERNEL,
+            T.SANDBOX.LIST_KERNELS,
+            T.SANDBOX.RUN_NOTEBOOK,
+        }
         assert "No kernelspec named 'no-such-spec'" in ws.sandbox.kernels.availability()[1]
     finally:
         ws.destroy()

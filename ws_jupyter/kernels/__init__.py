@@ -25,6 +25,7 @@ _EXPORTS = {
     "ExecutionFeed": ".activity",
     "ExecutionRecord": ".activity",
     "ExecutionResult": ".result",
+    "GatewayKernelManager": ".gateway",
     "Kernel": ".kernel",
     "KernelInfo": ".kernel",
     "KernelsConfig": ".config",
@@ -41,6 +42,7 @@ __all__ = [
     "ExecutionFeed",
     "ExecutionRecord",
     "ExecutionResult",
+    "GatewayKernelManager",
     "Kernel",
     "KernelInfo",
     "KernelsConfig",
@@ -56,6 +58,7 @@ __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)
 if TYPE_CHECKING:  # pragma: no cover
     from .activity import ExecutionEvent, ExecutionFeed, ExecutionRecord
     from .config import KernelsConfig
+    from .gateway import GatewayKernelManager
     from .kernel import Kernel, KernelInfo
     from .manager import DEFAULT_KERNEL, SandboxKernelManager
     from .result import ExecutionError, ExecutionResult, MimeBundle, OutputEvent, OutputLimits

@@ -918,12 +918,18 @@ def _died_note(code: int | None) -> str:
 
 
 def _pending(channel: Any) -> Iterator[dict[str, Any]]:
-    """The messages already waiting on a channel (one poll each, no waiting)."""
+    """The messages already waiting on a channel (one poll each, no waiting).
+
+    A message that is not a Jupyter message (no delimiter, a bad signature, JSON that does not
+    parse — code in the kernel can write anything to its sockets) is received and skipped: it is
+    output lost on the way, which the barrier accounts for, not an error of the execution."""
     while True:
         try:
             yield channel.get_msg(timeout=0)
         except queue.Empty:
             return
+        except (ValueError, KeyError, TypeError, IndexError, UnicodeDecodeError):
+            log.debug("a malformed message from a kernel was skipped", exc_info=True)
 
 
 def _drain(channel: Any) -> None:

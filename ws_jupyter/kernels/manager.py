@@ -39,6 +39,8 @@ __all__ = ["DEFAULT_KERNEL", "SandboxKernelManager"]
 log = logging.getLogger(__name__)
 
 DEFAULT_KERNEL = "default"
+#: Bytes a kernel's sockets may queue on our side, at most (the receive queue is sized from it).
+RECEIVE_QUEUE_BYTES = 512 << 20
 
 
 class SandboxKernelManager:
@@ -87,6 +89,11 @@ class SandboxKernelManager:
 
                 ctx = zmq.Context()
                 ctx.setsockopt(zmq.MAXMSGSIZE, self._config.max_message_bytes)
+                # ZeroMQ queues up to RCVHWM received messages per socket (default 1,000) while
+                # the reader is busy: 1,000 messages of max_message_bytes, sent by code in the
+                # kernel faster than they are parsed, would fill the host's memory. The kernel's
+                # own send queue absorbs bursts, so a short queue here loses nothing in practice.
+                ctx.setsockopt(zmq.RCVHWM, max(2, RECEIVE_QUEUE_BYTES // self._config.max_message_bytes))
                 ctx.setsockopt(zmq.LINGER, 0)
                 self._context = ctx
             return self._context
@@ -141,6 +148,10 @@ class SandboxKernelManager:
             return (False, f"{program} is not visible inside the sandbox"), True
         return (True, ""), True
 
+    def attach(self, sandbox: Any) -> SandboxKernelManager:
+        """Only a manager made without a sandbox (a gateway's) can be handed to one."""
+        raise KernelError("These kernels belong to another sandbox", code="INVALID_ARGUMENT")
+
     def check_usable(self) -> None:
         if self._closed:
             raise SandboxStateError("The sandbox was destroyed; it cannot run kernels any more")
@@ -183,11 +194,14 @@ class SandboxKernelManager:
                     f"Too many kernels ({running}, limit {self._config.max_kernels}); shut one down first",
                     code="TOO_MANY_KERNELS",
                 )
-            resolved = resolve_kernel_spec(spec if spec is not None else self._config.kernel_spec)
-            kernel = Kernel(self, name, resolved, cwd=cwd)
+            kernel = self._new_kernel(name, spec, cwd)
             self._kernels[name] = kernel
         self._ensure_culler()
         return kernel
+
+    def _new_kernel(self, name: str, spec: str | None, cwd: str | None) -> Kernel:
+        """A kernel object, not started yet (a gateway manager makes remote ones)."""
+        return Kernel(self, name, resolve_kernel_spec(spec if spec is not None else self._config.kernel_spec), cwd=cwd)
 
     def get(self, name: str = DEFAULT_KERNEL) -> Kernel | None:
         """The kernel called ``name`` (running, or culled and ready to restart), or None."""

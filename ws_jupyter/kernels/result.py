@@ -20,6 +20,7 @@ import binascii
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from html import escape as html_escape
 from typing import Any, Literal
 
 __all__ = [
@@ -31,12 +32,24 @@ __all__ = [
     "MimeBundle",
     "OutputEvent",
     "OutputLimits",
+    "sandboxed_html",
 ]
 
 ExecutionStatus = Literal["ok", "error", "timeout"]
 
 #: Binary image types a bundle carries base64-encoded (Jupyter's convention); SVG is text.
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
+#: Output types a notebook renders without running anything (see ``MimeBundle._repr_mimebundle_``).
+_INERT_TYPES = ("text/plain", "application/json", *IMAGE_TYPES)
+
+
+def sandboxed_html(markup: str, height: int = 240) -> str:
+    """``markup`` inside an ``<iframe sandbox="">``: rendered, but no script of it runs and it
+    cannot reach the page that shows it (a kernel's HTML output, shown in the user's notebook)."""
+    return (
+        f'<iframe sandbox="" srcdoc="{html_escape(markup, quote=True)}" '
+        f'style="width: 100%; height: {height}px; border: 0; background: white"></iframe>'
+    )
 
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
 
@@ -129,7 +142,8 @@ def _clean_data(data: Any) -> dict[str, Any]:
 class MimeBundle:
     """One rich output — a display (``display()``, a plot) or an execution's result — as MIME data.
 
-    It renders itself in Jupyter exactly as the kernel meant it (``_repr_mimebundle_``), and gives
+    It renders itself in Jupyter as the kernel meant it, minus what would run there (HTML in a
+    sandboxed frame, no JavaScript: see ``_repr_mimebundle_``), and gives
     the pieces a program needs: ``text``, ``html``, ``markdown``, ``images()`` (decoded bytes).
     """
 
@@ -199,7 +213,25 @@ class MimeBundle:
         return sum(len(v) if isinstance(v, str) else len(repr(v)) for v in self.data.values())
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> tuple[dict, dict]:
-        return dict(self.data), dict(self.metadata)
+        """The bundle as the notebook that shows it may render it: inert types only.
+
+        The output comes from code in the sandbox, and a front-end trusts what the running
+        session displays: JupyterLab runs ``application/javascript`` and renders HTML and
+        Markdown unsanitised, scripts and event handlers included — with the user's access to
+        the Jupyter server, outside the sandbox. So HTML is shown in a sandboxed frame (no
+        scripts, no access to the page), SVG as an image, and JavaScript, Markdown, LaTeX and
+        widget or other renderer types are left out (their ``text/plain`` remains).
+        """
+        data = {k: v for k, v in self.data.items() if k in _INERT_TYPES}
+        if self.html is not None:
+            data["text/html"] = sandboxed_html(self.html)
+        elif self.svg is not None:
+            encoded = base64.b64encode(self.svg.encode("utf-8", "replace")).decode("ascii")
+            data["text/html"] = f'<img src="data:image/svg+xml;base64,{encoded}" alt="SVG output">'
+        if "text/plain" not in data:
+            data["text/plain"] = self.markdown or f"[{', '.join(self.mime_types) or 'empty'} output]"
+        metadata = {k: v for k, v in self.metadata.items() if k in data and k != "text/html"}
+        return data, metadata
 
     def __repr__(self) -> str:
         if self.text is not None and len(self.text) <= 200:

@@ -104,7 +104,7 @@ class LocalSandbox:
         kill_grace: float = 2.0,
         max_output_bytes: int | None = DEFAULT_MAX_RETAINED_BYTES,
         max_exited_processes: int = 100,
-        kernels: KernelsConfig | Mapping[str, Any] | None = None,
+        kernels: KernelsConfig | Mapping[str, Any] | SandboxKernelManager | None = None,
     ) -> None:
         if id is not None and (not isinstance(id, str) or not id.strip()):
             raise WorkspaceConfigError(f"LocalSandbox id must be a non-empty string, got {id!r}")
@@ -173,9 +173,13 @@ class LocalSandbox:
             self, kill_grace=kill_grace, max_exited=max_exited_processes, name=f"ws-{self.id}"
         )
         from ..kernels.config import KernelsConfig as _KernelsConfig
+        from ..kernels.manager import SandboxKernelManager
 
-        self._kernels_config = _KernelsConfig.coerce(kernels)
         self._kernels: SandboxKernelManager | None = None
+        if isinstance(kernels, SandboxKernelManager):  # remote kernels (GatewayKernelManager)
+            self._kernels = kernels.attach(self)
+            kernels = kernels.config
+        self._kernels_config = _KernelsConfig.coerce(kernels)
 
     # --- properties ---------------------------------------------------------------------------------
 
@@ -368,7 +372,7 @@ class LocalSandbox:
                 config=self._config,
                 mounts=self._mounts.values(),
                 bwrap_path=shutil.which("bwrap") or "bwrap",
-                cgroup_procs=self._cgroup.procs_files if self._cgroup is not None else (),
+                cgroup_procs=self._cgroup.join_files if self._cgroup is not None else (),
             )
         elif self._isolation == "seatbelt":
             self._write_seatbelt_profile()
@@ -671,6 +675,12 @@ class LocalSandbox:
         text += " " + self._python_sentence()
         if self._isolation_warning:
             text += f" Warning: {self._isolation_warning}."
+        kernels = self._kernels
+        if kernels is not None and getattr(kernels, "remote", False):
+            text += (
+                f" Python code (workspace_execute_code) runs on the Jupyter gateway {getattr(kernels, 'url', '')}, not in "
+                "this sandbox: it sees the gateway's files and packages, not this working directory."
+            )
         timeout = f"{self._timeout:g} s" if self._timeout is not None else "none"
         return f"{text} Default command timeout: {timeout}."
 

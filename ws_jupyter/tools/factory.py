@@ -3,7 +3,8 @@
 Which tools exist follows from the workspace's providers (see the table in the package README):
 a filesystem gives the file tools (minus the writing ones and ``workspace_index`` when it is
 read-only); a sandbox gives ``workspace_execute_command`` (plus the process tools when it has a
-process manager, and the kernel tools when it can run Jupyter kernels); BM25 or vector search gives ``workspace_search`` and ``workspace_index``;
+process manager, and the kernel tools when it can run Jupyter kernels — with a writable filesystem
+also ``workspace_run_notebook``); BM25 or vector search gives ``workspace_search`` and ``workspace_index``;
 skills give ``skill``, ``skill_search`` and ``skill_read``. With resolver-based providers every
 tool of that provider is listed and the read-only check happens when a tool runs.
 
@@ -96,6 +97,15 @@ def available_specs(workspace: Any) -> list[ToolSpec]:
             specs += _sandbox_specs(True, True)
         else:
             specs += _sandbox_specs(getattr(sandbox, "processes", None) is not None, _can_run_kernels(sandbox))
+        # runs a workspace notebook on a sandbox kernel and writes its outputs back
+        # (not on a gateway's kernels: nbclient needs a local one)
+        local_kernels = sandbox is None or (
+            _can_run_kernels(sandbox) and not getattr(sandbox.kernels, "remote", False)
+        )
+        if workspace.has_filesystem_config() and not read_only and local_kernels:
+            from .run_notebook import RUN_NOTEBOOK_SPEC
+
+            specs.append(RUN_NOTEBOOK_SPEC)
     if getattr(workspace, "can_search", False):
         specs += _search_specs(not read_only)
     if workspace.skills is not None:

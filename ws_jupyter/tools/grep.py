@@ -21,7 +21,8 @@ Two engines, one output (a test runs both on generated trees and compares):
   that the time budget kills), stopping as soon as the output is full. It is used when ripgrep is
   missing, for one file, for non-local filesystems, for patterns ripgrep's syntax rejects, when a
   ``.gitignore`` is not a regular file of at most 1 MiB (ripgrep would hang on a FIFO or read a
-  symlink's target; ``find`` checks for that while ripgrep runs), and when
+  symlink's target; ``find`` checks for that while ripgrep runs, and its result is reused while
+  no directory or ``.gitignore`` of the tree changed: :mod:`ws_jupyter.tools.rules_scan`), and when
   ``WS_JUPYTER_GREP_ENGINE=python``. A search stops after 60 s (said in the summary), checked
   between blocks and enforced by killing the child process or ripgrep.
 
@@ -57,7 +58,6 @@ from ..errors import DirectoryNotFound, FileNotFound, WorkspaceError
 from ..filesystem.mime import SNIFF_BYTES, looks_like_text
 from ..filesystem.reading import (
     CHUNK_BYTES,
-    MAX_CONFIG_BYTES,
     MAX_LINE_BYTES,
     file_chunks,
     read_config,
@@ -65,6 +65,7 @@ from ..filesystem.reading import (
 )
 from ..filesystem.walk import IgnoreRules, relative_to, start_rules, walk
 from ..notebooks.document import is_notebook_path
+from . import rules_scan
 from .base import ToolCall, ToolSpec
 from .globs import compile_globs, split_glob_path
 from .grep_notebooks import NotebookListing, glob_excludes_notebooks, load_for_grep, search_notebook
@@ -432,9 +433,18 @@ class _Visibility:
     """Whether a file below ``base`` is one the walker would yield (hidden, .git, .gitignore)."""
 
     def __init__(
-        self, fs: Any, base: str, include_hidden: bool, host_base: str, respect_gitignore: bool = True
+        self,
+        fs: Any,
+        base: str,
+        include_hidden: bool,
+        host_base: str,
+        respect_gitignore: bool = True,
+        *,
+        ignore_dirs: set[str] | None = None,
     ) -> None:
         self.fs = fs
+        # the directories known to hold a .gitignore (from the rules scan): the others are not read
+        self.ignore_dirs = ignore_dirs
         self.base = base
         self.host_base = host_base
         self.include_hidden = include_hidden
@@ -455,7 +465,10 @@ class _Visibility:
             parent_rules = self._base_rules
         else:
             parent_rules = self._rules_in(posixpath.dirname(rel_dir) or ".")
-        data = read_config(self.fs, rel_dir + "/.gitignore" if rel_dir != "." else ".gitignore")
+        if self.ignore_dirs is not None and rel_dir not in self.ignore_dirs:
+            data = None
+        else:
+            data = read_config(self.fs, rel_dir + "/.gitignore" if rel_dir != "." else ".gitignore")
         text = None if data is None else data.decode("utf-8", "replace")
         rules = parent_rules.with_file(rel_dir, text) if text else parent_rules
         self._dir_rules[rel_dir] = rules
@@ -655,30 +668,6 @@ def _still_inside(host: str, real_dirs: dict[str, bool]) -> bool:
     return ok
 
 
-def _start_rules_check(host_base: str) -> subprocess.Popen[bytes] | None:
-    """``find`` printing the first .gitignore that is not a regular file of at most 1 MiB."""
-    find = shutil.which("find")
-    if find is None:
-        return None
-    try:
-        return subprocess.Popen(
-            [find, host_base, "-name", ".git", "-prune", "-o", "-name", ".gitignore",
-             "(", "!", "-type", "f", "-o", "-size", f"+{MAX_CONFIG_BYTES // 1024}k", ")", "-print", "-quit"],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
-        )  # fmt: skip
-    except OSError:
-        return None
-
-
-def _rules_check_failed(checker: subprocess.Popen[bytes], deadline: float) -> bool:
-    """True when the check found an unusable .gitignore (or could not finish)."""
-    try:
-        out, _ = checker.communicate(timeout=max(0.1, deadline - time.monotonic()))
-    except subprocess.TimeoutExpired:
-        return True
-    return bool(out.strip()) or checker.returncode != 0
-
-
 def _stop(proc: subprocess.Popen[bytes] | None) -> None:
     if proc is not None and proc.poll() is None:
         proc.kill()
@@ -697,9 +686,10 @@ def _ripgrep_candidates(
     result: GrepResult,
     deadline: float,
     respect_gitignore: bool = True,
-) -> list[tuple[str, int, str]] | None:
-    """``(path, matching lines, host path)`` of files ripgrep found, in tree order; None if rg
-    cannot do this search."""
+) -> tuple[list[tuple[str, int, str]], rules_scan.TreeScan | None] | None:
+    """``(path, matching lines, host path)`` of files ripgrep found, in tree order, and the tree's
+    rules scan (None when none ran: respect_gitignore=false, or no ``find``); None if rg cannot do
+    this search."""
     host_base = fs.host_path(base)
     cmd = [
         rg,
@@ -727,27 +717,35 @@ def _ripgrep_candidates(
         cmd += ["-g", glob.removeprefix("**/")]
     cmd += ["-e", pattern, "--", host_base]
     # ripgrep reads every .gitignore it meets with a plain open(): a FIFO would hang it, a symlink
-    # to /dev/zero feed it forever, one to an outside file lend it rules. ``find`` (which opens
-    # nothing) looks for such files meanwhile; if there is one, the Python engine (which treats
-    # them as absent, like the walker) does the search.
-    checker = _start_rules_check(host_base)
+    # to /dev/zero feed it forever, one to an outside file lend it rules. While it runs, the tree's
+    # .gitignore files are checked (``rules_scan``: a ``find`` pass, or the kept result of the last
+    # one when nothing changed since); if one is unusable, the Python engine (which treats such
+    # files as absent, like the walker) does the search. With respect_gitignore=false ripgrep
+    # reads none.
     try:
         proc = subprocess.Popen(
             cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=host_base, stdin=subprocess.DEVNULL
         )
     except OSError:
-        _stop(checker)
         return None
+    pending = None
+    scan: rules_scan.TreeScan | None = None
     try:
-        if checker is not None and _rules_check_failed(checker, deadline):
-            return None
+        if respect_gitignore:
+            scan = rules_scan.check_tree(host_base, deadline)
+            if scan is None:
+                pending = rules_scan.start_scan(host_base)
+                scan = pending.result(deadline) if pending is not None else None
+                if pending is not None and (scan is None or scan.unusable):
+                    return None
         stdout, stderr_raw = proc.communicate(timeout=max(0.1, deadline - time.monotonic()))
     except subprocess.TimeoutExpired:
         result.timed_out = True
-        return []
+        return [], scan
     finally:
         _stop(proc)
-        _stop(checker)
+        if pending is not None:
+            pending.stop()
     stderr = stderr_raw.decode("utf-8", "replace")
     if proc.returncode not in (0, 1) and (
         "regex" in stderr.lower() or "error parsing" in stderr.lower() or not stdout
@@ -770,7 +768,15 @@ def _ripgrep_candidates(
         sub = host[len(prefix) :]
         found.append((sub if base == "." else f"{base}/{sub}", n, host))
     found.sort(key=lambda item: _sort_key(item[0]))
-    return found
+    return found, scan
+
+
+def _workspace_path(base: str, host_base: str, host: str) -> str:
+    """The workspace path of ``host``, a path at or below ``host_base`` (the host path of ``base``)."""
+    if host == host_base:
+        return base
+    sub = host[len(host_base.rstrip("/")) + 1 :]
+    return sub if base == "." else f"{base}/{sub}"
 
 
 def _search_with_ripgrep(
@@ -792,16 +798,18 @@ def _search_with_ripgrep(
 ) -> bool:
     """ripgrep counts per file; the files the output needs are checked against the walker's rules
     and sniffed; ripgrep then extracts their lines (the other files count towards the totals).
-    Notebooks, which ripgrep skips, are listed by a second ripgrep run meanwhile and searched cell
-    by cell in the same tree-order pass, with ``rx`` (the Python engine's pattern). False when
-    ripgrep cannot do this search."""
+    Notebooks, which ripgrep skips, are listed by the rules scan (or, when it does not run, by a
+    second ripgrep run meanwhile) and searched cell by cell in the same tree-order pass, with
+    ``rx`` (the Python engine's pattern). False when ripgrep cannot do this search."""
     host_base = fs.host_path(base)
+    want_notebooks = not glob_excludes_notebooks(glob)
+    # With .gitignore respected, the rules scan lists the notebooks too; otherwise rg --files does.
     listing = (
-        None
-        if glob_excludes_notebooks(glob)
-        else NotebookListing(rg, host_base, base, include_hidden, opts.respect_gitignore)
+        NotebookListing(rg, host_base, base, include_hidden, False)
+        if want_notebooks and not opts.respect_gitignore
+        else None
     )
-    found = _ripgrep_candidates(
+    candidates = _ripgrep_candidates(
         rg,
         fs,
         base,
@@ -814,14 +822,24 @@ def _search_with_ripgrep(
         deadline,
         opts.respect_gitignore,
     )
-    if found is None:
+    if candidates is None:
         if listing is not None:
             listing.cancel()
         return False
-    notebooks = listing.result(max(0.1, deadline - time.monotonic())) if listing is not None else []
+    found, scan = candidates
+    notebooks: list[tuple[str, str]] | None = []
+    if want_notebooks and scan is not None:
+        notebooks = [(_workspace_path(base, host_base, host), host) for host in scan.notebooks]
+    elif want_notebooks:
+        if listing is None:  # no scan could run (no find): list them now
+            listing = NotebookListing(rg, host_base, base, include_hidden, opts.respect_gitignore)
+        notebooks = listing.result(max(0.1, deadline - time.monotonic()))
     if notebooks is None:
         return False
-    visible = _Visibility(fs, base, include_hidden, host_base, opts.respect_gitignore)
+    ignore_dirs = None if scan is None else {_workspace_path(base, host_base, h) for h in scan.ignore_dirs}
+    visible = _Visibility(
+        fs, base, include_hidden, host_base, opts.respect_gitignore, ignore_dirs=ignore_dirs
+    )
     entries = sorted([*found, *((rel, -1, host) for rel, host in notebooks)], key=lambda e: _sort_key(e[0]))
     selected: list[tuple[str, int, str]] = []
     in_notebooks: list[Any] = []  # CellMatches, shaped like FileMatches

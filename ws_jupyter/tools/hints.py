@@ -42,6 +42,11 @@ _TABLE: dict[str, ToolHints] = {
     T.SANDBOX.GET_PROCESS_OUTPUT: _LOOK,
     T.SANDBOX.LIST_PROCESSES: _LOOK,
     T.SANDBOX.KILL_PROCESS: ToolHints(destructive=True, idempotent=True),
+    # code in a kernel can do what a command can; restarting drops the kernel's state
+    T.SANDBOX.EXECUTE_CODE: ToolHints(destructive=True, idempotent=False),
+    T.SANDBOX.RESTART_KERNEL: ToolHints(destructive=True, idempotent=False),
+    T.SANDBOX.LIST_KERNELS: _LOOK,
+    T.SANDBOX.RUN_NOTEBOOK: ToolHints(destructive=True, idempotent=False),
     T.SEARCH.SEARCH: _LOOK,
     T.SEARCH.INDEX: ToolHints(destructive=False, idempotent=True),
     T.SKILLS.SKILL: _LOOK,
@@ -62,6 +67,10 @@ _TITLES = {
     T.SANDBOX.GET_PROCESS_OUTPUT: "Background process output",
     T.SANDBOX.KILL_PROCESS: "Kill background process",
     T.SANDBOX.LIST_PROCESSES: "List background processes",
+    T.SANDBOX.EXECUTE_CODE: "Run Python code (kernel)",
+    T.SANDBOX.RESTART_KERNEL: "Restart kernel",
+    T.SANDBOX.LIST_KERNELS: "List kernels",
+    T.SANDBOX.RUN_NOTEBOOK: "Run notebook",
     T.SEARCH.SEARCH: "Search the workspace",
     T.SEARCH.INDEX: "Add to the search index",
     T.SKILLS.SKILL: "Load skill",
@@ -80,11 +89,17 @@ def _reaches_out(sandbox: Any) -> bool:
     return bool(getattr(config, "allow_network", False))
 
 
+#: Tools whose code runs in the sandbox: they reach out exactly when its commands do.
+_RUNS_CODE = frozenset(
+    {T.SANDBOX.EXECUTE_COMMAND, T.SANDBOX.EXECUTE_CODE, T.SANDBOX.RUN_NOTEBOOK}
+)
+
+
 def hints_for(tool: Any, workspace: Any = None) -> ToolHints:
     """Hints for a ``Tool`` (or a workspace tool name)."""
     name = getattr(tool, "workspace_tool_name", tool)
     hints = _TABLE.get(name, ToolHints())
-    if name == T.SANDBOX.EXECUTE_COMMAND and workspace is not None:
+    if name in _RUNS_CODE and workspace is not None:
         hints = replace(hints, open_world=_reaches_out(workspace.sandbox))
     return hints
 

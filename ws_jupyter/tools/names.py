@@ -16,6 +16,7 @@ __all__ = [
     "ALL_TOOL_NAMES",
     "FILESYSTEM_TOOLS",
     "KERNEL_TOOLS",
+    "NOTEBOOK_RUN_TOOLS",
     "PROCESS_TOOLS",
     "SANDBOX_TOOLS",
     "SEARCH_TOOLS",
@@ -45,6 +46,7 @@ class _Sandbox:
     EXECUTE_CODE: Final = "workspace_execute_code"
     RESTART_KERNEL: Final = "workspace_restart_kernel"
     LIST_KERNELS: Final = "workspace_list_kernels"
+    RUN_NOTEBOOK: Final = "workspace_run_notebook"
 
 
 class _Search:
@@ -93,7 +95,10 @@ PROCESS_TOOLS: Final = (
 )
 #: Present when the sandbox can run Jupyter kernels (``sandbox.kernels``).
 KERNEL_TOOLS: Final = (_Sandbox.EXECUTE_CODE, _Sandbox.RESTART_KERNEL, _Sandbox.LIST_KERNELS)
-SANDBOX_TOOLS: Final = (_Sandbox.EXECUTE_COMMAND, *PROCESS_TOOLS, *KERNEL_TOOLS)
+#: Runs a workspace notebook on a sandbox kernel and writes its outputs back: needs kernels and a
+#: writable filesystem.
+NOTEBOOK_RUN_TOOLS: Final = (_Sandbox.RUN_NOTEBOOK,)
+SANDBOX_TOOLS: Final = (_Sandbox.EXECUTE_COMMAND, *PROCESS_TOOLS, *KERNEL_TOOLS, *NOTEBOOK_RUN_TOOLS)
 SEARCH_TOOLS: Final = (_Search.SEARCH, _Search.INDEX)
 SKILL_TOOLS: Final = (_Skills.SKILL, _Skills.SKILL_SEARCH, _Skills.SKILL_READ)
 #: Every tool, in the order ``Workspace.tools()`` lists them.

@@ -39,6 +39,7 @@ import tempfile
 import threading
 from collections.abc import Iterable, Sequence
 
+from .cgroups import join_value
 from .config import DEFAULT_SANDBOX_UID, Mount, NativeSandboxConfig, working_directory_writable
 
 __all__ = [
@@ -492,7 +493,9 @@ class BwrapPlan:
         args += ["--chdir", cwd, *self._suffix, "--remount-ro", "/", "--", *self._inner, *argv]
         if not standalone:
             return args
-        script = "".join(f"echo $$ > {shlex.quote(f)} || exit 125; " for f in self.cgroup_procs)
+        script = "".join(
+            f"echo {join_value(f, '$$')} > {shlex.quote(f)} || exit 125; " for f in self.cgroup_procs
+        )
         script += 'exec "$@"'
         if self.seccomp_path is not None:
             script += f" {STANDALONE_SECCOMP_FD}<{shlex.quote(self.seccomp_path)}"

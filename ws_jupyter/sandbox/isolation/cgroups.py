@@ -16,8 +16,12 @@ Where a cgroup can be made, in order:
   whichever limit v2 could not provide.
 
 Without any, the sandbox still works with its per-process rlimits (``get_info()`` says which).
-Processes join through the command line itself (a ``/bin/sh`` in front writes its pid into each
-``cgroup.procs`` and then execs bwrap), so nothing runs between fork and exec in the notebook.
+Processes join through the command line itself (a ``/bin/sh`` in front moves itself into each
+cgroup and then execs bwrap), so nothing runs between fork and exec in the notebook. In a v1
+hierarchy the shell writes ``0`` ("this thread") to ``tasks``: the shell has one thread, so that
+moves the whole process, and the kernel then skips the machine-wide lock that a ``cgroup.procs``
+write takes (whose RCU grace period cost ~10 ms per hierarchy and command on a busy machine).
+v2 has no such path for a domain cgroup: there the shell writes its pid to ``cgroup.procs``.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ import signal
 import time
 from dataclasses import dataclass, field
 
-__all__ = ["SandboxCgroup", "kill_cgroup", "remove_cgroup"]
+__all__ = ["SandboxCgroup", "join_value", "kill_cgroup", "remove_cgroup"]
 
 _ROOT = "/sys/fs/cgroup"
 
@@ -100,6 +104,15 @@ class SandboxCgroup:
     @property
     def procs_files(self) -> list[str]:
         return [os.path.join(p, "cgroup.procs") for p in self.paths]
+
+    @property
+    def join_files(self) -> list[str]:
+        """The file a single-threaded process writes to join each cgroup (see ``join_value``)."""
+        out = []
+        for p in self.paths:
+            tasks = os.path.join(p, "tasks")  # only v1 cgroups have one
+            out.append(tasks if os.path.exists(tasks) else os.path.join(p, "cgroup.procs"))
+        return out
 
     @classmethod
     def create(
@@ -176,6 +189,12 @@ class SandboxCgroup:
         for path in self.paths:
             remove_cgroup(path)
         self.paths = []
+
+
+def join_value(join_file: str, pid: str) -> str:
+    """What a process writes into ``join_file`` to move itself: ``0`` (the writing thread) for a
+    v1 ``tasks`` file, its pid for ``cgroup.procs``."""
+    return "0" if os.path.basename(join_file) == "tasks" else pid
 
 
 def _read(path: str) -> str:
