@@ -20,6 +20,7 @@ sandbox's ``max_message_bytes`` is dropped by ZeroMQ.
 
 from __future__ import annotations
 
+import logging
 import os
 import posixpath
 import threading
@@ -36,6 +37,8 @@ from .output import truncate_head_tail
 from .schema import Param
 
 __all__ = ["RUN_NOTEBOOK_SPEC"]
+
+log = logging.getLogger(__name__)
 
 _MAX_CELL_OUTPUT_BYTES = 4 * 1024 * 1024
 _runs = iter(range(1, 1 << 62))
@@ -149,8 +152,11 @@ def run_notebook(call: ToolCall) -> str:
         kernel = kernels.start(args["kernel"])
     import zmq.asyncio
 
+    from ..kernels.manager import receive_queue_length
+
     context = zmq.asyncio.Context()
     context.setsockopt(zmq.MAXMSGSIZE, config.max_message_bytes)
+    context.setsockopt(zmq.RCVHWM, receive_queue_length(config.max_message_bytes))
     started = time.monotonic()
     failure: str | None = None
     timed_out = threading.Event()
@@ -176,6 +182,9 @@ def run_notebook(call: ToolCall) -> str:
                 failure = "stuck"
             except DeadKernelError:
                 failure = "died"
+            except ValueError:  # code in the kernel wrote a frame that is not a Jupyter message
+                log.info("notebook run of %s stopped at a malformed kernel message", rel, exc_info=True)
+                failure = "garbled"
             finally:
                 if timer is not None:
                     timer.cancel()
@@ -185,7 +194,7 @@ def run_notebook(call: ToolCall) -> str:
         context.destroy(linger=0)
         if temporary:
             kernels.shutdown(kernel.name, now=True)
-        elif failure in ("stuck", "died"):
+        elif failure in ("stuck", "died", "garbled"):
             kernel.restart()
     elapsed = time.monotonic() - started
     _note_dropped(nb.node, client.dropped)
@@ -264,6 +273,8 @@ def _summary(
         parts.append("[a cell did not stop after an interrupt: the kernel was shut down]")
     elif failure == "died":
         parts.append("[the kernel died while the notebook ran]")
+    elif failure == "garbled":
+        parts.append("[the run stopped: code in the kernel sent a message that is not a Jupyter message]")
     if first_error is not None:
         index, error = first_error
         tb = "\n".join(error.traceback)
