@@ -41,6 +41,9 @@ __all__ = ["RUN_NOTEBOOK_SPEC"]
 log = logging.getLogger(__name__)
 
 _MAX_CELL_OUTPUT_BYTES = 4 * 1024 * 1024
+#: Outputs kept per cell: a notebook holds at most 10,000 cells and outputs to be read as one
+#: (``ws_jupyter.notebooks.document``), and a display loop makes one output per call.
+_MAX_CELL_OUTPUTS = 500
 _runs = iter(range(1, 1 << 62))
 _runs_lock = threading.Lock()
 
@@ -102,7 +105,8 @@ def _notebook_client(kernel: Any, km: Any, node: Any, per_cell_timeout: float | 
             size = sum(len(v) for v in (content.get("data") or {}).values() if isinstance(v, str))
             size += len(content.get("text") or "") if isinstance(content.get("text"), str) else 0
             used = self.used.get(cell_index, 0)
-            if used + size > _MAX_CELL_OUTPUT_BYTES and msg.get("msg_type") != "error":
+            full = used + size > _MAX_CELL_OUTPUT_BYTES or len(outs) >= _MAX_CELL_OUTPUTS
+            if full and msg.get("msg_type") != "error":
                 self.dropped[cell_index] = self.dropped.get(cell_index, 0) + size
                 return None
             self.used[cell_index] = used + size
@@ -115,6 +119,7 @@ def _notebook_client(kernel: Any, km: Any, node: Any, per_cell_timeout: float | 
         allow_errors=False,
         interrupt_on_timeout=False,
         record_timing=True,
+        coalesce_streams=True,
     )
 
 
@@ -213,7 +218,7 @@ def _note_dropped(node: Any, dropped: dict[int, int]) -> None:
         cell = node.cells[index]
         cell.outputs.append(
             nbformat.v4.new_output(
-                "stream", name="stderr", text=f"[{size:,} bytes of output not kept: over 4 MB for this cell]\n"
+                "stream", name="stderr", text=f"[{size:,} bytes of output not kept: over 4 MB or {_MAX_CELL_OUTPUTS} outputs for this cell]\n"
             )
         )
 
