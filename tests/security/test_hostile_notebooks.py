@@ -135,3 +135,29 @@ def test_a_notebook_view_of_megabyte_cells_is_bounded(workdir):
     assert 0 < images <= 20
     assert more == 1 and cut_lines == 1
     assert rendered < 8  # the 100,000-character budget: the rest are drawn as plain text
+
+
+def test_a_notebook_run_keeps_the_notebook_readable_as_cells(workdir):
+    # workspace_run_notebook kept every output up to 4 MB a cell: a display loop saved one output
+    # per call, so a run could write a notebook past the 10,000 cells and outputs it is read as.
+    r = replay(
+        f"""
+        import json
+        from ws_jupyter import LocalSandbox
+        from ws_jupyter.notebooks import Notebook
+        ws, t = tools_of({str(workdir)!r}, sandbox=LocalSandbox(working_directory={str(workdir)!r}))
+        code = "from IPython.display import display\\nfor i in range(1200): display({{'text/plain': 'z'}}, raw=True)"
+        Notebook.new([("code", code), ("code", "print('second')")]).save(ws.filesystem, "run.ipynb")
+        try:
+            emit(str(t["workspace_run_notebook"].run({{"path": "run.ipynb", "timeout": 120}}, approved=True)))
+        finally:
+            ws.destroy()
+        """,
+        timeout=240,
+    )
+    assert r.finished and r.returncode == 0, r.stderr
+    assert r.results[0].startswith("Ran run.ipynb"), r.results[0]
+    cells = json.loads((workdir / "run.ipynb").read_text())["cells"]
+    assert len(cells[0]["outputs"]) <= 501
+    assert "500 outputs for this cell" in "".join(cells[0]["outputs"][-1]["text"])
+    assert cells[1]["outputs"][0]["text"] == ["second\n"]

@@ -61,3 +61,32 @@ def test_raw_frames_from_the_kernel_neither_fill_memory_nor_break_the_execution(
     assert after.endswith("42")
     # what a kernel that sends faster than its messages are parsed can make the host hold
     assert max(queued) <= 512 << 20, queued
+
+
+RUN_NOTEBOOK = """
+import os
+from ws_jupyter import LocalSandbox, LocalFilesystem, Workspace
+from ws_jupyter.notebooks import Notebook
+wd = os.path.join({base!r}, "wd"); os.makedirs(wd, exist_ok=True)
+ws = Workspace(filesystem=LocalFilesystem(wd), sandbox=LocalSandbox(working_directory=wd))
+tools = {{t.name: t for t in ws.tools()}}
+code = ("sock = get_ipython().kernel.iopub_socket\\n"
+        "for _ in range(4):\\n"
+        "    sock.send_multipart([b'', b'x' * (8 << 20)], copy=False)\\n"
+        "print('sent')")
+Notebook.new([("code", code), ("code", "print('second')")]).save(ws.filesystem, "a.ipynb")
+try:
+    emit(str(tools["workspace_run_notebook"].run({{"path": "a.ipynb", "timeout": 120}}, approved=True)))
+finally:
+    ws.destroy()
+"""
+
+
+def test_raw_frames_end_a_notebook_run_with_a_clear_answer(tmp_path):
+    # nbclient raised ValueError at the first such frame: the tool answered "Error: ValueError:
+    # b'<IDS|MSG>' is not in list" (a traceback in the log) instead of the run's summary.
+    r = replay(RUN_NOTEBOOK.format(base=str(tmp_path)), timeout=240)
+    assert r.finished and r.returncode == 0, r.stderr
+    (summary,) = r.results
+    assert summary.startswith("Ran a.ipynb in a fresh kernel"), summary
+    assert "not a Jupyter message" in summary and "ValueError" not in summary

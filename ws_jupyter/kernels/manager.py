@@ -43,6 +43,11 @@ DEFAULT_KERNEL = "default"
 RECEIVE_QUEUE_BYTES = 512 << 20
 
 
+def receive_queue_length(max_message_bytes: int) -> int:
+    """ZeroMQ's ``RCVHWM`` for a kernel's sockets: at most ``RECEIVE_QUEUE_BYTES`` queued."""
+    return max(2, RECEIVE_QUEUE_BYTES // max_message_bytes)
+
+
 class SandboxKernelManager:
     """Starts, finds, runs code in and retires the kernels of one sandbox. See the module docstring."""
 
@@ -93,7 +98,7 @@ class SandboxKernelManager:
                 # the reader is busy: 1,000 messages of max_message_bytes, sent by code in the
                 # kernel faster than they are parsed, would fill the host's memory. The kernel's
                 # own send queue absorbs bursts, so a short queue here loses nothing in practice.
-                ctx.setsockopt(zmq.RCVHWM, max(2, RECEIVE_QUEUE_BYTES // self._config.max_message_bytes))
+                ctx.setsockopt(zmq.RCVHWM, receive_queue_length(self._config.max_message_bytes))
                 ctx.setsockopt(zmq.LINGER, 0)
                 self._context = ctx
             return self._context

@@ -20,6 +20,7 @@ sandbox's ``max_message_bytes`` is dropped by ZeroMQ.
 
 from __future__ import annotations
 
+import logging
 import os
 import posixpath
 import threading
@@ -37,7 +38,12 @@ from .schema import Param
 
 __all__ = ["RUN_NOTEBOOK_SPEC"]
 
+log = logging.getLogger(__name__)
+
 _MAX_CELL_OUTPUT_BYTES = 4 * 1024 * 1024
+#: Outputs kept per cell: a notebook holds at most 10,000 cells and outputs to be read as one
+#: (``ws_jupyter.notebooks.document``), and a display loop makes one output per call.
+_MAX_CELL_OUTPUTS = 500
 _runs = iter(range(1, 1 << 62))
 _runs_lock = threading.Lock()
 
@@ -99,7 +105,8 @@ def _notebook_client(kernel: Any, km: Any, node: Any, per_cell_timeout: float | 
             size = sum(len(v) for v in (content.get("data") or {}).values() if isinstance(v, str))
             size += len(content.get("text") or "") if isinstance(content.get("text"), str) else 0
             used = self.used.get(cell_index, 0)
-            if used + size > _MAX_CELL_OUTPUT_BYTES and msg.get("msg_type") != "error":
+            full = used + size > _MAX_CELL_OUTPUT_BYTES or len(outs) >= _MAX_CELL_OUTPUTS
+            if full and msg.get("msg_type") != "error":
                 self.dropped[cell_index] = self.dropped.get(cell_index, 0) + size
                 return None
             self.used[cell_index] = used + size
@@ -112,6 +119,7 @@ def _notebook_client(kernel: Any, km: Any, node: Any, per_cell_timeout: float | 
         allow_errors=False,
         interrupt_on_timeout=False,
         record_timing=True,
+        coalesce_streams=True,
     )
 
 
@@ -149,8 +157,11 @@ def run_notebook(call: ToolCall) -> str:
         kernel = kernels.start(args["kernel"])
     import zmq.asyncio
 
+    from ..kernels.manager import receive_queue_length
+
     context = zmq.asyncio.Context()
     context.setsockopt(zmq.MAXMSGSIZE, config.max_message_bytes)
+    context.setsockopt(zmq.RCVHWM, receive_queue_length(config.max_message_bytes))
     started = time.monotonic()
     failure: str | None = None
     timed_out = threading.Event()
@@ -176,6 +187,9 @@ def run_notebook(call: ToolCall) -> str:
                 failure = "stuck"
             except DeadKernelError:
                 failure = "died"
+            except ValueError:  # code in the kernel wrote a frame that is not a Jupyter message
+                log.info("notebook run of %s stopped at a malformed kernel message", rel, exc_info=True)
+                failure = "garbled"
             finally:
                 if timer is not None:
                     timer.cancel()
@@ -185,7 +199,7 @@ def run_notebook(call: ToolCall) -> str:
         context.destroy(linger=0)
         if temporary:
             kernels.shutdown(kernel.name, now=True)
-        elif failure in ("stuck", "died"):
+        elif failure in ("stuck", "died", "garbled"):
             kernel.restart()
     elapsed = time.monotonic() - started
     _note_dropped(nb.node, client.dropped)
@@ -204,7 +218,7 @@ def _note_dropped(node: Any, dropped: dict[int, int]) -> None:
         cell = node.cells[index]
         cell.outputs.append(
             nbformat.v4.new_output(
-                "stream", name="stderr", text=f"[{size:,} bytes of output not kept: over 4 MB for this cell]\n"
+                "stream", name="stderr", text=f"[{size:,} bytes of output not kept: over 4 MB or {_MAX_CELL_OUTPUTS} outputs for this cell]\n"
             )
         )
 
@@ -264,6 +278,8 @@ def _summary(
         parts.append("[a cell did not stop after an interrupt: the kernel was shut down]")
     elif failure == "died":
         parts.append("[the kernel died while the notebook ran]")
+    elif failure == "garbled":
+        parts.append("[the run stopped: code in the kernel sent a message that is not a Jupyter message]")
     if first_error is not None:
         index, error = first_error
         tb = "\n".join(error.traceback)
