@@ -453,7 +453,10 @@ class SandboxConformance:
         tree = processes_with(m)
         t0 = time.monotonic()
         sandbox.destroy()
-        assert time.monotonic() - t0 < 10
+        # The processes are stopped together, not one grace period after another (100 sequential
+        # graces would take minutes); the bound leaves room for a machine loaded many times over,
+        # where 100 kills and reaps alone took up to 26 s.
+        assert time.monotonic() - t0 < 60
         assert sandbox.status == "destroyed"
         assert wait_for(lambda: not alive(tree), 5)
         assert not processes_with(m)

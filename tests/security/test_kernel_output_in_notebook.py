@@ -84,3 +84,15 @@ def test_ws_py_draws_the_kernel_output_inertly(result: Any) -> None:
             out.draw(OutputEvent(kind="display", bundle=bundle))
     assert len(cap.outputs) == 1
     _assert_inert(cap.outputs[0].data, cap.outputs[0].metadata)
+
+
+def test_an_agent_written_svg_file_is_shown_as_an_image_only(tmp_path: Any) -> None:
+    # %ws cat / the file browser handed the file's SVG to the front-end as image/svg+xml, which
+    # classic Notebook front-ends insert inline (its onload handler runs with the page).
+    from ws_jupyter import LocalFilesystem
+    from ws_jupyter.jupyter.files import load_file_view
+
+    (tmp_path / "plot.svg").write_text("<svg xmlns='http://www.w3.org/2000/svg' onload='alert(1)'><rect/></svg>")
+    bundle = load_file_view(LocalFilesystem(tmp_path), "plot.svg")._repr_mimebundle_()
+    assert "image/svg+xml" not in bundle
+    assert '<img src="data:image/svg+xml;base64,' in bundle["text/html"] and "onload" not in bundle["text/html"]

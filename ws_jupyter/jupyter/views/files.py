@@ -197,9 +197,7 @@ class FileView(RichView):
         if self.is_image and self.mime_type in ("image/png", "image/jpeg", "image/gif"):
             assert self.data is not None
             bundle[self.mime_type] = base64.b64encode(self.data).decode()
-        elif self.is_image and self.mime_type == "image/svg+xml" and self.data is not None:
-            bundle["image/svg+xml"] = self.data.decode("utf-8", "replace")
-        else:
+        else:  # SVG too: as an <img> (html_body), never inline — its scripts would run in some front-ends
             bundle["text/html"] = self.html()
         return bundle
 
