@@ -42,7 +42,7 @@ from .config import KernelsConfig
 from .kernel import Kernel, OutputCallback, _Collector, _Execution, _now
 from .launch import ResolvedSpec
 from .manager import SandboxKernelManager
-from .result import ExecutionError, ExecutionResult, ExecutionStatus, OutputEvent
+from .result import ExecutionError, ExecutionResult, OutputEvent
 
 __all__ = ["GatewayKernel", "GatewayKernelManager"]
 
@@ -638,23 +638,9 @@ class _RemoteExecution(_Execution):
         notes: list[str],
         collector: _Collector,
     ) -> None:
-        self.kernel = kernel
-        self.code = code
-        self.limit = limit
-        self.abort = abort
-        self.notes = notes
-        self.collector = collector
-        self.config = kernel.manager.config
-        self.started = time.monotonic()
-        self.idle = False
-        self.reply: dict[str, Any] | None = None
-        self.status: ExecutionStatus | None = None
-        self.error: ExecutionError | None = None
-        self.interrupted_at: float | None = None
-        self.restarted = False
+        self._begin(kernel, code, limit, abort, notes, collector)
         self.dead: str | None = None
         self.last_message = self.started
-        self.reply_at: float | None = None
         self.reconnected = False
         self.barrier: str | None = None
         self.lost = False

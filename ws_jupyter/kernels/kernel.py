@@ -687,6 +687,28 @@ class _Execution:
         notes: list[str],
         collector: _Collector,
     ) -> None:
+        self._begin(kernel, code, limit, abort, notes, collector)
+        self.last_check = self.started
+        self.dead_since: float | None = None
+        self.barriers: set[str] = set()
+        self.barrier_at = 0.0
+        self.first_barrier_at: float | None = None
+        self.reconnected_at = 0.0
+        self._attach(kc)
+        self.msg_id = kc.execute(
+            code, silent=False, store_history=True, allow_stdin=False, stop_on_error=False
+        )
+
+    def _begin(
+        self,
+        kernel: Kernel,
+        code: str,
+        limit: float | None,
+        abort: threading.Event | None,
+        notes: list[str],
+        collector: _Collector,
+    ) -> None:
+        """The state every execution starts with, local or on a gateway (what ends it differs)."""
         self.kernel = kernel
         self.code = code
         self.limit = limit
@@ -702,16 +724,6 @@ class _Execution:
         self.error: ExecutionError | None = None
         self.interrupted_at: float | None = None
         self.restarted = False
-        self.last_check = self.started
-        self.dead_since: float | None = None
-        self.barriers: set[str] = set()
-        self.barrier_at = 0.0
-        self.first_barrier_at: float | None = None
-        self.reconnected_at = 0.0
-        self._attach(kc)
-        self.msg_id = kc.execute(
-            code, silent=False, store_history=True, allow_stdin=False, stop_on_error=False
-        )
 
     def _attach(self, kc: Any) -> None:
         import zmq
