@@ -42,7 +42,7 @@ from .config import KernelsConfig
 from .kernel import Kernel, OutputCallback, _Collector, _Execution, _now
 from .launch import ResolvedSpec
 from .manager import SandboxKernelManager
-from .result import ExecutionError, ExecutionResult, OutputEvent
+from .result import ExecutionError, ExecutionResult
 
 __all__ = ["GatewayKernel", "GatewayKernelManager"]
 
@@ -570,16 +570,7 @@ class GatewayKernel(Kernel):
         notes: list[str],
         record: Any,
     ) -> ExecutionResult:
-        def emit(event: OutputEvent) -> None:
-            record.output(event)
-            if on_output is not None:
-                try:
-                    on_output(event)
-                except Exception:
-                    log.exception("on_output callback raised; the execution goes on")
-
-        run = _RemoteExecution(self, code, limit, abort, notes, _Collector(self.manager.config.limits, emit))
-        return run.wait()
+        return _RemoteExecution(self, code, limit, abort, notes, self._collector(on_output, record)).wait()
 
     def _reconnect_socket(self, deadline: float) -> None:
         """A new websocket in the same session (the server replays what it buffered meanwhile)."""

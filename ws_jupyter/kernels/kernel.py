@@ -621,6 +621,12 @@ class Kernel:
         notes: list[str],
         record: Any,
     ) -> ExecutionResult:
+        return _Execution(self, kc, code, limit, abort, notes, self._collector(on_output, record)).wait()
+
+    def _collector(self, on_output: OutputCallback | None, record: Any) -> _Collector:
+        """What gathers one execution's output: the activity record first, then the caller's
+        callback (a callback that raises is logged, the execution goes on)."""
+
         def emit(event: OutputEvent) -> None:
             record.output(event)
             if on_output is not None:
@@ -629,8 +635,7 @@ class Kernel:
                 except Exception:
                     log.exception("on_output callback raised; the execution goes on")
 
-        run = _Execution(self, kc, code, limit, abort, notes, _Collector(self.manager.config.limits, emit))
-        return run.wait()
+        return _Collector(self.manager.config.limits, emit)
 
     def _reconnect(self) -> Any:
         """A fresh client in place of one whose IOPub connection ZeroMQ dropped (holding the turn)."""
