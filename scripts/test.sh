@@ -7,4 +7,4 @@ cd "$(dirname "$0")/.."
 V=.venv/bin
 echo "[test] ruff"; $V/ruff check ws_jupyter tests bench
 echo "[test] mypy"; $V/mypy
-echo "[test] pytest"; exec $V/python -m pytest -q -ra "$@"
+echo "[test] pytest"; exec $V/python -m pytest -q -ra --durations=25 "$@"
