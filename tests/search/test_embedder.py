@@ -167,6 +167,23 @@ def test_graph_is_built_once_into_the_cache_dir(tmp_path, monkeypatch):
     mtime = model.stat().st_mtime_ns
     model2, _, _ = emb_mod.resolve_model()
     assert model2 == model and model2.stat().st_mtime_ns == mtime
+
+    # The int8 default needs its graph written next to it. Where that cannot be done (here: a
+    # file stands where its directory goes; as root, permissions would not stop the write),
+    # the default falls back to fp32 and still embeds; int8 asked for by name is a clear error.
+    blocker = emb_mod._quantized_path(model).parent
+    blocker.parent.mkdir(parents=True, exist_ok=True)
+    blocker.write_text("not a directory")
+    monkeypatch.delenv("WS_JUPYTER_EMBEDDER_VARIANT", raising=False)
+    fallback = DefaultEmbedder()
+    assert emb_mod.default_variant() == "fp32" and fallback.variant == "fp32"
+    assert fallback.embed(["still searchable"]).shape == (1, 384)
+    monkeypatch.setenv("WS_JUPYTER_EMBEDDER_VARIANT", "int8")
+    with pytest.raises(EmbedderError, match="cannot write the ONNX model cache"):
+        DefaultEmbedder().embed(["x"])
+    blocker.unlink()
+    monkeypatch.delenv("WS_JUPYTER_EMBEDDER_VARIANT")
+    assert emb_mod.default_variant() == "int8"
     assert emb_mod._main(["--prepare"]) == 0
 
 

@@ -377,13 +377,44 @@ def resolve_model(prepare: bool = True, fused: bool = True, variant: str = "fp32
 
 def default_variant() -> str:
     """The variant ``embedder="default"`` runs: ``$WS_JUPYTER_EMBEDDER_VARIANT`` or
-    :data:`DEFAULT_VARIANT`."""
-    value = os.environ.get("WS_JUPYTER_EMBEDDER_VARIANT", "").strip().lower() or DEFAULT_VARIANT
+    :data:`DEFAULT_VARIANT` — except that an int8 default that cannot be built here (the fp32
+    graph needs no writing, e.g. Chroma's cache, but the cache directory is not writable) gives
+    fp32 with a logged warning rather than an error. A variant asked for by name is never replaced."""
+    asked = os.environ.get("WS_JUPYTER_EMBEDDER_VARIANT", "").strip().lower()
+    value = asked or DEFAULT_VARIANT
     if value not in VARIANTS:
         raise WorkspaceConfigError(
             f"WS_JUPYTER_EMBEDDER_VARIANT={value!r}: use one of {', '.join(VARIANTS)}",
             code="INVALID_SEARCH_CONFIG")
+    if value == "int8" and not asked and not _int8_obtainable():
+        global _warned_int8
+        if not _warned_int8:
+            _warned_int8 = True
+            _log.warning("the int8 model cannot be built: %s is not writable; using the fp32 model "
+                         "(set WS_JUPYTER_CACHE_DIR to a writable directory for int8)", cache_dir())
+        return "fp32"
     return value
+
+
+_log = logging.getLogger(__name__)
+_warned_int8 = False
+
+
+def _int8_obtainable() -> bool:
+    """Whether the int8 graph is built or can be written. True when the fp32 graph itself still
+    has to be built: then its own error (missing weights, unwritable cache) is the one to show."""
+    try:
+        base, _tok, _origin = resolve_model(prepare=False, variant="fp32")
+    except EmbedderError:
+        return True
+    target = _quantized_path(base)
+    if target.is_file():
+        return True
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return False
+    return os.access(target.parent, os.W_OK)
 
 
 def prepare(variant: str = "all") -> dict[str, Path]:
