@@ -68,7 +68,13 @@ from ..notebooks.document import is_notebook_path
 from . import rules_scan
 from .base import ToolCall, ToolSpec
 from .globs import compile_globs, split_glob_path
-from .grep_notebooks import NotebookListing, glob_excludes_notebooks, load_for_grep, search_notebook
+from .grep_notebooks import (
+    NotebookListing,
+    glob_excludes_notebooks,
+    load_for_grep,
+    search_notebook,
+    workspace_path,
+)
 from .names import WORKSPACE_TOOLS
 from .output import truncate_head
 from .regex import GrepPattern, PatternError, compile_pattern
@@ -752,7 +758,6 @@ def _ripgrep_candidates(
     ):
         return None  # a pattern ripgrep's syntax rejects: let the fallback search
     result.read_errors += sum(1 for line in stderr.splitlines() if "os error" in line.lower())
-    prefix = host_base.rstrip("/") + "/"
     found: list[tuple[str, int, str]] = []
     for line in stdout.split(b"\n"):
         if not line:
@@ -763,20 +768,11 @@ def _ripgrep_candidates(
             n = int(count)
         except ValueError:
             continue
-        if not host.startswith(prefix):
-            continue
-        sub = host[len(prefix) :]
-        found.append((sub if base == "." else f"{base}/{sub}", n, host))
+        rel = workspace_path(base, host_base, host)
+        if rel is not None:
+            found.append((rel, n, host))
     found.sort(key=lambda item: _sort_key(item[0]))
     return found, scan
-
-
-def _workspace_path(base: str, host_base: str, host: str) -> str:
-    """The workspace path of ``host``, a path at or below ``host_base`` (the host path of ``base``)."""
-    if host == host_base:
-        return base
-    sub = host[len(host_base.rstrip("/")) + 1 :]
-    return sub if base == "." else f"{base}/{sub}"
 
 
 def _search_with_ripgrep(
@@ -829,14 +825,20 @@ def _search_with_ripgrep(
     found, scan = candidates
     notebooks: list[tuple[str, str]] | None = []
     if want_notebooks and scan is not None:
-        notebooks = [(_workspace_path(base, host_base, host), host) for host in scan.notebooks]
+        notebooks = [
+            (rel, host) for host in scan.notebooks if (rel := workspace_path(base, host_base, host)) is not None
+        ]
     elif want_notebooks:
         if listing is None:  # no scan could run (no find): list them now
             listing = NotebookListing(rg, host_base, base, include_hidden, opts.respect_gitignore)
         notebooks = listing.result(max(0.1, deadline - time.monotonic()))
     if notebooks is None:
         return False
-    ignore_dirs = None if scan is None else {_workspace_path(base, host_base, h) for h in scan.ignore_dirs}
+    ignore_dirs = (
+        None
+        if scan is None
+        else {rel for h in scan.ignore_dirs if (rel := workspace_path(base, host_base, h)) is not None}
+    )
     visible = _Visibility(
         fs, base, include_hidden, host_base, opts.respect_gitignore, ignore_dirs=ignore_dirs
     )

@@ -28,7 +28,14 @@ from .regex import GrepPattern
 
 _ALL = 1 << 62
 
-__all__ = ["CellMatches", "NotebookListing", "glob_excludes_notebooks", "load_for_grep", "search_notebook"]
+__all__ = [
+    "CellMatches",
+    "NotebookListing",
+    "glob_excludes_notebooks",
+    "load_for_grep",
+    "search_notebook",
+    "workspace_path",
+]
 
 
 @dataclass
@@ -93,6 +100,19 @@ def load_for_grep(fs: Any, path: str) -> Notebook | None:
         return None
 
 
+def workspace_path(base: str, host_base: str, host: str) -> str | None:
+    """The workspace path of ``host``, a host path printed by ripgrep or ``find`` run on
+    ``host_base`` (the host path of the workspace directory ``base``); None when it is not at or
+    below ``host_base``."""
+    root = host_base.rstrip("/")
+    if host == root:
+        return base
+    if not host.startswith(root + "/"):
+        return None
+    sub = host[len(root) + 1 :]
+    return sub if base == "." else f"{base}/{sub}"
+
+
 class NotebookListing:
     """The ``*.ipynb`` files under a directory as ripgrep walks it (the same ignore flags as the
     search), listed by a second ``rg --files`` process that runs *while* the search runs, so it
@@ -133,15 +153,14 @@ class NotebookListing:
             return None
         if proc.returncode not in (0, 1):
             return None
-        prefix = self.host_base.rstrip("/") + "/"
         out = []
         for raw in stdout.split(b"\0"):
             if not raw:
                 continue
             host = os.fsdecode(raw)
-            if host.startswith(prefix):
-                sub = host[len(prefix) :]
-                out.append((sub if self.base == "." else f"{self.base}/{sub}", host))
+            rel = workspace_path(self.base, self.host_base, host)
+            if rel is not None:
+                out.append((rel, host))
         return out
 
     def cancel(self) -> None:
