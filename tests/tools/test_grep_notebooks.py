@@ -138,7 +138,7 @@ def test_totals_files_only_and_offset_count_notebooks_as_files(tree, engine):
 
 
 @pytest.mark.skipif(RG is None, reason="no ripgrep")
-def test_notebooks_come_from_the_kept_tree_scan_and_follow_changes(tree):
+def test_notebooks_come_from_the_kept_tree_scan_and_follow_changes(tree, monkeypatch):
     # The ripgrep engine lists notebooks with its .gitignore check (tools/rules_scan.py), whose
     # result is reused while no directory changed: a notebook added later must still be found.
     import os
@@ -157,3 +157,11 @@ def test_notebooks_come_from_the_kept_tree_scan_and_follow_changes(tree):
     assert ".hidden/" not in out and "ignored/" not in out
     # without the .gitignore rules no scan runs: ripgrep lists the notebooks, ignored ones included
     assert "ignored/i.ipynb [cell 3]:2:1: count = 0" in run(tree, "ripgrep", "count", respect_gitignore=False)
+    # a scan of more entries than _MAX_ENTRIES serves its own search but is not kept
+    monkeypatch.setattr(rules_scan, "_MAX_ENTRIES", 2)
+    rules_scan._scans.pop(os.path.realpath(tree), None)
+    settled = max(os.stat(root).st_ctime for root, _, _ in os.walk(tree)) + 1.2
+    while time.time() < settled:
+        time.sleep(0.05)
+    assert run(tree, "ripgrep", "count").startswith("7 matches across 5 files")
+    assert os.path.realpath(tree) not in rules_scan._scans

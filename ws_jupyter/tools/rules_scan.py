@@ -95,6 +95,7 @@ class _Pending:
         if (
             scan is not None
             and not scan.unusable
+            and len(scan.entries) <= _MAX_ENTRIES
             and scan.newest_ctime_ns < self.started_ns - _SETTLE_S * 1e9
         ):
             with _lock:
