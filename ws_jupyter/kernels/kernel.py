@@ -508,7 +508,8 @@ class Kernel:
         """A new asyncio jupyter_client client connected to this kernel (for nbclient and the like).
 
         The caller owns it (``stop_channels()`` when done) and its ``context`` (a
-        ``zmq.asyncio.Context``; give one with ``MAXMSGSIZE`` set to bound what it accepts). Use
+        ``zmq.asyncio.Context``; give one set up by ``manager.bound_receiving`` to bound what it
+        accepts). Use
         it inside ``exclusive()`` so no execution of this kernel interleaves with it.
         """
         from jupyter_client import AsyncKernelClient

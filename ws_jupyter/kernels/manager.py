@@ -48,6 +48,22 @@ def receive_queue_length(max_message_bytes: int) -> int:
     return max(2, RECEIVE_QUEUE_BYTES // max_message_bytes)
 
 
+def bound_receiving(context: Any, max_message_bytes: int) -> Any:
+    """Sets ``context`` (a ``zmq.Context`` or ``zmq.asyncio.Context``) to refuse messages over
+    ``max_message_bytes`` and to queue at most ``RECEIVE_QUEUE_BYTES`` of them per socket, for
+    every socket it makes that talks to a sandbox kernel; returns it.
+
+    ZeroMQ queues up to RCVHWM received messages per socket (default 1,000) while the reader is
+    busy: 1,000 messages of max_message_bytes, sent by code in the kernel faster than they are
+    parsed, would fill the host's memory. The kernel's own send queue absorbs bursts, so a short
+    queue here loses nothing in practice."""
+    import zmq
+
+    context.setsockopt(zmq.MAXMSGSIZE, max_message_bytes)
+    context.setsockopt(zmq.RCVHWM, receive_queue_length(max_message_bytes))
+    return context
+
+
 class SandboxKernelManager:
     """Starts, finds, runs code in and retires the kernels of one sandbox. See the module docstring."""
 
@@ -92,13 +108,7 @@ class SandboxKernelManager:
             if self._context is None:
                 import zmq
 
-                ctx = zmq.Context()
-                ctx.setsockopt(zmq.MAXMSGSIZE, self._config.max_message_bytes)
-                # ZeroMQ queues up to RCVHWM received messages per socket (default 1,000) while
-                # the reader is busy: 1,000 messages of max_message_bytes, sent by code in the
-                # kernel faster than they are parsed, would fill the host's memory. The kernel's
-                # own send queue absorbs bursts, so a short queue here loses nothing in practice.
-                ctx.setsockopt(zmq.RCVHWM, receive_queue_length(self._config.max_message_bytes))
+                ctx = bound_receiving(zmq.Context(), self._config.max_message_bytes)
                 ctx.setsockopt(zmq.LINGER, 0)
                 self._context = ctx
             return self._context

@@ -157,11 +157,9 @@ def run_notebook(call: ToolCall) -> str:
         kernel = kernels.start(args["kernel"])
     import zmq.asyncio
 
-    from ..kernels.manager import receive_queue_length
+    from ..kernels.manager import bound_receiving
 
-    context = zmq.asyncio.Context()
-    context.setsockopt(zmq.MAXMSGSIZE, config.max_message_bytes)
-    context.setsockopt(zmq.RCVHWM, receive_queue_length(config.max_message_bytes))
+    context = bound_receiving(zmq.asyncio.Context(), config.max_message_bytes)
     started = time.monotonic()
     failure: str | None = None
     timed_out = threading.Event()
