@@ -372,7 +372,7 @@ class LocalSandbox:
                 config=self._config,
                 mounts=self._mounts.values(),
                 bwrap_path=shutil.which("bwrap") or "bwrap",
-                cgroup_procs=self._cgroup.join_files if self._cgroup is not None else (),
+                cgroup_join_files=self._cgroup.join_files if self._cgroup is not None else (),
             )
         elif self._isolation == "seatbelt":
             self._write_seatbelt_profile()
@@ -431,7 +431,7 @@ class LocalSandbox:
             # The filter reaches bwrap as an inherited descriptor (no extra process); with a
             # cgroup the command line has a shell in front anyway, which opens it itself.
             fd = None
-            if plan.seccomp_path is not None and not plan.cgroup_procs:
+            if plan.seccomp_path is not None and not plan.cgroup_join_files:
                 fd = os.open(plan.seccomp_path, os.O_RDONLY | os.O_CLOEXEC)
             argv = plan.argv(command, directory, seccomp_fd=fd)
             return LaunchSpec(argv=argv, cwd=directory, env=environment, pass_fds=() if fd is None else (fd,))

@@ -359,7 +359,7 @@ class BwrapPlan:
         config: NativeSandboxConfig | None = None,
         mounts: Iterable[Mount] = (),
         bwrap_path: str = "bwrap",
-        cgroup_procs: Sequence[str] = (),
+        cgroup_join_files: Sequence[str] = (),
     ) -> None:
         self.config = config = config or NativeSandboxConfig()
         self.working_directory = working_directory
@@ -434,7 +434,7 @@ class BwrapPlan:
         self._suffix: tuple[str, ...] = tuple(config.bwrap_args or ())
         self.visible_roots: tuple[str, ...] = tuple(roots)
         self._path_dirs: dict[str, bool] = {}
-        self.cgroup_procs = tuple(cgroup_procs)
+        self.cgroup_join_files = tuple(cgroup_join_files)
         # Per-command limits, set inside the sandbox (after the user namespace exists, so the
         # process limit counts the sandbox's processes, not every process of the notebook user).
         limits = rlimit_args(config)
@@ -484,7 +484,7 @@ class BwrapPlan:
         for m in binds:
             flag = "--ro-bind-try" if m.read_only else "--bind-try"
             args += [flag, m.path, m.path]
-        standalone = self.cgroup_procs or (self.seccomp_path is not None and seccomp_fd is None)
+        standalone = self.cgroup_join_files or (self.seccomp_path is not None and seccomp_fd is None)
         if self.seccomp_path is not None:
             args += ["--seccomp", str(STANDALONE_SECCOMP_FD if standalone else seccomp_fd)]
         # The root is bwrap's own tmpfs: remounting it read-only last (after every mount point
@@ -494,7 +494,7 @@ class BwrapPlan:
         if not standalone:
             return args
         script = "".join(
-            f"echo {join_value(f, '$$')} > {shlex.quote(f)} || exit 125; " for f in self.cgroup_procs
+            f"echo {join_value(f, '$$')} > {shlex.quote(f)} || exit 125; " for f in self.cgroup_join_files
         )
         script += 'exec "$@"'
         if self.seccomp_path is not None:
