@@ -11,12 +11,13 @@ ended — the kernel interrupted, the command killed, the tool call finished as 
 
 from __future__ import annotations
 
+import queue
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
-__all__ = ["Foreground", "run_in_foreground"]
+__all__ = ["Foreground", "drain", "run_in_foreground"]
 
 T = TypeVar("T")
 
@@ -81,3 +82,19 @@ def run_in_foreground(
         interrupted=interrupted,
         abandoned=abandoned,
     )
+
+
+def drain(events: queue.SimpleQueue[Any], handle: Callable[[Any], None], timeout: float) -> bool:
+    """Hands what the work queued to ``handle``, waiting up to ``timeout`` for the first item; False
+    when nothing came. Each item leaves the queue only as it is handled, so an interrupt between
+    two loses none (the next ``pump`` goes on from there)."""
+    try:
+        item = events.get(timeout=timeout)
+    except queue.Empty:
+        return False
+    while True:
+        handle(item)
+        try:
+            item = events.get_nowait()
+        except queue.Empty:
+            return True

@@ -36,7 +36,7 @@ from ..calls import CallOutcome, new_call_tag, run_observed
 from ..parsing import WsArgumentParser
 from ..views.base import MessageView
 from ..views.tools import CallProgressView, ToolCallView
-from ._foreground import run_in_foreground
+from ._foreground import drain, run_in_foreground
 from .base import Invocation, Subcommand
 
 __all__ = ["COMMAND", "find_tool", "parse_arguments"]
@@ -184,16 +184,7 @@ class _Progress:
         if not self.live:  # terminal IPython: nothing to update in place
             time.sleep(timeout)
             return
-        try:
-            event = self._events.get(timeout=timeout)
-        except queue.Empty:
-            event = None
-        while event is not None:
-            self._apply(event)
-            try:
-                event = self._events.get_nowait()
-            except queue.Empty:
-                event = None
+        drain(self._events, self._apply, timeout)
         now = time.monotonic()
         if self._display is None:
             due = self._dirty or now - self.started >= self._SHOW_AFTER

@@ -27,7 +27,7 @@ from typing import Any
 
 from ..parsing import WsArgumentParser
 from ._common import positive_float, require_kernels
-from ._foreground import run_in_foreground
+from ._foreground import drain, run_in_foreground
 from .base import Invocation, Subcommand
 
 __all__ = ["COMMAND", "NativeOutput"]
@@ -52,20 +52,10 @@ class NativeOutput:
         self._handles: dict[str, str] = {}
 
     def pump(self, timeout: float) -> None:
-        """Draws what arrived (waiting up to ``timeout`` for something). An interrupt between two
-        events loses none: each is taken off the queue only when it is drawn."""
-        try:
-            event = self.queue.get(timeout=timeout)
-        except queue.Empty:
-            return
-        while event is not None:
-            self.draw(event)
-            try:
-                event = self.queue.get_nowait()
-            except queue.Empty:
-                event = None
-        sys.stdout.flush()
-        sys.stderr.flush()
+        """Draws what arrived (waiting up to ``timeout`` for something)."""
+        if drain(self.queue, self.draw, timeout):
+            sys.stdout.flush()
+            sys.stderr.flush()
 
     def draw(self, event: Any) -> None:
         from IPython.display import clear_output, display, update_display

@@ -110,7 +110,7 @@ def _iframe(markup: str) -> str:
     rows = markup.count("<tr")
     height = min(420, max(60, 26 * rows + 40)) if rows else 160
     return (
-        f'{FRAME_THEME_CSS}<iframe class="ws-html-frame" sandbox="" srcdoc="{esc(markup)}" '
+        f'{FRAME_THEME_CSS}<iframe sandbox="" class="ws-html-frame" srcdoc="{esc(markup)}" '
         f'style="width: 100%; box-sizing: border-box; height: {height}px; border: 1px solid {BORDER}; background: white"></iframe>'
     )
 
