@@ -270,7 +270,27 @@ class ToolRunner:
             if not isinstance(exc, WorkspaceError):
                 log.warning("tool %s failed", self.spec.name, exc_info=True)
             output = error_output(exc)
+        except BaseException:
+            # KeyboardInterrupt (the notebook's stop button in the calling thread), SystemExit: the
+            # call ends here, and the feed says so (a log would otherwise show it running forever).
+            interrupted = ToolErrorText("Error: Tool call interrupted.")
+            self._publish_finished(call_id, args, ctx, interrupted, started, blocked=False, cancelled=True)
+            raise
         output = self._after(args, ctx, output, error)
+        self._publish_finished(call_id, args, ctx, output, started, blocked=blocked, cancelled=ctx.aborted)
+        return output
+
+    def _publish_finished(
+        self,
+        call_id: str,
+        args: dict[str, Any],
+        ctx: ToolCallContext,
+        output: ToolOutput,
+        started: float,
+        *,
+        blocked: bool,
+        cancelled: bool,
+    ) -> None:
         self.activity.publish(
             ToolActivityEvent(
                 "finished",
@@ -283,9 +303,9 @@ class ToolRunner:
                 is_error=is_error_output(output),
                 duration_ms=(time.perf_counter() - started) * 1000,
                 blocked=blocked,
+                cancelled=cancelled,
             )
         )
-        return output
 
     def _publish_rejected(self, raw_args: Any, output: ToolErrorText, started: float) -> None:
         """Calls with bad arguments appear in the activity feed too (started and finished at once)."""

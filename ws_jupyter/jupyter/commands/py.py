@@ -23,16 +23,14 @@ from __future__ import annotations
 
 import queue
 import sys
-import threading
 from typing import Any
 
 from ..parsing import WsArgumentParser
 from ._common import positive_float, require_kernels
+from ._foreground import drain, run_in_foreground
 from .base import Invocation, Subcommand
 
 __all__ = ["COMMAND", "NativeOutput"]
-
-_POLL = 0.1
 
 
 def configure(parser: WsArgumentParser) -> None:
@@ -54,19 +52,10 @@ class NativeOutput:
         self._handles: dict[str, str] = {}
 
     def pump(self, timeout: float) -> None:
-        try:
-            events = [self.queue.get(timeout=timeout)]
-        except queue.Empty:
-            return
-        while True:
-            try:
-                events.append(self.queue.get_nowait())
-            except queue.Empty:
-                break
-        for event in events:
-            self.draw(event)
-        sys.stdout.flush()
-        sys.stderr.flush()
+        """Draws what arrived (waiting up to ``timeout`` for something)."""
+        if drain(self.queue, self.draw, timeout):
+            sys.stdout.flush()
+            sys.stderr.flush()
 
     def draw(self, event: Any) -> None:
         from IPython.display import clear_output, display, update_display
@@ -106,39 +95,19 @@ def run(inv: Invocation) -> Any:
     if not code.strip():
         raise inv.usage_error("the cell is empty: put the Python code below `%%ws py`")
     out = NativeOutput()
-    abort = threading.Event()
-    box: dict[str, Any] = {}
-
-    def work() -> None:
-        try:
-            box["result"] = kernels.execute(
-                code,
-                kernel=name,
-                timeout=inv.args.timeout,
-                on_output=out.queue.put,
-                origin="notebook",
-                abort=abort,
-            )
-        except BaseException as exc:
-            box["error"] = exc
-
-    worker = threading.Thread(target=work, name="ws-py", daemon=True)
-    worker.start()
-
-    def follow() -> None:
-        while worker.is_alive():
-            out.pump(_POLL)
-        out.pump(0)
-
-    while True:
-        try:
-            follow()
-            break
-        except KeyboardInterrupt:
-            abort.set()  # the workspace kernel is interrupted; its report still comes through
-    if "error" in box:
-        raise box["error"]
-    result = box["result"]
+    # The stop button interrupts the workspace kernel (through the abort event); its report of
+    # the interrupted code still comes through and is drawn.
+    done = run_in_foreground(
+        lambda abort: kernels.execute(
+            code, kernel=name, timeout=inv.args.timeout, on_output=out.queue.put, origin="notebook", abort=abort
+        ),
+        out.pump,
+        name="ws-py",
+    )
+    if done.error is not None:
+        raise done.error
+    result = done.value
+    assert result is not None
     for note in result.notes:
         sys.stderr.write(f"[{note}]\n")
     if inv.args.check and not result.ok:

@@ -5,8 +5,9 @@ the result, the error), its status and duration — and serves both ``ExecutionV
 ``ExecutionResult`` displayed in a cell) and the live ``KernelActivity`` widget.
 
 The code that produced these outputs ran in the workspace kernel, i.e. it is the agent's: its HTML
-is shown in a sandboxed ``iframe`` (no scripts, no access to JupyterLab), images only from decoded
-and re-encoded bytes, SVG as an image (an ``<img>`` never runs the SVG's scripts).
+is shown in a sandboxed ``iframe`` (no scripts, no access to JupyterLab; drawn inverted on a dark
+theme), images only from decoded and re-encoded bytes, SVG as an image (an ``<img>`` never runs
+the SVG's scripts).
 """
 
 from __future__ import annotations
@@ -18,7 +19,23 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .base import RichView
-from .common import BAD, BORDER, MONO, MUTED, OK, PRE, WARN, badge, esc, format_duration, table, text_table
+from .common import (
+    BAD,
+    BORDER,
+    ERROR_BACKGROUND,
+    GREY,
+    INFO,
+    MONO,
+    MUTED,
+    OK,
+    PRE,
+    WARN,
+    badge,
+    esc,
+    format_duration,
+    table,
+    text_table,
+)
 
 __all__ = [
     "ExecutionView",
@@ -27,32 +44,42 @@ __all__ = [
     "execution_head_html",
     "execution_html",
     "outputs_html",
+    "shown_status",
     "status_badge",
 ]
 
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
-_GREY = "#6a737d"
-_BLUE = "#0969da"
 #: Executions (ok, error...) and kernels (idle, busy...).
 _STATUS_COLOURS = {
     "ok": OK,
     "error": BAD,
     "timeout": WARN,
+    "interrupted": WARN,
     "failed": BAD,
-    "running": _BLUE,
-    "queued": _GREY,
+    "running": INFO,
+    "queued": GREY,
     "idle": OK,
-    "busy": _BLUE,
-    "starting": _BLUE,
+    "busy": INFO,
+    "starting": INFO,
     "dead": BAD,
-    "stopped": _GREY,
+    "stopped": GREY,
 }
 _IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 _MAX_TEXT = 20_000  # characters of one text output drawn (the rest is counted)
 
 
 def status_badge(status: str) -> str:
-    return badge(status, _STATUS_COLOURS.get(status, _GREY))
+    return badge(status, _STATUS_COLOURS.get(status, GREY))
+
+
+def shown_status(status: str, result: Any = None, error: str | None = None) -> str:
+    """The status a person reads: code stopped by an interrupt (the stop button, KernelActivity's
+    Interrupt, an agent's cancellation) is "interrupted", not an error or a failure."""
+    if status == "error" and getattr(getattr(result, "error", None), "ename", None) == "KeyboardInterrupt":
+        return "interrupted"
+    if status == "failed" and error == "interrupted":  # the caller's thread got the interrupt
+        return "interrupted"
+    return status
 
 
 def _clip(text: str) -> str:
@@ -69,12 +96,22 @@ def _pre(text: str, style: str = "") -> str:
     return f'<pre style="{PRE}; padding: 2px 4px; {style}">{esc(_clip(_ANSI.sub("", text)))}</pre>'
 
 
+#: The frame's document cannot see JupyterLab's theme (its own ``prefers-color-scheme`` stays
+#: light), so on a dark theme the frame is drawn inverted: a DataFrame's white page becomes dark
+#: grey with light text instead of a white block (hues turned back by the rotation). JupyterLab
+#: marks its theme on ``<body data-jp-theme-light>``.
+FRAME_THEME_CSS = (
+    '<style>body[data-jp-theme-light="false"] iframe.ws-html-frame '
+    "{ filter: invert(0.88) hue-rotate(180deg); }</style>"
+)
+
+
 def _iframe(markup: str) -> str:
     rows = markup.count("<tr")
     height = min(420, max(60, 26 * rows + 40)) if rows else 160
     return (
-        f'<iframe sandbox="" srcdoc="{esc(markup)}" style="width: 100%; height: {height}px; '
-        f'border: 1px solid {BORDER}; background: white"></iframe>'
+        f'{FRAME_THEME_CSS}<iframe sandbox="" class="ws-html-frame" srcdoc="{esc(markup)}" '
+        f'style="width: 100%; box-sizing: border-box; height: {height}px; border: 1px solid {BORDER}; background: white"></iframe>'
     )
 
 
@@ -145,7 +182,7 @@ def outputs_html(events: Iterable[Any]) -> str:
         if p.kind == "stdout":
             out.append(_pre(p.text))
         elif p.kind == "stderr":
-            out.append(_pre(p.text, "background: rgba(255, 221, 221, 0.5)"))
+            out.append(_pre(p.text, f"background: {ERROR_BACKGROUND}"))
         elif p.kind == "bundle":
             out.append(f'<div style="margin: 2px 0">{bundle_html(p.bundle)}</div>')
         elif p.kind == "error":
@@ -238,7 +275,7 @@ class ExecutionView(RichView):
         return execution_html(
             code=r.code,
             kernel=r.kernel,
-            status=r.status,
+            status=shown_status(r.status, r),
             events=result_events(r),
             execution_count=r.execution_count,
             duration=r.duration,

@@ -2,8 +2,8 @@
 
 Markdown cells are rendered (markdown-it-py, CommonMark with tables; raw HTML in them is shown as
 text, never run, and ``attachment:`` images come from the cell's attachments), code cells are
-highlighted (Pygments, inline styles) with their cell-relative line numbers, raw cells are shown
-as they are, and outputs compactly: streams and results cut to their first and last lines, errors
+highlighted (``syntax.py``: JupyterLab's editor colours, legible on both themes) with their
+cell-relative line numbers, raw cells are shown as they are, and outputs compactly: streams and results cut to their first and last lines, errors
 as ``ename: evalue`` with the last traceback lines, images inline, anything else named with its
 size. HTML outputs are *not* embedded: they come from another notebook's run and could carry
 scripts into this one (their ``text/plain`` is shown instead, when there is one).
@@ -23,6 +23,7 @@ from typing import Any
 
 from .base import RichView
 from .common import BAD, BORDER, MARK, MONO, MUTED, PRE, cell_link, code_table, esc, format_bytes
+from .syntax import SYNTAX_COLOURS, highlight_lines
 
 __all__ = ["NotebookView"]
 
@@ -67,24 +68,6 @@ def render_markdown(source: str, attachments: Any = None) -> str:
 
         source = _ATTACHMENT.sub(inline, source, count=MAX_ATTACHMENT_IMAGES)
     return str(_markdown().render(source))
-
-
-def highlight_lines(source: str, language: str | None) -> list[str]:
-    """The source as HTML lines, highlighted with inline styles (each line self-contained)."""
-    from pygments import highlight
-    from pygments.formatters import HtmlFormatter
-    from pygments.lexers import get_lexer_by_name
-    from pygments.util import ClassNotFound
-
-    try:
-        lexer = get_lexer_by_name(language or "python", stripnl=False, ensurenl=False)
-    except ClassNotFound:
-        return [esc(line) for line in source.split("\n")]
-    html = highlight(source, lexer, HtmlFormatter(noclasses=True, nowrap=True, style="default"))
-    lines = html.split("\n")
-    if lines and lines[-1] == "" and not source.endswith("\n"):
-        lines.pop()
-    return lines
 
 
 @dataclass(repr=False)
@@ -164,7 +147,7 @@ class NotebookView(RichView):
             parts.append(
                 f'<div style="{MUTED}">… cells {last + 1}-{len(nb) - 1} not shown (use --cells A:B)</div>'
             )
-        return f'<div style="max-height: 48em; overflow: auto">{"".join(parts)}</div>'
+        return f'<div style="max-height: 48em; overflow: auto; {SYNTAX_COLOURS}">{"".join(parts)}</div>'
 
     def _cell_html(self, index: int, cell: Any, rich: bool = True) -> str:
         from ...notebooks.document import cell_source

@@ -19,7 +19,7 @@ from traitlets import List, Unicode
 
 from ..files import skill_file_view
 from ..skill_problems import skill_problems
-from ..views.common import MUTED, one_line, table
+from ..views.common import BAD, MUTED, WARN, one_line, table
 from .controls import button, flexible, stretch
 from .snapshot import Snapshotting
 
@@ -104,7 +104,7 @@ class SkillsBrowser(Snapshotting, w.VBox):
         ]
         issues = self.skills.issues()
         self.issues_html.value = "".join(
-            f"<div style='color: {'#cf222e' if i.is_error else '#9a6700'}; font-size: 0.9em'>"
+            f"<div style='color: {BAD if i.is_error else WARN}; font-size: 0.9em'>"
             f"! {html.escape(i.kind)}: {html.escape(i.message)}</div>"
             for i in issues
         )
@@ -192,7 +192,7 @@ class SkillsBrowser(Snapshotting, w.VBox):
             try:
                 self.open_file(change["new"])
             except Exception as exc:
-                self.file_view.value = f"<span style='color:#cf222e'>{html.escape(str(exc))}</span>"
+                self.file_view.value = f"<span style='color: {BAD}'>{html.escape(str(exc))}</span>"
 
     def close(self) -> None:
         self.close_snapshot()
