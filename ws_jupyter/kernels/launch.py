@@ -59,8 +59,34 @@ def check_kernel_name(name: object) -> str:
     return name
 
 
+#: ``python -c`` program starting an ipykernel whose IOPub socket waits for a slow reader instead
+#: of dropping what it cannot queue (``ZMQ_XPUB_NODROP``); otherwise ``ipykernel_launcher``'s own.
+IPYKERNEL_MAIN = """\
+import sys
+if sys.path and sys.path[0] == "":
+    del sys.path[0]  # as ipykernel_launcher: the working directory must not shadow imports
+import zmq
+from ipykernel.kernelapp import IPKernelApp
+class SandboxKernelApp(IPKernelApp):
+    def init_iopub(self, context):
+        context.setsockopt(zmq.XPUB_NODROP, 1)  # a context option applies to the sockets it makes
+        try:
+            super().init_iopub(context)
+        finally:
+            context.sockopts.pop(zmq.XPUB_NODROP, None)
+SandboxKernelApp.launch_instance()
+"""
+
+
 def default_kernel_argv(python: str | None = None) -> list[str]:
     """An ipykernel on ``python`` (default: the notebook's own interpreter).
+
+    Its output is never dropped on the way: ipykernel publishes on a ZeroMQ XPUB socket, which
+    drops messages once its queue to a subscriber (1,000 messages) is full — ``print(i,
+    flush=True)`` 20,000 times outran the notebook and lost a third of the lines. Started by
+    ``IPYKERNEL_MAIN``, the socket waits for the reader instead (flow control: the kernel's
+    code slows down to the notebook's pace), so the notebook can queue few messages (memory
+    bound) and lose none.
 
     History is kept in memory: agent kernels need ``In``/``Out`` and ``%history`` but not a
     SQLite file shared by every kernel of the sandbox. Tracebacks are Python's plain ones
@@ -70,8 +96,8 @@ def default_kernel_argv(python: str | None = None) -> list[str]:
     """
     return [
         python or sys.executable,
-        "-m",
-        "ipykernel_launcher",
+        "-c",
+        IPYKERNEL_MAIN,
         "-f",
         "{connection_file}",
         "--HistoryManager.hist_file=:memory:",
