@@ -23,6 +23,12 @@ Facts this relies on (checked on Debian 12, bubblewrap 0.8, jupyter_client 8.10,
   namespace, so sandboxed kernels are interrupted by message (``interrupt_mode="message"``:
   ipykernel's control thread then signals its own process group). Measured by hand: start in
   bwrap ~0.4 s, execute round trip ~4 ms.
+* Output: ipykernel 7.2+ publishes IOPub on an XPUB socket, which drops what its queue to a
+  subscriber (1,000 messages) cannot hold — 2,626 of 20,000 flushed prints, with no trace, even
+  with a fast reader. ``ZMQ_XPUB_NODROP`` (set by ``IPYKERNEL_MAIN``) makes its sends wait
+  instead; all 20,000 arrive (~3.5 s, in bwrap). A subscriber that never reads then holds the
+  kernel's output back, so the notebook's own client is disconnected while another client
+  drives the kernel (``Kernel.exclusive``).
 """
 
 from __future__ import annotations
