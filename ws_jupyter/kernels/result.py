@@ -73,8 +73,9 @@ class OutputLimits:
 class BoundedText:
     """Text that keeps its first ``max_chars // 5`` and its last characters, counting what it dropped.
 
-    Both cuts fall on line ends when the kept part holds one, so what is left out is whole lines,
-    counted exactly: ``dropped`` characters in ``dropped_lines`` lines (newlines). Appending costs
+    Both cuts fall on line ends when one is near, so what is left out is whole lines, counted
+    exactly: ``dropped`` characters in ``dropped_lines`` lines (the line ends left out; a very
+    long line is cut inside). Appending costs
     the length of the piece, not of what is kept — a kernel can send a million one-line messages.
 
     >>> t = BoundedText(25)
@@ -99,6 +100,8 @@ class BoundedText:
 
     #: Consecutive small pieces are joined up to this size (fewer objects, bounded copying).
     _PIECE = 4096
+    #: A cut moves at most this far to fall on a line end (a longer line is cut inside).
+    _ALIGN = 2000
 
     def __init__(self, max_chars: int) -> None:
         self._head_room = max(0, max_chars) // 5
@@ -120,8 +123,8 @@ class BoundedText:
                 self._head_used += len(text)
                 return
             take = text[:room]
-            end = take.rfind("\n") + 1
-            if end:  # the head ends at a line end
+            end = take.rfind("\n", max(0, room - self._ALIGN)) + 1
+            if end:  # the head ends at a line end (a long line is cut inside)
                 take = take[:end]
             if take:
                 self._head.append(take)
@@ -147,8 +150,8 @@ class BoundedText:
                 tail.popleft()
                 self._dropped(first)
                 continue
-            cut = first.find("\n", excess - 1) + 1 if excess else 0
-            if cut <= 0 or cut > len(first):  # no line end in this piece: cut inside the line
+            cut = first.find("\n", excess - 1, excess + self._ALIGN) + 1
+            if cut <= 0:  # no line end near: a long line is cut inside
                 cut = excess
             tail[0] = first[cut:]
             if not tail[0]:
