@@ -71,9 +71,8 @@ IPYKERNEL_MAIN = """\
 import sys
 if sys.path and sys.path[0] == "":
     del sys.path[0]  # as ipykernel_launcher: the working directory must not shadow imports
-import zmq
-from ipykernel.kernelapp import IPKernelApp
-class SandboxKernelApp(IPKernelApp):
+import zmq, ipykernel.kernelapp as kernelapp  # in the kernel's process, not the notebook's
+class SandboxKernelApp(kernelapp.IPKernelApp):
     def init_iopub(self, context):
         context.setsockopt(zmq.XPUB_NODROP, 1)  # a context option applies to the sockets it makes
         try:
