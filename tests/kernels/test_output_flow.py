@@ -18,27 +18,21 @@ from typing import Any
 import pytest
 
 from ws_jupyter import WORKSPACE_TOOLS as T
-from ws_jupyter import LocalFilesystem, LocalSandbox, Workspace
+from ws_jupyter import Workspace
 from ws_jupyter.notebooks import Notebook
 from ws_jupyter.tools.kernels import format_execution
 
-from .conftest import requires_bwrap
+from .conftest import bwrap_workspace, requires_bwrap
 
 pytestmark = [pytest.mark.slow, requires_bwrap]
 
 LINES = 20_000
 FAST = f"for i in range({LINES}):\n    print(i, flush=True)"
-ALLOW = {T.SANDBOX.RUN_NOTEBOOK: {"require_approval": False}, T.SANDBOX.EXECUTE_CODE: {"require_approval": False}}
 
 
 @pytest.fixture(scope="module")
 def ws(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Workspace]:
-    root = Path(os.path.realpath(tmp_path_factory.mktemp("flow")))
-    w = Workspace(
-        filesystem=LocalFilesystem(root),
-        sandbox=LocalSandbox(working_directory=str(root), isolation="bwrap", timeout=120),
-        tools=ALLOW,
-    )
+    w = bwrap_workspace(Path(os.path.realpath(tmp_path_factory.mktemp("flow"))), timeout=120)
     yield w
     w.destroy()
 

@@ -17,14 +17,13 @@ from typing import Any
 import pytest
 
 from ws_jupyter import WORKSPACE_TOOLS as T
-from ws_jupyter import LocalFilesystem, LocalSandbox, Workspace
+from ws_jupyter import Workspace
 from ws_jupyter.notebooks import Notebook
 
+from ..kernels.conftest import bwrap_workspace
 from .conftest import requires_bwrap
 
 pytestmark = requires_bwrap
-
-ALLOW = {T.SANDBOX.RUN_NOTEBOOK: {"require_approval": False}, T.SANDBOX.EXECUTE_CODE: {"require_approval": False}}
 
 #: Sends a display whose application/json value is ``depth`` lists deep, signed like the kernel's
 #: own messages (its JSON written by hand: Python's encoder would refuse that depth too).
@@ -44,13 +43,7 @@ print("sent {depth}")
 
 @pytest.fixture(scope="module")
 def ws(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Workspace]:
-    root = Path(os.path.realpath(tmp_path_factory.mktemp("deep")))
-    w = Workspace(
-        filesystem=LocalFilesystem(root),
-        sandbox=LocalSandbox(working_directory=str(root), isolation="bwrap", timeout=60),
-        tools=ALLOW,
-        bm25=False,
-    )
+    w = bwrap_workspace(Path(os.path.realpath(tmp_path_factory.mktemp("deep"))), timeout=60)
     yield w
     w.destroy()
 

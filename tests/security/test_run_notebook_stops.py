@@ -20,11 +20,12 @@ import pytest
 from mcp import Client
 
 from ws_jupyter import WORKSPACE_TOOLS as T
-from ws_jupyter import LocalFilesystem, LocalSandbox, Workspace
+from ws_jupyter import Workspace
 from ws_jupyter.notebooks import Notebook
 from ws_jupyter.tools.mcp_server import build_mcp_server
 
 from ..helpers import wait_for
+from ..kernels.conftest import bwrap_workspace
 from .conftest import requires_bwrap
 
 pytestmark = [
@@ -32,7 +33,6 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning"),
 ]
 
-ALLOW = {T.SANDBOX.RUN_NOTEBOOK: {"require_approval": False}}
 #: A cell that takes its time, shrugs off an interrupt, and logs that it ran.
 STUBBORN = """import time
 try:
@@ -58,12 +58,7 @@ while True:
 def ws(tmp_path: Path) -> Iterator[Workspace]:
     root = Path(os.path.realpath(tmp_path)) / "wd"
     root.mkdir()
-    w = Workspace(
-        filesystem=LocalFilesystem(root),
-        sandbox=LocalSandbox(working_directory=str(root), isolation="bwrap", kernels={"interrupt_timeout": 2}),
-        tools=ALLOW,
-        bm25=False,
-    )
+    w = bwrap_workspace(root, kernels={"interrupt_timeout": 2})
     yield w
     w.destroy()
 
