@@ -255,7 +255,7 @@ class _Recorder:
                 before = last.size
                 last.text.append(event.text)
                 self._grow(last.size - before)
-                return OutputEvent(event.kind, text=bound_text(event.text, MAX_EVENT_BYTES))
+                return event if len(event.text) <= MAX_EVENT_BYTES else _slim_event(event)
             slim = _slim_event(event)
             if r._bytes + slim.size > MAX_RECORD_BYTES:
                 return self._drop(event)
