@@ -55,8 +55,9 @@ def bound_receiving(context: Any, max_message_bytes: int) -> Any:
 
     ZeroMQ queues up to RCVHWM received messages per socket (default 1,000) while the reader is
     busy: 1,000 messages of max_message_bytes, sent by code in the kernel faster than they are
-    parsed, would fill the host's memory. The kernel's own send queue absorbs bursts, so a short
-    queue here loses nothing in practice."""
+    parsed, would fill the host's memory. A short queue here loses nothing: when it is full the
+    kernel's side waits (the default kernel's IOPub does not drop, see
+    ``launch.default_kernel_argv``), so the kernel holds what the notebook has not read yet."""
     import zmq
 
     context.setsockopt(zmq.MAXMSGSIZE, max_message_bytes)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from html import escape as html_escape
@@ -59,8 +60,9 @@ class OutputLimits:
     """How much of one execution's output is kept (the rest is counted, not stored).
 
     ``max_stream_chars`` per stream (its first fifth and its last four fifths are kept, so both
-    the start and the final error or summary survive), ``max_displays`` rich outputs and
-    ``max_display_bytes`` in total for them.
+    the start and the final error or summary survive; what lies between is counted in lines and
+    characters), ``max_displays`` rich outputs and ``max_display_bytes`` in total for them and
+    the result (a result over it keeps its text form only).
     """
 
     max_stream_chars: int = 1_000_000
@@ -69,47 +71,101 @@ class OutputLimits:
 
 
 class BoundedText:
-    """Text that keeps its first ``head`` and last ``tail`` characters, counting what it dropped.
+    """Text that keeps its first ``max_chars // 5`` and its last characters, counting what it dropped.
 
-    >>> t = BoundedText(4)
-    >>> for piece in ("abcdef", "ghij"):
-    ...     t.append(piece)
-    >>> t.text, t.dropped
-    ('a\\n[... 6 characters not kept ...]\\nghij', 6)
+    Both cuts fall on line ends when one is near, so what is left out is whole lines, counted
+    exactly: ``dropped`` characters in ``dropped_lines`` lines (the line ends left out; a very
+    long line is cut inside). Appending costs
+    the length of the piece, not of what is kept — a kernel can send a million one-line messages.
+
+    >>> t = BoundedText(25)
+    >>> for n in range(10):
+    ...     t.append(f"{n}:ok\\n")
+    >>> t.text, t.dropped, t.dropped_lines
+    ('0:ok\\n[... 5 lines (25 characters) not kept ...]\\n6:ok\\n7:ok\\n8:ok\\n9:ok\\n', 25, 5)
     """
 
-    __slots__ = ("_head", "_head_room", "_tail", "_tail_room", "dropped", "total")
+    __slots__ = (
+        "_head",
+        "_head_closed",
+        "_head_room",
+        "_head_used",
+        "_tail",
+        "_tail_room",
+        "_tail_used",
+        "dropped",
+        "dropped_lines",
+        "total",
+    )
+
+    #: Consecutive small pieces are joined up to this size (fewer objects, bounded copying).
+    _PIECE = 4096
+    #: A cut moves at most this far to fall on a line end (a longer line is cut inside).
+    _ALIGN = 2000
 
     def __init__(self, max_chars: int) -> None:
-        self._head_room = max_chars // 5
-        self._tail_room = max_chars - self._head_room
+        self._head_room = max(0, max_chars) // 5
+        self._tail_room = max(0, max_chars) - self._head_room
         self._head: list[str] = []
-        self._tail: list[str] = []
-        self.total = 0
-        self.dropped = 0
+        self._tail: deque[str] = deque()
+        self._head_used = self._tail_used = 0
+        self._head_closed = False
+        self.total = self.dropped = self.dropped_lines = 0
 
     def append(self, text: str) -> None:
         if not text:
             return
         self.total += len(text)
-        head_used = sum(map(len, self._head))
-        if head_used < self._head_room:
-            take = text[: self._head_room - head_used]
-            self._head.append(take)
-            text = text[len(take) :]
-            if not text:
+        if not self._head_closed:
+            room = self._head_room - self._head_used
+            if len(text) <= room:
+                self._head.append(text)
+                self._head_used += len(text)
                 return
-        self._tail.append(text)
-        tail_used = sum(map(len, self._tail))
-        if tail_used > self._tail_room:
-            joined = "".join(self._tail)
-            excess = len(joined) - self._tail_room
-            self.dropped += excess
-            self._tail = [joined[excess:]] if self._tail_room else []
+            take = text[:room]
+            end = take.rfind("\n", max(0, room - self._ALIGN)) + 1
+            if end:  # the head ends at a line end (a long line is cut inside)
+                take = take[:end]
+            if take:
+                self._head.append(take)
+                self._head_used += len(take)
+            self._head_closed = True
+            text = text[len(take) :]
+        tail = self._tail
+        if tail and len(tail[-1]) < self._PIECE and len(text) < self._PIECE:
+            tail[-1] += text
+        else:
+            tail.append(text)
+        self._tail_used += len(text)
+        if self._tail_used > self._tail_room:
+            self._trim()
+
+    def _trim(self) -> None:
+        """Drops the oldest tail text over the room, up to a line start when the rest holds one."""
+        tail = self._tail
+        while tail and self._tail_used > self._tail_room:
+            excess = self._tail_used - self._tail_room
+            first = tail[0]
+            if len(first) <= excess:
+                tail.popleft()
+                self._dropped(first)
+                continue
+            cut = first.find("\n", excess - 1, excess + self._ALIGN) + 1
+            if cut <= 0:  # no line end near: a long line is cut inside
+                cut = excess
+            tail[0] = first[cut:]
+            if not tail[0]:
+                tail.popleft()
+            self._dropped(first[:cut])
+
+    def _dropped(self, text: str) -> None:
+        self._tail_used -= len(text)
+        self.dropped += len(text)
+        self.dropped_lines += text.count("\n")
 
     def clear(self) -> None:
-        self._head.clear()
-        self._tail.clear()
+        """Forgets everything (a ``clear_output``): what was dropped is gone with the rest."""
+        self.__init__(self._head_room + self._tail_room)  # type: ignore[misc]
 
     @property
     def truncated(self) -> bool:
@@ -120,7 +176,42 @@ class BoundedText:
         head, tail = "".join(self._head), "".join(self._tail)
         if not self.dropped:
             return head + tail
-        return f"{head}\n[... {self.dropped:,} characters not kept ...]\n{tail}"
+        sep = "" if not head or head.endswith("\n") else "\n"
+        return f"{head}{sep}[... {omitted(self.dropped_lines, self.dropped)} not kept ...]\n{tail}"
+
+
+def omitted(lines: int, chars: int) -> str:
+    """``"3 lines (15 characters)"``: how output that was not kept is counted everywhere."""
+    return f"{lines:,} line{'s' if lines != 1 else ''} ({chars:,} characters)"
+
+
+def bound_text(text: str, max_chars: int) -> str:
+    """``text`` as a :class:`BoundedText` of ``max_chars`` keeps it (unchanged when it fits)."""
+    if len(text) <= max_chars:
+        return text
+    bounded = BoundedText(max_chars)
+    bounded.append(text)
+    return bounded.text
+
+
+def _json_size(value: Any) -> int:
+    """Bytes of ``value`` as JSON, about (no recursion: values may nest deeply)."""
+    total, stack = 0, [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            total += len(node) + 2
+        elif isinstance(node, Mapping):
+            total += 2
+            for k, v in node.items():
+                total += len(str(k)) + 4
+                stack.append(v)
+        elif isinstance(node, (list, tuple)):
+            total += 2 + len(node)
+            stack.extend(node)
+        else:
+            total += 8
+    return total
 
 
 def _clean_data(data: Any) -> dict[str, Any]:
@@ -209,8 +300,23 @@ class MimeBundle:
 
     @property
     def size(self) -> int:
-        """Approximate size in bytes (what the output limits count)."""
-        return sum(len(v) if isinstance(v, str) else len(repr(v)) for v in self.data.values())
+        """Approximate size in bytes (what the output limits count): its data and metadata."""
+        return sum(len(v) if isinstance(v, str) else _json_size(v) for v in self.data.values()) + (
+            _json_size(self.metadata) if self.metadata else 0
+        )
+
+    def slim(self, max_bytes: int) -> MimeBundle:
+        """This bundle if its ``size`` is within ``max_bytes``; else one that keeps only its
+        ``text/plain`` (head and tail, within the bound) and says which types were left out."""
+        size = self.size
+        if size <= max_bytes:
+            return self
+        left_out = ", ".join(f"{mime} ({_json_size(v) if not isinstance(v, str) else len(v):,} bytes)"
+                             for mime, v in self.data.items() if mime != "text/plain")
+        note = f"[{left_out or 'output'} not kept: {size:,} bytes, over {max_bytes:,}]"
+        text = self.text
+        plain = note if text is None else bound_text(text, max(0, max_bytes - len(note) - 1)) + "\n" + note
+        return MimeBundle({"text/plain": plain}, {}, self.kind, self.display_id)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> tuple[dict, dict]:
         """The bundle as the notebook that shows it may render it: inert types only.
@@ -280,6 +386,16 @@ class OutputEvent:
     error: ExecutionError | None = None
     wait: bool = False
 
+    @property
+    def size(self) -> int:
+        """Approximate bytes it holds (what the activity feed counts)."""
+        size = len(self.text) + 64
+        if self.bundle is not None:
+            size += self.bundle.size
+        if self.error is not None:
+            size += len(self.error.ename) + len(self.error.evalue) + sum(map(len, self.error.traceback))
+        return size
+
 
 @dataclass(frozen=True)
 class ExecutionResult:
@@ -289,6 +405,11 @@ class ExecutionResult:
     (the time limit passed: the kernel was interrupted — its state survives — or, when it did not
     respond, restarted). ``notes`` say what happened to the kernel beyond the code's own output
     ("restarted: state lost"); ``restarted`` is True when the kernel's state was lost.
+
+    Nothing the kernel sent is lost silently: past ``OutputLimits``, ``stdout``/``stderr`` keep
+    their head and tail around a marker, and ``stdout_dropped``/``stdout_dropped_lines`` (and
+    stderr's) count the characters and lines left out; ``displays_dropped`` counts rich outputs
+    not kept.
     """
 
     status: ExecutionStatus
@@ -307,6 +428,8 @@ class ExecutionResult:
     stdout_dropped: int = 0
     stderr_dropped: int = 0
     displays_dropped: int = 0
+    stdout_dropped_lines: int = 0
+    stderr_dropped_lines: int = 0
 
     @property
     def ok(self) -> bool:
