@@ -29,6 +29,7 @@ from ..errors import (
     SandboxStateError,
     WorkspaceConfigError,
 )
+from ..filesystem import host_trusted
 from ..filesystem.containment import is_within
 from ..lifecycle import Lifecycle
 from ..request_context import RequestContext
@@ -164,6 +165,7 @@ class LocalSandbox:
         self._lifecycle = Lifecycle("pending")
         self._mounts: dict[str, Mount] = {}
         self._state_dir: str | None = None
+        self._placeholders: set[str] = set()  # empty .git folders made on the host, removed on destroy
         self._plan: BwrapPlan | None = None
         self._cgroup: SandboxCgroup | None = None
         self._seatbelt_profile: str | None = None
@@ -307,6 +309,10 @@ class LocalSandbox:
             profile = self._seatbelt_profile if self._seatbelt_generated else None
             self._plan = None
             cgroup, self._cgroup = self._cgroup, None
+            placeholders, self._placeholders = self._placeholders, set()
+        for path in sorted(placeholders, reverse=True):
+            with contextlib.suppress(OSError):
+                os.rmdir(path)  # only while still empty: a `git init` on the host keeps it
         if cgroup is not None:
             paths = list(cgroup.paths)
             cgroup.destroy()  # whatever escaped the process manager's tree kill dies here
@@ -374,6 +380,7 @@ class LocalSandbox:
                 bwrap_path=shutil.which("bwrap") or "bwrap",
                 cgroup_join_files=self._cgroup.join_files if self._cgroup is not None else (),
             )
+            self._placeholders.update(self._plan.created_placeholders)
         elif self._isolation == "seatbelt":
             self._write_seatbelt_profile()
 
@@ -597,7 +604,12 @@ class LocalSandbox:
                 "read_only_python": list(plan.protected_prefixes),
                 "cgroup": dict(self._cgroup.limits) if self._cgroup is not None else None,
             }
-        warnings = [w for w in (self._isolation_warning, self.environment_warning()) if w]
+        trusted = self.host_trusted_files()
+        if trusted["read_only"] or trusted["writable"]:
+            metadata["host_trusted"] = trusted
+        warnings = [
+            w for w in (self._isolation_warning, self.environment_warning(), trusted.get("warning")) if w
+        ]
         if warnings:
             metadata["warning"] = "; ".join(warnings)
         if self._seatbelt_profile:
@@ -639,6 +651,56 @@ class LocalSandbox:
             "and the notebook runs what it finds there; keep the environment outside the workspace"
         )
 
+    def host_trusted_files(self) -> dict[str, Any]:
+        """The host-trusted files in what commands can write, and whether commands can change them.
+
+        Host-trusted files (``ws_jupyter.filesystem.host_trusted``: ``.git``, ``.vscode``,
+        ``.envrc``, virtual environments, ...) decide what programs on the host run — git runs
+        the command in a repository's ``core.fsmonitor`` at every ``git status``. Under
+        bubblewrap those present when the sandbox started are read-only to commands; those that
+        appeared since (a ``git init`` in a subfolder), symbolic links and paths the
+        configuration makes writable are not, and ``warning`` says so. Without isolation (and
+        under seatbelt) commands can change all of them.
+
+        Returns ``{"read_only": [...], "writable": [...], "complete": bool, "note": str}`` with
+        paths relative to the working directory (host paths outside it), plus ``"warning"``
+        when a sandbox that should protect them does not.
+        """
+        plan = self._plan if self._isolation == "bwrap" else None
+        if plan is not None:
+            found = host_trusted.TrustedScan.merge(host_trusted.scan(r) for r in plan.host_trusted_roots)
+            protected = set(plan.protected)
+        else:
+            found = host_trusted.scan(self._working_directory)
+            protected = set()
+        placeholders = set(plan.placeholders) if plan is not None else set()
+        read_only: list[str] = []
+        writable: list[str] = []
+        for e in found.entries:
+            if e.path in placeholders or e.rel == ".":
+                continue
+            shown = self._shown(e.path) + ("/" if e.is_dir else "")
+            (read_only if e.path in protected else writable).append(shown)
+        out: dict[str, Any] = {
+            "read_only": read_only,
+            "writable": writable,
+            "complete": found.complete,
+            "note": found.note,
+        }
+        if plan is not None and writable:
+            out["warning"] = (
+                f"commands can change host-trusted files that git, editors or direnv on the host act on "
+                f"({', '.join(writable)}): they appeared after the sandbox started, are symbolic links or "
+                "were made writable by the configuration; check them before running git there, or "
+                "restart the sandbox to make them read-only"
+            )
+        return out
+
+    def _shown(self, path: str) -> str:
+        if is_within(path, self._working_directory):
+            return os.path.relpath(path, self._working_directory)
+        return path
+
     def default_instructions(self) -> str:
         wd = self._working_directory
         plan = self._plan
@@ -659,6 +721,16 @@ class LocalSandbox:
                 "System directories are read-only and other host paths are not visible; "
                 f"files written elsewhere (except $TMPDIR and $HOME) fail. {net}"
             )
+            if plan is not None and plan.protected:
+                shown = [self._shown(p) for p in plan.protected if p not in plan.placeholders]
+                listed = ", ".join(shown[:8]) + (", ..." if len(shown) > 8 else "")
+                git = any(os.path.basename(p) == ".git" for p in shown)
+                text += (
+                    f" Read-only, because programs on the host act on them: {listed}"
+                    + (" (git can read the repository but not commit)." if git else ".")
+                    if shown
+                    else " The working directory cannot become a git repository (its .git is read-only)."
+                )
         elif self._isolation == "seatbelt":
             net = (
                 "Network access is allowed." if self._config.allow_network else "There is no network access."

@@ -20,7 +20,11 @@ Layout inside the sandbox:
   Docker's read-only and masked /proc paths (``proc_hardening``), uid/gid 1000 inside, a
   seccomp filter (``seccomp.py``), and rlimits set by ``prlimit`` in front of the command;
 * the running Python, when it lies inside a writable bind (a ``.venv`` in the workspace),
-  bound read-only again on top.
+  bound read-only again on top;
+* the host-trusted files found in the writable binds (``ws_jupyter.filesystem.host_trusted``:
+  ``.git``, ``.vscode``, ``.envrc``, virtual environments, ...) bound read-only on top, so a
+  command cannot plant what git, direnv or an editor would run on the host; a workspace root
+  without ``.git`` gets an empty read-only one, so commands cannot make it a repository either.
 
 The environment is *not* put on the command line (``--setenv`` would show secrets in ``ps``
 to every user of the machine): bwrap gets exactly the curated environment from its parent and
@@ -39,6 +43,7 @@ import tempfile
 import threading
 from collections.abc import Iterable, Sequence
 
+from ...filesystem.host_trusted import TrustedScan, scan, submodule_paths
 from .cgroups import join_value
 from .config import DEFAULT_SANDBOX_UID, Mount, NativeSandboxConfig, working_directory_writable
 
@@ -239,7 +244,9 @@ PROC_MASKED = (
 )
 
 
+@functools.lru_cache(maxsize=1)
 def _empty_dir() -> str:
+    """An empty read-only folder, the source of masking and placeholder binds (one per process)."""
     path = tempfile.mkdtemp(prefix="ws-sandbox-empty-")
     os.chmod(path, 0o555)
     atexit.register(shutil.rmtree, path, True)
@@ -333,6 +340,14 @@ def rlimit_args(config: NativeSandboxConfig) -> list[str]:
     return out
 
 
+def _empty_folder(path: str) -> bool:
+    """True for a real (not symlinked) folder with nothing in it."""
+    try:
+        return os.path.isdir(path) and not os.path.islink(path) and not os.listdir(path)
+    except OSError:
+        return False
+
+
 #: The fd bwrap reads the seccomp filter from when the argv must stand alone (see ``wrap``).
 STANDALONE_SECCOMP_FD = 9
 
@@ -363,6 +378,12 @@ class BwrapPlan:
     ) -> None:
         self.config = config = config or NativeSandboxConfig()
         self.working_directory = working_directory
+        self.state_dir = state_dir
+        self.host_trusted = TrustedScan()
+        self.host_trusted_roots: tuple[str, ...] = ()
+        self.protected: tuple[str, ...] = ()
+        self.placeholders: tuple[str, ...] = ()
+        self.created_placeholders: tuple[str, ...] = ()
         mounts = list(mounts)
         sys_args, sys_roots = system_binds(config.allow_system_binaries)
         # The seccomp program is compiled once per process; a missing libseccomp is an error
@@ -388,6 +409,7 @@ class BwrapPlan:
         for m in mounts:
             if m.path != working_directory:
                 binds.append((m.path, not m.read_only, False))
+        binds += self._host_trusted_binds(binds, working_directory)
         # Shallow paths first so a nested bind lands on top of its parent; on ties read-only
         # first, so listing a path both ways leaves it writable (the explicit, stronger grant).
         binds.sort(key=lambda b: (b[0].rstrip("/").count("/"), b[1]))
@@ -422,6 +444,8 @@ class BwrapPlan:
             if rw:
                 args += ["--bind" if must_exist else "--bind-try", path, path]
                 writable.append(path)
+            elif path in self.placeholders:  # bwrap makes the mount point again if it went missing
+                args += ["--ro-bind", _empty_dir(), path]
             else:
                 args += ["--ro-bind" if must_exist else "--ro-bind-try", path, path]
             roots.append(path)
@@ -441,6 +465,57 @@ class BwrapPlan:
         prlimit = _prlimit()
         self.rlimits_applied = bool(limits) and prlimit is not None and self.is_visible(prlimit)
         self._inner: tuple[str, ...] = (prlimit, *limits, "--") if self.rlimits_applied and prlimit else ()
+
+    def _host_trusted_binds(
+        self, binds: Sequence[tuple[str, bool, bool]], working_directory: str
+    ) -> list[tuple[str, bool, bool]]:
+        """Read-only binds over the host-trusted entries of the writable binds.
+
+        Sets ``host_trusted`` (what the scan found), ``protected`` (the host paths bound
+        read-only), and ``placeholders``: paths bound read-only from an empty folder so that
+        commands cannot create them — the working directory's ``.git`` when it has none (an
+        empty ``.git`` folder, which git on the host ignores) and the submodule folders of a
+        repository that are not checked out (``git status`` in the repository runs git inside a
+        submodule folder as soon as it holds a ``.git``). ``created_placeholders`` are the
+        folders this plan made on the host for them (removed when the sandbox ends).
+
+        A path the configuration makes writable itself (``read_write_paths``, a read-write mount)
+        stays writable: that is the explicit way to let commands commit, for instance. Symbolic
+        links cannot be bound over; ``host_trusted`` reports them.
+        """
+        granted = {path for path, rw, _ in binds if rw}
+        self.host_trusted_roots = tuple(path for path, rw, _ in binds if rw and path != self.state_dir)
+        self.host_trusted = TrustedScan.merge(scan(r) for r in self.host_trusted_roots)
+        protected = [e.path for e in self.host_trusted.entries if not e.symlink and e.rel != "."]
+        wanted: list[str] = []
+        if self.working_directory_writable:
+            wanted.append(os.path.join(working_directory, ".git"))
+        for e in self.host_trusted.entries:
+            if e.rel.rsplit("/", 1)[-1] == ".git" and not e.symlink:
+                wanted += [
+                    p
+                    for p in submodule_paths(os.path.dirname(e.path))
+                    if not os.path.lexists(os.path.join(p, ".git"))
+                ]
+        placeholders, created = [], []
+        for path in wanted:
+            if path in granted or not any(_under(path, r) for r in self.host_trusted_roots):
+                continue
+            if not os.path.lexists(path):
+                try:
+                    os.mkdir(path, 0o755)  # on the host: an empty folder, ignored by git
+                    created.append(path)
+                except OSError:
+                    continue
+            if _empty_folder(path):
+                placeholders.append(path)
+            elif path not in protected and os.path.isdir(path) and not os.path.islink(path):
+                protected.append(path)  # a submodule folder with files but no .git
+        protected = [p for p in protected if p not in granted and p not in placeholders]
+        self.placeholders = tuple(placeholders)
+        self.created_placeholders = tuple(created)
+        self.protected = tuple(protected) + self.placeholders
+        return [(p, False, False) for p in self.protected]
 
     def _abs(self, path: str) -> str:
         return os.path.realpath(os.path.join(self.working_directory, path))
