@@ -75,7 +75,7 @@ def test_sandboxed_commands_cannot_make_host_git_run_code(tmp_path, host_env):
     attacks = {
         "fsmonitor": f"git config core.fsmonitor '{payload('fsmonitor')}'",
         "hooks-path": f"mkdir -p h && printf '#!/bin/sh\\n{payload('hooks-path')}\\n' > h/post-index-change "
-        "&& chmod +x h/post-index-change && git config core.hooksPath \"$PWD/h\"",
+        '&& chmod +x h/post-index-change && git config core.hooksPath "$PWD/h"',
         "hook": f"printf '#!/bin/sh\\n{payload('hook')}\\n' > .git/hooks/post-index-change && "
         "chmod +x .git/hooks/post-index-change",
         "filter": f"echo '* filter=evil' > .gitattributes && git config filter.evil.clean '{payload('filter')}'",
@@ -155,7 +155,9 @@ def test_git_made_writable_by_the_configuration_lets_commands_commit(tmp_path, h
     root = Path(os.path.realpath(tmp_path)) / "ws"
     root.mkdir()
     git(root, "init", "-q", env=host_env)
-    sb = LocalSandbox(working_directory=str(root), isolation="bwrap", native_sandbox={"read_write_paths": [".git"]})
+    sb = LocalSandbox(
+        working_directory=str(root), isolation="bwrap", native_sandbox={"read_write_paths": [".git"]}
+    )
     try:
         r = sb.execute_command(
             "echo x > f && git add f && git -c user.name=a -c user.email=a@example.com commit -qm agent"
@@ -223,7 +225,8 @@ def test_info_view_and_doctor_list_host_trusted_files(tmp_path, host_env):
     git(root, "init", "-q", env=host_env)
     (root / ".envrc").write_text("export A=1\n")
     ws = Workspace(
-        filesystem=LocalFilesystem(str(root)), sandbox=LocalSandbox(working_directory=str(root), isolation="bwrap")
+        filesystem=LocalFilesystem(str(root)),
+        sandbox=LocalSandbox(working_directory=str(root), isolation="bwrap"),
     )
     try:
         ws.sandbox.start()
