@@ -1,7 +1,7 @@
 """``LocalSandbox``: shell commands and background processes on this machine.
 
 Without isolation commands run on the host as the notebook user (with a curated environment, a
-private HOME and an enforced timeout). With ``isolation="bwrap"`` each command runs in a fresh
+private HOME, an enforced timeout and the configured resource limits). With ``isolation="bwrap"`` each command runs in a fresh
 bubblewrap sandbox: only the working directory (and configured paths) are writable, the system
 is read-only, the rest of the host is invisible, the network is off unless allowed, and no process
 outlives the sandbox. Foreground commands and background processes share one code path — the
@@ -39,6 +39,7 @@ from .isolation.bwrap import BwrapPlan, python_prefixes
 from .isolation.cgroups import SandboxCgroup
 from .isolation.config import Mount, NativeSandboxConfig
 from .isolation.detect import detect_isolation, probe_backend
+from .isolation.rlimits import host_prefix
 from .isolation.seatbelt import (
     build_seatbelt_profile,
     is_generated_profile,
@@ -446,7 +447,7 @@ class LocalSandbox:
             assert profile is not None
             argv = seatbelt_argv(profile, command)
         else:
-            argv = ["/bin/sh", "-c", command]
+            argv = [*self._host_limits(), "/bin/sh", "-c", command]
         return LaunchSpec(argv=argv, cwd=directory, env=environment)
 
     def _launch_context(
@@ -523,8 +524,12 @@ class LocalSandbox:
             assert profile is not None
             wrapped = seatbelt_wrap(profile, argv)
         else:
-            wrapped = list(argv)
+            wrapped = [*self._host_limits(), *argv]
         return LaunchSpec(argv=wrapped, cwd=directory, env=environment)
+
+    def _host_limits(self) -> list[str]:
+        """The ``prlimit`` prefix of a command run without isolation (see ``isolation.rlimits``)."""
+        return host_prefix(self._config) if self._isolation == "none" else []
 
     def is_visible(self, path: str) -> bool:
         """True when ``path`` exists inside the sandbox (everything is visible without bubblewrap)."""
@@ -594,6 +599,12 @@ class LocalSandbox:
         metadata["python_executable"] = os.path.join(self._python_bin, os.path.basename(sys.executable))
         if self._isolation != "none":
             metadata["native_sandbox"] = self._config.to_dict()
+        else:
+            limits = self._host_limits()
+            metadata["hardening"] = {
+                "rlimits": bool(limits),
+                "process_limit": any(a.startswith("--nproc=") for a in limits),
+            }
         plan = self._plan
         if plan is not None:
             metadata["hardening"] = {

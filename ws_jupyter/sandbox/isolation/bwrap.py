@@ -46,6 +46,7 @@ from collections.abc import Iterable, Sequence
 from ...filesystem.host_trusted import TrustedScan, scan, submodule_paths
 from .cgroups import join_value
 from .config import DEFAULT_SANDBOX_UID, Mount, NativeSandboxConfig, working_directory_writable
+from .rlimits import prlimit_path, rlimit_args
 
 __all__ = [
     "PROC_MASKED",
@@ -53,7 +54,6 @@ __all__ = [
     "BwrapPlan",
     "proc_hardening",
     "python_prefixes",
-    "rlimit_args",
     "system_binds",
 ]
 
@@ -303,43 +303,6 @@ def user_namespaces_available() -> bool:
     return os.path.exists("/proc/self/ns/user")
 
 
-@functools.lru_cache(maxsize=1)
-def _prlimit() -> str | None:
-    return shutil.which("prlimit", path="/usr/bin:/bin:/usr/sbin:/sbin")
-
-
-def _mib(value: int | None) -> int | None:
-    return None if value is None else value << 20
-
-
-def rlimit_args(config: NativeSandboxConfig) -> list[str]:
-    """``prlimit`` options for the configured limits (soft = hard, so a command cannot raise them).
-
-    Each limit is clamped to this process's own hard limit, which an unprivileged process could
-    not exceed anyway. Core dumps are always off: nothing writes multi-GB ``core`` files into the
-    workspace, and no sandboxed crash feeds the host's core handler.
-    """
-    import resource
-
-    wanted = (
-        ("nproc", resource.RLIMIT_NPROC, config.max_processes),
-        ("data", resource.RLIMIT_DATA, _mib(config.max_memory_mb)),
-        ("cpu", resource.RLIMIT_CPU, config.max_cpu_seconds),
-        ("fsize", resource.RLIMIT_FSIZE, _mib(config.max_file_size_mb)),
-        ("nofile", resource.RLIMIT_NOFILE, config.max_open_files),
-        ("core", resource.RLIMIT_CORE, 0),
-    )
-    out = []
-    for name, which, value in wanted:
-        if value is None:
-            continue
-        hard = resource.getrlimit(which)[1]
-        if hard != resource.RLIM_INFINITY:
-            value = min(value, hard)
-        out.append(f"--{name}={value}:{value}")
-    return out
-
-
 def _empty_folder(path: str) -> bool:
     """True for a real (not symlinked) folder with nothing in it."""
     try:
@@ -462,7 +425,7 @@ class BwrapPlan:
         # Per-command limits, set inside the sandbox (after the user namespace exists, so the
         # process limit counts the sandbox's processes, not every process of the notebook user).
         limits = rlimit_args(config)
-        prlimit = _prlimit()
+        prlimit = prlimit_path()
         self.rlimits_applied = bool(limits) and prlimit is not None and self.is_visible(prlimit)
         self._inner: tuple[str, ...] = (prlimit, *limits, "--") if self.rlimits_applied and prlimit else ()
 
