@@ -15,7 +15,6 @@ import os
 import shlex
 import shutil
 import sys
-import tempfile
 import threading
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -55,6 +54,7 @@ from .processes import (
     _validate_retained,
     validate_timeout,
 )
+from .tempdirs import private_dir
 from .types import (
     CommandResult,
     IsolationBackend,
@@ -166,7 +166,6 @@ class LocalSandbox:
         self._lifecycle = Lifecycle("pending")
         self._mounts: dict[str, Mount] = {}
         self._state_dir: str | None = None
-        self._placeholders: set[str] = set()  # empty .git folders made on the host, removed on destroy
         self._plan: BwrapPlan | None = None
         self._cgroup: SandboxCgroup | None = None
         self._seatbelt_profile: str | None = None
@@ -258,7 +257,7 @@ class LocalSandbox:
             raise SandboxError(f"{self._working_directory} is not a directory", code="START_FAILED")
         with self._lock:
             if self._state_dir is None or not os.path.isdir(self._state_dir):
-                self._state_dir = tempfile.mkdtemp(prefix=f"ws-sandbox-{self.id[-8:]}-")
+                self._state_dir = private_dir(f"ws-sandbox-{self.id[-8:]}-")
             for sub in ("home", "tmp"):
                 os.makedirs(os.path.join(self._state_dir, sub), exist_ok=True)
             if self._isolation == "bwrap" and self._config.cgroup and self._cgroup is None:
@@ -310,10 +309,6 @@ class LocalSandbox:
             profile = self._seatbelt_profile if self._seatbelt_generated else None
             self._plan = None
             cgroup, self._cgroup = self._cgroup, None
-            placeholders, self._placeholders = self._placeholders, set()
-        for path in sorted(placeholders, reverse=True):
-            with contextlib.suppress(OSError):
-                os.rmdir(path)  # only while still empty: a `git init` on the host keeps it
         if cgroup is not None:
             paths = list(cgroup.paths)
             cgroup.destroy()  # whatever escaped the process manager's tree kill dies here
@@ -381,7 +376,6 @@ class LocalSandbox:
                 bwrap_path=shutil.which("bwrap") or "bwrap",
                 cgroup_join_files=self._cgroup.join_files if self._cgroup is not None else (),
             )
-            self._placeholders.update(self._plan.created_placeholders)
         elif self._isolation == "seatbelt":
             self._write_seatbelt_profile()
 

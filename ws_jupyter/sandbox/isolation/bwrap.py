@@ -33,17 +33,16 @@ passes it on unchanged.
 
 from __future__ import annotations
 
-import atexit
 import functools
 import os
 import shlex
 import shutil
 import sys
-import tempfile
 import threading
 from collections.abc import Iterable, Sequence
 
 from ...filesystem.host_trusted import TrustedScan, scan, submodule_paths
+from ..tempdirs import private_dir
 from .cgroups import join_value
 from .config import DEFAULT_SANDBOX_UID, Mount, NativeSandboxConfig, working_directory_writable
 from .rlimits import prlimit_path, rlimit_args
@@ -112,7 +111,7 @@ def _staged_etc() -> str | None:
             return _staged[0]
         path: str | None = None
         try:
-            path = tempfile.mkdtemp(prefix="ws-sandbox-etc-")
+            path = private_dir("ws-sandbox-etc-")
             for name in _ETC_ENTRIES:
                 src = "/etc/" + name
                 dst = os.path.join(path, name)
@@ -133,7 +132,6 @@ def _staged_etc() -> str | None:
                     full = os.path.join(root, f)
                     if not os.path.islink(full):
                         os.chmod(full, 0o644)
-            atexit.register(shutil.rmtree, path, True)
         except OSError:
             if path:
                 shutil.rmtree(path, ignore_errors=True)
@@ -247,9 +245,8 @@ PROC_MASKED = (
 @functools.lru_cache(maxsize=1)
 def _empty_dir() -> str:
     """An empty read-only folder, the source of masking and placeholder binds (one per process)."""
-    path = tempfile.mkdtemp(prefix="ws-sandbox-empty-")
+    path = private_dir("ws-sandbox-empty-")
     os.chmod(path, 0o555)
-    atexit.register(shutil.rmtree, path, True)
     return path
 
 
@@ -346,7 +343,6 @@ class BwrapPlan:
         self.host_trusted_roots: tuple[str, ...] = ()
         self.protected: tuple[str, ...] = ()
         self.placeholders: tuple[str, ...] = ()
-        self.created_placeholders: tuple[str, ...] = ()
         mounts = list(mounts)
         sys_args, sys_roots = system_binds(config.allow_system_binaries)
         # The seccomp program is compiled once per process; a missing libseccomp is an error
@@ -439,8 +435,10 @@ class BwrapPlan:
         commands cannot create them — the working directory's ``.git`` when it has none (an
         empty ``.git`` folder, which git on the host ignores) and the submodule folders of a
         repository that are not checked out (``git status`` in the repository runs git inside a
-        submodule folder as soon as it holds a ``.git``). ``created_placeholders`` are the
-        folders this plan made on the host for them (removed when the sandbox ends).
+        submodule folder as soon as it holds a ``.git``). The empty folders stay on the host
+        when the sandbox ends: removing one would detach the read-only mount of every other
+        sandbox over the same folder (Linux detaches a mount whose mount point is removed in
+        another namespace), and git ignores them.
 
         A path the configuration makes writable itself (``read_write_paths``, a read-write mount)
         stays writable: that is the explicit way to let commands commit, for instance. Symbolic
@@ -460,14 +458,13 @@ class BwrapPlan:
                     for p in submodule_paths(os.path.dirname(e.path))
                     if not os.path.lexists(os.path.join(p, ".git"))
                 ]
-        placeholders, created = [], []
+        placeholders = []
         for path in wanted:
             if path in granted or not any(_under(path, r) for r in self.host_trusted_roots):
                 continue
             if not os.path.lexists(path):
                 try:
                     os.mkdir(path, 0o755)  # on the host: an empty folder, ignored by git
-                    created.append(path)
                 except OSError:
                     continue
             if _empty_folder(path):
@@ -476,7 +473,6 @@ class BwrapPlan:
                 protected.append(path)  # a submodule folder with files but no .git
         protected = [p for p in protected if p not in granted and p not in placeholders]
         self.placeholders = tuple(placeholders)
-        self.created_placeholders = tuple(created)
         self.protected = tuple(protected) + self.placeholders
         return [(p, False, False) for p in self.protected]
 
