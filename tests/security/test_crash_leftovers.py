@@ -111,9 +111,10 @@ def test_the_key_file_is_readable_by_its_owner_only(tmp_path):
     try:
         key = os.stat(nb.paths["connection_file"])
         assert stat.S_IMODE(key.st_mode) == 0o600
-        for folder in (Path(nb.paths["kernel_dir"]), Path(nb.paths["kernel_dir"]).parent):
-            assert stat.S_IMODE(os.stat(folder).st_mode) & 0o077 == 0, folder  # 0700 (+t)
+        assert stat.S_IMODE(os.stat(nb.paths["kernel_dir"]).st_mode) & 0o777 == 0o700  # (+t)
         assert stat.S_IMODE(os.stat(Path(nb.paths["home"]).parent).st_mode) == 0o700
+        process_folder = Path(nb.paths["kernel_dir"]).parent
+        assert stat.S_IMODE(os.stat(process_folder).st_mode) == 0o711  # not listable by others
         assert "key" in json.loads(Path(nb.paths["connection_file"]).read_text())
     finally:
         nb.close()

@@ -487,6 +487,7 @@ class LocalSandbox:
         directory of a kernel's connection file and ipc sockets. ``env`` is layered over the
         sandbox's environment like a command's (``None`` values unset).
 
+        Without isolation the argv is run as it is, behind ``prlimit`` and the resource limits.
         The returned ``LaunchSpec`` needs no inherited descriptor (``pass_fds`` is empty), so any
         launcher can start it, and start it again: ``subprocess.Popen(spec.argv, cwd=spec.cwd,
         env=spec.env)``, or a jupyter_client kernelspec argv. The caller owns the process: start

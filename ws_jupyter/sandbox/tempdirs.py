@@ -6,7 +6,12 @@ copy of /etc and its seccomp filter. Destroy and ``atexit`` remove them; a SIGKI
 does not. So all of them are made inside one folder per process, in the system's temporary
 directory, named after the process::
 
-    ws-jupyter-<pid namespace>-<pid>-<start time>-XXXXXXXX      (base 36, mode 0700)
+    ws-jupyter-<pid namespace>-<pid>-<start time>-XXXXXXXX      (base 36, mode 0711)
+
+Its mode lets other users pass through to a path they know but not list it: each folder inside
+is private (0700: sandbox state, kernel folders, the seccomp filter) except the staged copy of
+/etc and an empty folder, which hold nothing private and which a bubblewrap started as another
+user may then bind.
 
 * the orphan guard, which outlives a killed notebook, removes the folder once it has killed the
   process trees (``OrphanGuard.register_directory``);
@@ -130,7 +135,7 @@ def _remove_at_exit(path: str, owner: int) -> None:
 
 
 def process_dir() -> str:
-    """This process's private folder (mode 0700), made on first use after a ``sweep``."""
+    """This process's folder (mode 0711), made on first use after a ``sweep``."""
     pid = os.getpid()
     with _lock:
         path = _mine.get(pid)
@@ -141,6 +146,7 @@ def process_dir() -> str:
         start = process_start(pid) or 0
         prefix = f"{_PREFIX}{_base36(_pid_namespace())}-{_base36(pid)}-{_base36(start)}-"
         path = tempfile.mkdtemp(prefix=prefix)
+        os.chmod(path, 0o711)
         _mine[pid] = path
     atexit.register(_remove_at_exit, path, pid)
     from .guard import orphan_guard
