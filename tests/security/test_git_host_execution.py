@@ -243,3 +243,21 @@ def test_info_view_and_doctor_list_host_trusted_files(tmp_path, host_env):
     assert row.found.startswith(".envrc, .git/, sub/.git/: read-only to the sandbox"), row
     row = check_environment(isolation="none", workspace=str(root)).get("host-trusted files")
     assert row.status == "warning" and "commands without isolation can change them" in row.found
+
+
+@requires_bwrap
+def test_kernels_see_host_trusted_files_read_only(tmp_path, host_env):
+    root = Path(os.path.realpath(tmp_path)) / "ws"
+    root.mkdir()
+    git(root, "init", "-q", env=host_env)
+    sb = LocalSandbox(working_directory=str(root), isolation="bwrap")
+    try:
+        if not sb.kernels.available:
+            pytest.skip(sb.kernels.availability()[1])
+        r = sb.kernels.execute("open('.git/config', 'a').write('[core]\\n\\tfsmonitor = touch ran\\n')")
+        assert r.error is not None and "Read-only file system" in r.error.evalue, r
+        assert sb.kernels.execute("open('notes.txt', 'w').write('ok')").error is None
+    finally:
+        sb.destroy()
+    assert "fsmonitor" not in (root / ".git" / "config").read_text()
+    assert (root / "notes.txt").read_text() == "ok"
