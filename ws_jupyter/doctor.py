@@ -301,8 +301,9 @@ def _root(config: DoctorConfig) -> Check:
 def _probe_sandbox_as_root() -> tuple[int, bool] | str:
     """(uid inside a bwrap sandbox, whether /proc/sys is writable there) — ``access(2)`` only, no write."""
     from .sandbox.local import LocalSandbox
+    from .sandbox.tempdirs import process_dir
 
-    with tempfile.TemporaryDirectory(prefix="ws-doctor-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="ws-doctor-", dir=process_dir()) as tmp:
         sandbox = LocalSandbox(working_directory=tmp, isolation="bwrap", timeout=30)
         try:
             sandbox.start()
