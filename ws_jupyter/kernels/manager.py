@@ -115,13 +115,17 @@ class SandboxKernelManager:
             return self._context
 
     def runtime_parent(self) -> str | None:
-        """Where kernels' private directories are made (None: the system temp directory).
+        """Where kernels' private directories are made: this process's private temporary folder,
+        which the orphan guard — or the next process — removes when this one is killed (the
+        connection file holds the key that signs kernel messages).
 
         Under seatbelt only the sandbox's own directories are writable, so they go in its HOME.
         """
         if getattr(self.sandbox, "isolation", "none") == "seatbelt":
             return getattr(self.sandbox, "home_directory", None)
-        return None
+        from ..sandbox.tempdirs import process_dir
+
+        return process_dir()
 
     # --- availability ----------------------------------------------------------------------------
 
