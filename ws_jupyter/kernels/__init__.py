@@ -33,6 +33,7 @@ _EXPORTS = {
     "OutputEvent": ".result",
     "OutputLimits": ".result",
     "SandboxKernelManager": ".manager",
+    "sandboxed_html": ".result",
 }
 
 __all__ = [
@@ -50,6 +51,7 @@ __all__ = [
     "OutputEvent",
     "OutputLimits",
     "SandboxKernelManager",
+    "sandboxed_html",
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)
@@ -61,4 +63,4 @@ if TYPE_CHECKING:  # pragma: no cover
     from .gateway import GatewayKernelManager
     from .kernel import Kernel, KernelInfo
     from .manager import DEFAULT_KERNEL, SandboxKernelManager
-    from .result import ExecutionError, ExecutionResult, MimeBundle, OutputEvent, OutputLimits
+    from .result import ExecutionError, ExecutionResult, MimeBundle, OutputEvent, OutputLimits, sandboxed_html

@@ -5,8 +5,10 @@ the result, the error), its status and duration — and serves both ``ExecutionV
 ``ExecutionResult`` displayed in a cell) and the live ``KernelActivity`` widget.
 
 The code that produced these outputs ran in the workspace kernel, i.e. it is the agent's: its HTML
-is shown in a sandboxed ``iframe`` (no scripts, no access to JupyterLab), images only from decoded
-and re-encoded bytes, SVG as an image (an ``<img>`` never runs the SVG's scripts).
+is shown in a sandboxed ``iframe`` (no scripts, no access to JupyterLab, and a content security
+policy that lets it fetch nothing: ``ws_jupyter.kernels.sandboxed_html``), images only from
+decoded bytes of the image type they claim, re-encoded, SVG as an image (an ``<img>`` never runs
+the SVG's scripts).
 """
 
 from __future__ import annotations
@@ -47,7 +49,6 @@ _STATUS_COLOURS = {
     "dead": BAD,
     "stopped": _GREY,
 }
-_IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 _MAX_TEXT = 20_000  # characters of one text output drawn (the rest is counted)
 
 
@@ -69,15 +70,6 @@ def _pre(text: str, style: str = "") -> str:
     return f'<pre style="{PRE}; padding: 2px 4px; {style}">{esc(_clip(_ANSI.sub("", text)))}</pre>'
 
 
-def _iframe(markup: str) -> str:
-    rows = markup.count("<tr")
-    height = min(420, max(60, 26 * rows + 40)) if rows else 160
-    return (
-        f'<iframe sandbox="" srcdoc="{esc(markup)}" style="width: 100%; height: {height}px; '
-        f'border: 1px solid {BORDER}; background: white"></iframe>'
-    )
-
-
 def bundle_html(bundle: Any) -> str:
     """One rich output as safe HTML (see the module docstring)."""
     for mime, raw in bundle.images():
@@ -88,7 +80,9 @@ def bundle_html(bundle: Any) -> str:
         encoded = base64.b64encode(svg.encode("utf-8")).decode("ascii")
         return f'<img src="data:image/svg+xml;base64,{encoded}" style="max-width: 100%" alt="SVG output">'
     if bundle.html:
-        return _iframe(bundle.html)
+        from ws_jupyter.kernels import sandboxed_html
+
+        return f'<div style="border: 1px solid {BORDER}">{sandboxed_html(bundle.html)}</div>'
     if bundle.markdown:
         return _pre(bundle.markdown)
     if bundle.text is not None:
