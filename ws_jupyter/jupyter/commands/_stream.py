@@ -11,12 +11,27 @@ import queue
 import sys
 import time
 from collections import deque
-from typing import Any
+from typing import Any, TypeVar
 
 from ...tools.output import strip_ansi
 from ..views.processes import TAIL_LINES, OutputTailView
 
-__all__ = ["CellStream"]
+__all__ = ["CellStream", "drain"]
+
+T = TypeVar("T")
+
+
+def drain(items: queue.SimpleQueue[T], timeout: float) -> list[T]:
+    """Everything queued: waits up to ``timeout`` for the first item, then takes what is there."""
+    try:
+        out = [items.get(timeout=timeout)]
+    except queue.Empty:
+        return []
+    while True:
+        try:
+            out.append(items.get_nowait())
+        except queue.Empty:
+            return out
 
 
 class CellStream:
@@ -72,16 +87,7 @@ class CellStream:
 
     def pump(self, timeout: float) -> None:
         """Draws what the I/O thread queued (waiting up to ``timeout`` for the first chunk)."""
-        try:
-            items = [self.queue.get(timeout=timeout)]
-        except queue.Empty:
-            items = []
-        while True:
-            try:
-                items.append(self.queue.get_nowait())
-            except queue.Empty:
-                break
-        for kind, text in items:
+        for kind, text in drain(self.queue, timeout):
             self.write(kind, text)
         self.refresh()
 

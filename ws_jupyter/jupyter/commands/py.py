@@ -36,7 +36,7 @@ from typing import Any
 
 from ..parsing import WsArgumentParser
 from ._common import positive_float, require_kernels
-from ._stream import CellStream
+from ._stream import CellStream, drain
 from .base import Invocation, Subcommand
 
 __all__ = ["COMMAND", "NativeOutput"]
@@ -74,16 +74,7 @@ class NativeOutput:
         self._prefix = f"ws-py-{secrets.token_hex(8)}-"
 
     def pump(self, timeout: float) -> None:
-        try:
-            events = [self.queue.get(timeout=timeout)]
-        except queue.Empty:
-            events = []
-        while True:
-            try:
-                events.append(self.queue.get_nowait())
-            except queue.Empty:
-                break
-        for event in events:
+        for event in drain(self.queue, timeout):
             self.draw(event)
         self.stream.refresh()
 
