@@ -11,7 +11,7 @@ a prompt-injected agent could have prepared there. Then:
   (a front-end, nbclient included, treats a display id seen again as an update of every output
   that has it);
 - a cell printing 16 MiB saves well under 1 MiB: the head, the newest lines and the count of the
-  lines in between, like ``%ws run``.
+  lines in between, like ``%ws run``; a value whose repr is 12 MB is shown cut, its start and end.
 """
 
 from __future__ import annotations
@@ -60,6 +60,7 @@ CELLS = [
     'update_display({{"text/plain": "second cell, updated"}}, raw=True, display_id="shared")',
     '%%ws py\nfrom IPython.display import update_display\nupdate_display({{"text/plain": "third cell"}}, raw=True, display_id="shared")',
     f'%%ws py\nline = "x" * 1000\nfor i in range({PRINTED_LINES}):\n    print(i, line)\nprint("the end")',
+    '%%ws py\n"0123456789" * 1_200_000',  # a value whose repr is 12 MB
 ]
 
 
@@ -142,6 +143,10 @@ def test_a_flood_of_output_saves_a_bounded_cell(executed: Any) -> None:
     assert "last_result.stdout" in notice
     assert tail_lines[-1] == "the end" and tail_lines[-2].startswith(f"{PRINTED_LINES - 1} ")
     assert len(head_lines) + hidden + len(tail_lines) == PRINTED_LINES + 1  # every line counted
+    value = nb.cells[6]
+    assert len(json.dumps(value.outputs)) < 1 << 20
+    (shown,) = [o.data["text/plain"] for o in value.outputs if o.output_type == "execute_result"]
+    assert shown.startswith("'0123") and shown.endswith("789'") and "characters not shown" in shown
 
 
 def test_a_bundle_keeps_only_what_it_can_check() -> None:

@@ -120,7 +120,7 @@ def image_type(data: bytes) -> str | None:
     What an output or attachment *says* it is comes from whoever wrote it: an image is drawn as
     the type its bytes have, and bytes of no image type are not drawn at all.
 
-    >>> image_type(b"\x89PNG\r\n\x1a\n...")
+    >>> image_type(b"\\x89PNG\\r\\n\\x1a\\n...")
     'image/png'
     >>> image_type(b"<svg onload=alert(1)>") is None
     True

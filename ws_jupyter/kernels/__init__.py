@@ -33,6 +33,7 @@ _EXPORTS = {
     "OutputEvent": ".result",
     "OutputLimits": ".result",
     "SandboxKernelManager": ".manager",
+    "clip_text": ".result",
     "sandboxed_html": ".result",
 }
 
@@ -51,6 +52,7 @@ __all__ = [
     "OutputEvent",
     "OutputLimits",
     "SandboxKernelManager",
+    "clip_text",
     "sandboxed_html",
 ]
 
@@ -63,4 +65,12 @@ if TYPE_CHECKING:  # pragma: no cover
     from .gateway import GatewayKernelManager
     from .kernel import Kernel, KernelInfo
     from .manager import DEFAULT_KERNEL, SandboxKernelManager
-    from .result import ExecutionError, ExecutionResult, MimeBundle, OutputEvent, OutputLimits, sandboxed_html
+    from .result import (
+        ExecutionError,
+        ExecutionResult,
+        MimeBundle,
+        OutputEvent,
+        OutputLimits,
+        clip_text,
+        sandboxed_html,
+    )

@@ -32,6 +32,7 @@ __all__ = [
     "FRAME_CSP",
     "IMAGE_TYPES",
     "MAX_IMAGE_SIDE",
+    "MAX_SHOWN_CHARS",
     "BoundedText",
     "ExecutionError",
     "ExecutionResult",
@@ -39,6 +40,7 @@ __all__ = [
     "MimeBundle",
     "OutputEvent",
     "OutputLimits",
+    "clip_text",
     "sandboxed_html",
 ]
 
@@ -78,6 +80,23 @@ def sandboxed_html(markup: str, height: int | None = None) -> str:
 
 
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
+
+#: Characters of one text output a notebook is given (``MimeBundle._repr_mimebundle_``): a
+#: value's repr can be megabytes, and the notebook saves what it shows.
+MAX_SHOWN_CHARS = 100_000
+
+
+def clip_text(text: str, limit: int) -> str:
+    """``text`` cut to its first fifth and last four fifths of ``limit`` characters, saying how
+    many were left out between (the end of an output, its error or summary, matters most).
+
+    >>> clip_text("abcdefghij", 5)
+    'a\\n[… 5 characters not shown …]\\nghij'
+    """
+    if len(text) <= limit:
+        return text
+    head = limit // 5
+    return f"{text[:head]}\n[… {len(text) - limit:,} characters not shown …]\n{text[len(text) - (limit - head):]}"
 
 
 @dataclass(frozen=True)
@@ -311,15 +330,17 @@ class MimeBundle:
         fetch nothing (``sandboxed_html``), SVG as an image, images re-encoded from bytes that
         are the image type they claim (else left out), metadata by whitelist, and JavaScript,
         Markdown, LaTeX and widget or other renderer types are left out (their ``text/plain``
-        remains). The notebook keeps what is shown here, and an HTML export of it too.
+        remains). The notebook keeps what is shown here, and an HTML export of it too, so text
+        is cut to ``MAX_SHOWN_CHARS`` (HTML to ten times that; ``data`` keeps it all).
         """
         data: dict[str, Any] = {mime: base64.b64encode(raw).decode("ascii") for mime, raw in self.images()}
-        if "application/json" in self.data:  # a JSON value: front-ends draw it as a tree
-            data["application/json"] = self.data["application/json"]
+        value = self.data.get("application/json")
+        if value is not None and len(repr(value)) <= MAX_SHOWN_CHARS:  # JSON: front-ends draw a tree
+            data["application/json"] = value
         if self.text is not None:
-            data["text/plain"] = self.text
+            data["text/plain"] = clip_text(self.text, MAX_SHOWN_CHARS)
         if self.html is not None:
-            data["text/html"] = sandboxed_html(self.html)
+            data["text/html"] = sandboxed_html(clip_text(self.html, MAX_SHOWN_CHARS * 10))
         elif self.svg is not None:
             encoded = base64.b64encode(self.svg.encode("utf-8", "replace")).decode("ascii")
             data["text/html"] = f'<img src="data:image/svg+xml;base64,{encoded}" alt="SVG output">'

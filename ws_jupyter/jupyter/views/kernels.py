@@ -57,13 +57,9 @@ def status_badge(status: str) -> str:
 
 
 def _clip(text: str) -> str:
-    if len(text) <= _MAX_TEXT:
-        return text
-    return (
-        text[: _MAX_TEXT // 5]
-        + f"\n[… {len(text) - _MAX_TEXT:,} characters not shown …]\n"
-        + text[-_MAX_TEXT * 4 // 5 :]
-    )
+    from ws_jupyter.kernels import clip_text
+
+    return clip_text(text, _MAX_TEXT)
 
 
 def _pre(text: str, style: str = "") -> str:
