@@ -32,7 +32,12 @@ def noise_png(side: int) -> bytes:
 
     rows = b"".join(b"\x00" + os.urandom(side * 3) for _ in range(side))
     header = struct.pack(">IIBBBBB", side, side, 8, 2, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows, 0)) + chunk(b"IEND", b"")
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(rows, 0))
+        + chunk(b"IEND", b"")
+    )
 
 
 def _markdown_cell(i: int, side: int, refs: int) -> dict:
@@ -62,7 +67,9 @@ for name, raw in {names!r}:
 
 def _view(root: Path, *names: tuple[str, bool], timeout: float = 180) -> dict[str, list]:
     r = replay(VIEW.format(names=list(names), root=str(root)), timeout=timeout)
-    assert r.finished, f"viewing the notebooks held the kernel past {timeout} s (done: {[x[0] for x in r.results]})"
+    assert r.finished, (
+        f"viewing the notebooks held the kernel past {timeout} s (done: {[x[0] for x in r.results]})"
+    )
     assert r.returncode == 0, r.stderr
     return {x[0]: x[1:] for x in r.results}
 

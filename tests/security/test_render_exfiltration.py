@@ -130,7 +130,9 @@ def test_sandbox_html_fetches_nothing(tmp_path: Path, server: RecordingServer, b
     import html as html_lib
 
     server.clear()
-    page = render(browser, f'<iframe sandbox="" srcdoc="{html_lib.escape(bundle.html, quote=True)}"></iframe>')
+    page = render(
+        browser, f'<iframe sandbox="" srcdoc="{html_lib.escape(bundle.html, quote=True)}"></iframe>'
+    )
     page.close()
     fetched = {path.split("?")[0].strip("/") for path in server.requests}
     assert {"img", "srcset", "style-attr", "import", "link-css", "base/relative.png", "svg-image",
@@ -160,7 +162,11 @@ def test_workspace_markdown_fetches_nothing(tmp_path: Path, server: RecordingSer
 
     source = _markdown_sources(server.url)
     cells = [{"cell_type": "markdown", "id": "m", "metadata": {}, "source": source}]
-    write(tmp_path, "report.ipynb", json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": cells}))
+    write(
+        tmp_path,
+        "report.ipynb",
+        json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": cells}),
+    )
     view = load_file_view(LocalFilesystem(tmp_path), "report.ipynb")
     skill = Skill("report", f"![d]({server.url}/md-description?k={SECRET})", source, "skills/report")
 

@@ -78,11 +78,17 @@ def executed(kernel_prefix: Path, tmp_path_factory: pytest.TempPathFactory, serv
     root = tmp_path_factory.mktemp("ws-py-notebook")
     (root / "ws").mkdir()
     nb = nbformat.v4.new_notebook()
-    nb.metadata.kernelspec = {"name": "ws-jupyter", "display_name": "Python 3 (ws-jupyter)", "language": "python"}
+    nb.metadata.kernelspec = {
+        "name": "ws-jupyter",
+        "display_name": "Python 3 (ws-jupyter)",
+        "language": "python",
+    }
     nb.cells = [
         nbformat.v4.new_code_cell(c.format(ws_dir=root / "ws", hostile=_hostile(server.url))) for c in CELLS
     ]
-    NotebookClient(nb, kernel_name="ws-jupyter", timeout=300, resources={"metadata": {"path": str(root)}}).execute()
+    NotebookClient(
+        nb, kernel_name="ws-jupyter", timeout=300, resources={"metadata": {"path": str(root)}}
+    ).execute()
     nbformat.write(nb, root / "run.ipynb")
     return nb, root / "run.ipynb"
 
@@ -164,7 +170,13 @@ def test_a_bundle_keeps_only_what_it_can_check() -> None:
             "transient": {"display_id": "d" * 300, "other": 1},
         }
     )  # fmt: skip
-    assert set(bundle.data) == {"image/png", "image/jpeg", "image/gif", "text/plain", "application/vnd.ok+json"}
+    assert set(bundle.data) == {
+        "image/png",
+        "image/jpeg",
+        "image/gif",
+        "text/plain",
+        "application/vnd.ok+json",
+    }
     assert bundle.metadata == {"isolated": True, "image/png": {"width": 640, "needs_background": "dark"}}
     assert bundle.display_id is None  # longer than any real display id
     assert [m for m, _ in bundle.images()] == ["image/png"]  # PNG bytes filed as JPEG, bad base64: skipped

@@ -96,7 +96,9 @@ def _inline(value: Any, alt: str, budget: ImageBudget) -> str:
         return _muted(f"[{alt}: not an image]")
     key = budget.digests.get(id(value))
     if key is None:  # an attachment referenced again is the same object: hashed once
-        key = budget.digests[id(value)] = "base64:" + hashlib.sha1(text.encode("ascii", "replace")).hexdigest()
+        key = budget.digests[id(value)] = (
+            "base64:" + hashlib.sha1(text.encode("ascii", "replace")).hexdigest()
+        )
     if key in budget.shown:
         return _muted(f"[{alt}: shown above]")
     size = len(text) * 3 // 4  # the decoded size, at most
