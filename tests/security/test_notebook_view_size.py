@@ -17,8 +17,12 @@ import struct
 import zlib
 from pathlib import Path
 
+import pytest
+
 from ..helpers import write
 from .conftest import replay
+
+pytestmark = pytest.mark.slow
 
 #: Bytes of HTML a view may emit here: the 4 MB image budget as base64, and the rest.
 MAX_HTML = 6 << 20

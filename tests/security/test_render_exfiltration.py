@@ -131,7 +131,7 @@ def test_sandbox_html_fetches_nothing(tmp_path: Path, server: RecordingServer, b
 
     server.clear()
     page = render(
-        browser, f'<iframe sandbox="" srcdoc="{html_lib.escape(bundle.html, quote=True)}"></iframe>'
+        browser, f'<iframe sandbox="" srcdoc="{html_lib.escape(bundle.html, quote=True)}"></iframe>', settle=3
     )
     page.close()
     fetched = {path.split("?")[0].strip("/") for path in server.requests}
@@ -195,5 +195,5 @@ def test_workspace_markdown_fetches_nothing(tmp_path: Path, server: RecordingSer
     from markdown_it import MarkdownIt
 
     server.clear()
-    render(browser, MarkdownIt("commonmark", {"html": False}).render(source)).close()
+    render(browser, MarkdownIt("commonmark", {"html": False}).render(source), settle=3).close()
     assert {p.split("?")[0] for p in server.requests} >= {"/md-inline", "/md-reference", "/md-badge"}
