@@ -378,8 +378,8 @@ def test_skills_browser(ws_dir: Path) -> None:
         browser = SkillsBrowser(ws)
         assert browser.names == ["csv-cleaning", "plot-style"] and browser.selected == "csv-cleaning"
         assert "Clean CSV files." in browser.header.value
-        markdown = browser.detail.outputs[0]["data"]["text/markdown"]
-        assert "Drop empty rows" in markdown and "## References" in markdown
+        shown = browser.detail.outputs[0]["data"]["text/html"]
+        assert "Drop empty rows" in shown and "<h2>References</h2>" in shown
         assert list(browser.files.options) == ["references/pandas.md", "scripts/check.py"]
         browser.files.value = "references/pandas.md"
         assert browser.selected_file == "references/pandas.md" and "dropna" in browser.file_view.value

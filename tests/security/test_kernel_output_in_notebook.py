@@ -54,7 +54,9 @@ def _assert_inert(data: dict[str, Any], metadata: dict[str, Any]) -> None:
     assert not set(data) & set(ACTIVE), sorted(data)
     html = data.get("text/html")
     if html is not None:
-        assert html.startswith('<iframe sandbox="" srcdoc="') or html.startswith('<img src="data:image/svg+xml')
+        assert html.startswith('<iframe sandbox="" csp="default-src \'none\';') or html.startswith(
+            '<img src="data:image/svg+xml'
+        )
         body = html.split('srcdoc="', 1)[-1]
         assert "<script" not in body and "<img src=x" not in body
     assert "isolated" not in metadata and "text/html" not in metadata

@@ -5,8 +5,9 @@ the result, the error), its status and duration — and serves both ``ExecutionV
 ``ExecutionResult`` displayed in a cell) and the live ``KernelActivity`` widget.
 
 The code that produced these outputs ran in the workspace kernel, i.e. it is the agent's: its HTML
-is shown in a sandboxed ``iframe`` (no scripts, no access to JupyterLab; drawn inverted on a dark
-theme), images only from decoded and re-encoded bytes, SVG as an image (an ``<img>`` never runs
+is shown in a sandboxed ``iframe`` (no scripts, no access to JupyterLab, drawn inverted on a dark theme,
+and a content security policy that lets it fetch nothing: ``ws_jupyter.kernels.sandboxed_html``), images only from
+decoded bytes of the image type they claim, re-encoded, SVG as an image (an ``<img>`` never runs
 the SVG's scripts).
 """
 
@@ -64,7 +65,6 @@ _STATUS_COLOURS = {
     "dead": BAD,
     "stopped": GREY,
 }
-_IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 _MAX_TEXT = 20_000  # characters of one text output drawn (the rest is counted)
 
 
@@ -83,36 +83,13 @@ def shown_status(status: str, result: Any = None, error: str | None = None) -> s
 
 
 def _clip(text: str) -> str:
-    if len(text) <= _MAX_TEXT:
-        return text
-    return (
-        text[: _MAX_TEXT // 5]
-        + f"\n[… {len(text) - _MAX_TEXT:,} characters not shown …]\n"
-        + text[-_MAX_TEXT * 4 // 5 :]
-    )
+    from ws_jupyter.kernels import clip_text
+
+    return clip_text(text, _MAX_TEXT)
 
 
 def _pre(text: str, style: str = "") -> str:
     return f'<pre style="{PRE}; padding: 2px 4px; {style}">{esc(_clip(_ANSI.sub("", text)))}</pre>'
-
-
-#: The frame's document cannot see JupyterLab's theme (its own ``prefers-color-scheme`` stays
-#: light), so on a dark theme the frame is drawn inverted: a DataFrame's white page becomes dark
-#: grey with light text instead of a white block (hues turned back by the rotation). JupyterLab
-#: marks its theme on ``<body data-jp-theme-light>``.
-FRAME_THEME_CSS = (
-    '<style>body[data-jp-theme-light="false"] iframe.ws-html-frame '
-    "{ filter: invert(0.88) hue-rotate(180deg); }</style>"
-)
-
-
-def _iframe(markup: str) -> str:
-    rows = markup.count("<tr")
-    height = min(420, max(60, 26 * rows + 40)) if rows else 160
-    return (
-        f'{FRAME_THEME_CSS}<iframe sandbox="" class="ws-html-frame" srcdoc="{esc(markup)}" '
-        f'style="width: 100%; box-sizing: border-box; height: {height}px; border: 1px solid {BORDER}; background: white"></iframe>'
-    )
 
 
 def bundle_html(bundle: Any) -> str:
@@ -125,7 +102,9 @@ def bundle_html(bundle: Any) -> str:
         encoded = base64.b64encode(svg.encode("utf-8")).decode("ascii")
         return f'<img src="data:image/svg+xml;base64,{encoded}" style="max-width: 100%" alt="SVG output">'
     if bundle.html:
-        return _iframe(bundle.html)
+        from ws_jupyter.kernels import sandboxed_html
+
+        return f'<div style="border: 1px solid {BORDER}">{sandboxed_html(bundle.html)}</div>'
     if bundle.markdown:
         return _pre(bundle.markdown)
     if bundle.text is not None:

@@ -20,6 +20,7 @@ from traitlets import List, Unicode
 from ..files import skill_file_view
 from ..skill_problems import skill_problems
 from ..views.common import BAD, MUTED, WARN, one_line, table
+from ..views.markdown import render_markdown
 from .controls import button, flexible, stretch
 from .snapshot import Snapshotting
 
@@ -162,12 +163,14 @@ class SkillsBrowser(Snapshotting, w.VBox):
             f"<div style='{MUTED}'>{' · '.join(facts)}</div></div>"
         )
         # A display_data output built here (not through the shell's formatters, which a terminal or
-        # test shell may have turned off), so the Markdown renders wherever the widget is shown.
+        # test shell may have turned off), so the instructions render wherever the widget is shown.
+        # HTML rendered here, never the Markdown: the SKILL.md is workspace content, and the
+        # front-end would render its raw HTML and remote images (see views.markdown).
         markdown = skill.to_markdown()
         self.detail.outputs = (
             {
                 "output_type": "display_data",
-                "data": {"text/markdown": markdown, "text/plain": markdown},
+                "data": {"text/html": render_markdown(markdown), "text/plain": markdown},
                 "metadata": {},
             },
         )
