@@ -127,3 +127,10 @@ def test_read_file_on_a_stalled_server_is_an_error_within_the_deadline(s3):
         ws.destroy()
     assert took < 5, f"the read took {took:.1f}s"
     assert out.startswith("Error") and "unavailable" in out and "within the 2s deadline" in out, out
+
+
+def test_write_file_to_a_directory_path_is_refused(s3_ws):
+    """``newdir/`` used to be written as a file ``newdir`` on object storage."""
+    out = box(s3_ws).run(T.FILESYSTEM.WRITE_FILE, path="newdir/", content="x")
+    assert out.startswith("Error") and 'cannot end with "/"' in out, out
+    assert not s3_ws.filesystem.exists("newdir")

@@ -72,7 +72,7 @@ from ..errors import (
 )
 from ..lifecycle import Lifecycle
 from ..request_context import RequestContext
-from .containment import Containment, normalize_input_path
+from .containment import Containment, check_file_path, normalize_input_path
 from .local import _as_timestamp, _check_encoding, _to_bytes
 from .mime import guess_mime_type
 from .reading import CHUNK_BYTES, decode_text, not_regular
@@ -656,6 +656,7 @@ class FsspecFilesystem:
         self._check_writable("write_file", path)
         with self._deadline():
             rel, full = self._resolve(path)
+            check_file_path(path)
             data = _to_bytes(content)
             self._extend_deadline(_upload_seconds(data))
             self._write(
@@ -842,6 +843,7 @@ class FsspecFilesystem:
         self._check_writable("append_file", path)
         with self._deadline():
             rel, full = self._resolve(path)
+            check_file_path(path)
             data = _to_bytes(content)
             self._extend_deadline(_upload_seconds(data))
             with self._translating(rel, "appending to"), self._turn(rel):
