@@ -430,3 +430,53 @@ def test_cli_approval_flags(workdir):
     out = anyio.run(main)
     assert "--approve-all" in out["default"]
     assert out["approve"] == "hi" and out["none"] == "hi"
+
+
+@pytest.mark.slow
+def test_a_name_that_is_not_utf8_does_not_break_resources_over_stdio(workdir):
+    """One file name that is not UTF-8 (any bytes are allowed on the disk) failed
+    ``resources/list`` for the whole workspace — and its error text, which held the name, killed
+    the server's output stream. Its bytes are percent-encoded in the URI (it reads back), its
+    name is shown with ``\\xNN``; names that differ only by Unicode normalisation stay apart."""
+    write(workdir, "ok.md", "fine\n")
+    with open(os.path.join(os.fsencode(workdir), b"bad\xff.txt"), "w") as fh:
+        fh.write("not a UTF-8 name\n")
+    write(workdir, "cafe\u0301.md", "decomposed\n")
+    write(workdir, "caf\u00e9.md", "composed\n")
+    params = StdioServerParameters(  # with search: indexing meets the name first
+        command=str(CLI),
+        args=["mcp", "--dir", str(workdir), "--no-vector", "--isolation", "none"],
+        env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(workdir.parent)},
+        cwd=str(workdir),
+    )
+
+    async def main() -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        with anyio.fail_after(60):
+            async with Client(params) as client:
+                out["list"] = (await client.list_resources()).resources
+                out["read"] = {
+                    r.uri: (await client.read_resource(r.uri)).contents[0].text for r in out["list"]
+                }
+                out["tree"] = (await client.call_tool("workspace_list_files", {})).content[0].text
+                out["still"] = (await client.call_tool("workspace_read_file", {"path": "ok.md"})).content[0].text
+        return out
+
+    out = anyio.run(main)
+    by_uri = {str(r.uri): r for r in out["list"]}
+    assert set(by_uri) == {
+        "workspace://ok.md",
+        "workspace://bad%FF.txt",
+        "workspace://cafe%CC%81.md",
+        "workspace://caf%C3%A9.md",
+    }
+    assert by_uri["workspace://bad%FF.txt"].name == "bad\\xff.txt"
+    assert out["read"]["workspace://bad%FF.txt"] == "not a UTF-8 name\n"
+    assert out["read"]["workspace://cafe%CC%81.md"] == "decomposed\n"
+    assert out["read"]["workspace://caf%C3%A9.md"] == "composed\n"
+    assert "cafe\\u0301.md" in by_uri["workspace://cafe%CC%81.md"].description
+    assert "caf\\u00e9.md" in by_uri["workspace://caf%C3%A9.md"].description
+    tree = out["tree"]
+    assert "bad\\xff.txt  [name is not UTF-8" in tree
+    assert "[same-looking name: cafe\\u0301.md]" in tree and "[same-looking name: caf\\u00e9.md]" in tree
+    assert "fine" in out["still"]

@@ -16,7 +16,9 @@ What the server offers:
   ``argument-hint``) become prompt arguments, substituted for ``$ARGUMENTS`` / ``$name``.
 * **resources**: workspace files as ``workspace://<path>`` — listed for the top-level files and the
   indexed files, any other through the ``workspace://{path}`` template — read through the
-  workspace filesystem (contained like ``workspace_read_file``; regular files up to 10 MB).
+  workspace filesystem (contained like ``workspace_read_file``; regular files up to 10 MB). A
+  path's bytes are percent-encoded in its URI, so a name that is not UTF-8 is listed (its name
+  shown with ``\\xNN``) and read like any other; same-looking names say so in their description.
 * **progress**: when a ``tools/call`` carries a progress token, a notification every second
   while the call runs (seconds elapsed, and the time limit of a command when it has one).
 * **cancellation**: a cancelled (or timed-out, which the client cancels) call aborts the tool: a
@@ -51,6 +53,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, unquote
 
+from ..filesystem.display import name_notes, wire_text
 from .executor import CANCEL_GRACE, tool_executor
 from .hints import hints_for, title_for
 from .types import Tool, ToolCallContext, ToolOutput, ToolResult, is_error_output, output_text
@@ -84,7 +87,7 @@ _APPROVAL_KEY = "approval"
 def _content(output: ToolOutput) -> list[Any]:
     import mcp_types as types
 
-    parts: list[Any] = [types.TextContent(text=output_text(output))]
+    parts: list[Any] = [types.TextContent(text=wire_text(output_text(output)))]
     if isinstance(output, ToolResult):
         for i, m in enumerate(output.media):
             if m.mime_type.startswith("image/"):
@@ -103,15 +106,16 @@ def _content(output: ToolOutput) -> list[Any]:
 def _error_result(text: str) -> Any:
     import mcp_types as types
 
-    return types.CallToolResult(content=[types.TextContent(text=text)], is_error=True)
+    return types.CallToolResult(content=[types.TextContent(text=wire_text(text))], is_error=True)
 
 
 # --- resources -------------------------------------------------------------------------------------
 
 
 def resource_uri(path: str) -> str:
-    """``workspace://`` URI of a workspace-relative path (each segment percent-encoded)."""
-    return _URI_PREFIX + "/".join(quote(part, safe="") for part in path.split("/"))
+    """``workspace://`` URI of a workspace-relative path: each segment's bytes percent-encoded (a
+    name that is not UTF-8 included: its undecodable bytes are ``%XX`` of those bytes)."""
+    return _URI_PREFIX + "/".join(quote(part, safe="", errors="surrogateescape") for part in path.split("/"))
 
 
 def _uri_path(uri: str) -> str:
@@ -119,7 +123,7 @@ def _uri_path(uri: str) -> str:
 
     if not uri.startswith(_URI_PREFIX):
         raise InvalidPathError(uri, f'Unknown resource "{uri}": workspace resources are workspace://<path>')
-    return unquote(uri[len(_URI_PREFIX) :]) or "."
+    return unquote(uri[len(_URI_PREFIX) :], errors="surrogateescape") or "."
 
 
 def _listed_files(workspace: Any, request_context: Any) -> list[str]:
@@ -260,7 +264,7 @@ class _LogBridge(logging.Handler):
             message = record.getMessage()
         except Exception:  # a malformed record must not break logging
             message = str(record.msg)
-        self.records.append((level, record.name, message))
+        self.records.append((level, record.name, wire_text(message)))
 
     def drain(self) -> list[tuple[str, str, str]]:
         out = []
@@ -593,9 +597,16 @@ def build_mcp_server(
         paths = await asyncio.get_running_loop().run_in_executor(
             tool_executor(), _listed_files, workspace, request_context
         )
+        notes = name_notes(paths)
         return types.ListResourcesResult(
             resources=[
-                types.Resource(name=p, uri=resource_uri(p), mime_type=guess_mime_type(p)) for p in paths
+                types.Resource(
+                    name=wire_text(p),
+                    uri=resource_uri(p),
+                    mime_type=guess_mime_type(wire_text(p)),
+                    description=notes.get(p),
+                )
+                for p in paths
             ]
         )
 
@@ -618,7 +629,7 @@ def build_mcp_server(
                 tool_executor(), _read_resource, workspace, request_context, uri
             )
         except WorkspaceError as exc:
-            raise MCPError(code=types.INVALID_PARAMS, message=str(exc)) from None
+            raise MCPError(code=types.INVALID_PARAMS, message=wire_text(str(exc))) from None
         return types.ReadResourceResult(contents=[_resource_contents(uri, mime, data)])
 
     async def on_set_level(ctx: Any, params: Any) -> Any:
