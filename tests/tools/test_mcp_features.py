@@ -156,6 +156,37 @@ def test_skills_are_prompts_with_their_arguments(make_server, workdir, mode):
     assert missing is not None and "who" in missing
 
 
+def test_a_hostile_skill_prompt_is_refused_at_once(make_server, workdir):
+    """A 1 MiB SKILL.md of placeholders and a 2,000-character argument made a 181 MiB prompt in
+    96 s; an argument holding another's placeholder was substituted again. Now: one pass, and a
+    prompt over the limit is an error that says why."""
+    head = "---\nname: flood\ndescription: Floods.\narguments: [a, b]\n---\n"
+    body = "$ARGUMENTS $a $b\n" * (((1 << 20) - len(head) - 64) // 17)
+    write(workdir, "skills/flood/SKILL.md", head + body)
+    write(
+        workdir,
+        "skills/echo/SKILL.md",
+        "---\nname: echo\ndescription: Echoes.\narguments: [a, b]\n---\n[$a] [$b]\n",
+    )
+    server = make_server(skills=["skills"])
+
+    async def body_(c: Client) -> Any:
+        t0 = time.monotonic()
+        try:
+            await c.get_prompt("flood", {"a": "$b" * 1000, "b": "x" * 2000})
+            flood = None
+        except Exception as exc:
+            flood = str(exc)
+        took = time.monotonic() - t0
+        echo = await c.get_prompt("echo", {"a": "$b" * 3, "b": "x"})
+        return flood, took, echo
+
+    flood, took, echo = session(server, "legacy", body_)
+    assert flood is not None and "over the 2,097,152-character limit" in flood, flood
+    assert took < 10
+    assert echo.messages[0].content.text == "[$b$b$b] [x]"
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_files_are_resources_read_with_containment(make_server, workdir, mode, tmp_path):
     write(workdir, "README.md", "# Project\n")
@@ -221,7 +252,9 @@ def test_hostile_resources_are_refused_at_once(make_server, workdir):
         return out
 
     out = session(server, "legacy", body)
-    assert out["big.bin"].startswith("File too large: big.bin") and f"{MAX_RESOURCE_BYTES:,}" in out["big.bin"]
+    assert (
+        out["big.bin"].startswith("File too large: big.bin") and f"{MAX_RESOURCE_BYTES:,}" in out["big.bin"]
+    )
     assert "Not a regular file: pipe" in out["pipe"]
     assert out["zero"] and "\x00" not in out["zero"]
 
@@ -459,7 +492,9 @@ def test_a_name_that_is_not_utf8_does_not_break_resources_over_stdio(workdir):
                     r.uri: (await client.read_resource(r.uri)).contents[0].text for r in out["list"]
                 }
                 out["tree"] = (await client.call_tool("workspace_list_files", {})).content[0].text
-                out["still"] = (await client.call_tool("workspace_read_file", {"path": "ok.md"})).content[0].text
+                out["still"] = (
+                    (await client.call_tool("workspace_read_file", {"path": "ok.md"})).content[0].text
+                )
         return out
 
     out = anyio.run(main)

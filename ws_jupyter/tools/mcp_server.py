@@ -13,7 +13,8 @@ What the server offers:
   :mod:`ws_jupyter.tools.hints`). Text outputs become text content, images image content, PDFs
   embedded resources; failures are flagged ``isError``.
 * **prompts**: the skills that are ``user-invocable``; a skill's declared ``arguments`` (or its
-  ``argument-hint``) become prompt arguments, substituted for ``$ARGUMENTS`` / ``$name``.
+  ``argument-hint``) become prompt arguments, substituted for ``$ARGUMENTS`` / ``$name`` in one
+  linear pass, the prompt bounded (:mod:`ws_jupyter.skills.prompt`).
 * **resources**: workspace files as ``workspace://<path>`` — listed for the top-level files and the
   indexed files, any other through the ``workspace://{path}`` template — read through the
   workspace filesystem (contained like ``workspace_read_file``; regular files up to 10 MB). A
@@ -43,7 +44,6 @@ import collections
 import contextlib
 import logging
 import os
-import re
 import sys
 import threading
 import time
@@ -192,54 +192,6 @@ def _resource_contents(uri: str, mime: str, data: bytes) -> Any:
 
 
 # --- prompts (skills) ----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _PromptArg:
-    name: str
-    description: str | None = None
-    required: bool = False
-
-
-def _skill_arguments(skill: Any) -> list[_PromptArg]:
-    """Arguments a skill declares: ``arguments`` (names, or mappings with name/description/
-    required; top level or in ``metadata``), else one ``arguments`` from ``argument-hint``."""
-    front = dict(skill.frontmatter or {})
-    meta = dict(skill.metadata or {})
-    declared = front.get("arguments", meta.get("arguments"))
-    out: list[_PromptArg] = []
-    if isinstance(declared, (list, tuple)):
-        for item in declared:
-            if isinstance(item, str) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_-]*", item):
-                out.append(_PromptArg(item))
-            elif isinstance(item, dict) and isinstance(item.get("name"), str):
-                desc = item.get("description")
-                out.append(
-                    _PromptArg(
-                        item["name"], desc if isinstance(desc, str) else None, item.get("required") is True
-                    )
-                )
-        return out
-    hint = front.get("argument-hint", meta.get("argument-hint"))
-    if isinstance(hint, str) and hint.strip():
-        return [_PromptArg("arguments", f"Arguments: {hint.strip()}")]
-    return out
-
-
-def _prompt_text(skill: Any, args: dict[str, str]) -> str:
-    text = skill.to_markdown()
-    used = False
-    if "$ARGUMENTS" in text:
-        text = text.replace("$ARGUMENTS", " ".join(v for v in args.values() if v))
-        used = True
-    for name, value in sorted(args.items(), key=lambda kv: -len(kv[0])):
-        token = "$" + name
-        if token in text:
-            text = text.replace(token, value)
-            used = True
-    if args and not used:
-        text += "\n\n## Arguments\n" + "\n".join(f"- {k}: {v}" for k, v in args.items())
-    return text
 
 
 # --- logging -------------------------------------------------------------------------------------
@@ -473,7 +425,8 @@ def build_mcp_server(
     from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
     from .. import __version__
-    from ..errors import WorkspaceError
+    from ..errors import SkillError, WorkspaceError
+    from ..skills.prompt import skill_arguments, skill_prompt
 
     listed = tools if tools is not None else workspace.tools(request_context)
     state = _State(workspace, request_context, listed, approve_all, elicit)
@@ -559,7 +512,7 @@ def build_mcp_server(
                 description=s.description,
                 arguments=[
                     types.PromptArgument(name=a.name, description=a.description, required=a.required)
-                    for a in _skill_arguments(s)
+                    for a in skill_arguments(s)
                 ]
                 or None,
             )
@@ -579,16 +532,19 @@ def build_mcp_server(
         if skill is None:
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown prompt {params.name!r}")
         given = {k: str(v) for k, v in (params.arguments or {}).items()}
-        declared = _skill_arguments(skill)
+        declared = skill_arguments(skill)
         missing = [a.name for a in declared if a.required and not given.get(a.name)]
         if missing:
             raise MCPError(
                 code=types.INVALID_PARAMS, message=f"Missing required argument(s): {', '.join(missing)}"
             )
-        text = _prompt_text(skill, given)
+        try:
+            text = skill_prompt(skill, given)
+        except SkillError as exc:
+            raise MCPError(code=types.INVALID_PARAMS, message=wire_text(str(exc))) from None
         return types.GetPromptResult(
             description=skill.description,
-            messages=[types.PromptMessage(role="user", content=types.TextContent(text=text))],
+            messages=[types.PromptMessage(role="user", content=types.TextContent(text=wire_text(text)))],
         )
 
     async def on_list_resources(ctx: Any, params: Any) -> Any:
