@@ -252,9 +252,7 @@ def test_hostile_resources_are_refused_at_once(make_server, workdir):
         return out
 
     out = session(server, "legacy", body)
-    assert (
-        out["big.bin"].startswith("File too large: big.bin") and f"{MAX_RESOURCE_BYTES:,}" in out["big.bin"]
-    )
+    assert out["big.bin"].startswith("File too large: big.bin") and f"{MAX_RESOURCE_BYTES:,}" in out["big.bin"]
     assert "Not a regular file: pipe" in out["pipe"]
     assert out["zero"] and "\x00" not in out["zero"]
 

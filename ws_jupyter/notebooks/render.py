@@ -172,9 +172,9 @@ def _output_lines(
         lines.append(f"» {_field(out.kind)} output")
         return lines
     label = f"» Out[{out.execution_count}]" if out.execution_count is not None else "» display"
-    attached = [img for img in out.images if img.mime_type in attach and img.size <= max_media_bytes][
-        : max(0, MAX_IMAGES - len(images))
-    ]
+    attached = [
+        img for img in out.images if img.mime_type in attach and img.size <= max_media_bytes
+    ][: max(0, MAX_IMAGES - len(images))]
     if out.text and not attached:  # a front-end shows the image instead of the text (a Figure repr)
         if "\n" in out.text:  # a table or a long repr: its lines as they are, below the label
             lines += [f"{label}:", *_block(out.text.split("\n"))]
@@ -257,6 +257,11 @@ def render_notebook(
         head.append(f"[not a valid notebook: {_field(nb.problem)}; edits are refused until it is fixed]")
     if nb.ids_filled:
         head.append("[some cells had no id or a repeated one: the ids shown are kept at the next edit]")
+    if nb.cell_languages:
+        head.append(
+            f"[nbformat 3 code cells in several languages ({_field(nb.languages_summary())}): edits are "
+            "refused, as nbformat 4 has no per-cell language]"
+        )
     if offset >= total and total:
         head.append(
             f"[offset {offset} is past the last cell: the notebook has {total} cells (0-{total - 1}); "
