@@ -316,10 +316,10 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def _stdio(workdir: Path, *extra: str) -> StdioServerParameters:
+def _stdio(workdir: Path, *extra: str, search: bool = False) -> StdioServerParameters:
     return StdioServerParameters(
         command=str(CLI),
-        args=["mcp", "--dir", str(workdir), "--no-search", "--isolation", "none", *extra],
+        args=["mcp", "--dir", str(workdir), *([] if search else ["--no-search"]), "--isolation", "none", *extra],
         env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(workdir.parent)},
         cwd=str(workdir),
     )
@@ -474,12 +474,7 @@ def test_a_name_that_is_not_utf8_does_not_break_resources_over_stdio(workdir):
         fh.write("not a UTF-8 name\n")
     write(workdir, "cafe\u0301.md", "decomposed\n")
     write(workdir, "caf\u00e9.md", "composed\n")
-    params = StdioServerParameters(  # with search: indexing meets the name first
-        command=str(CLI),
-        args=["mcp", "--dir", str(workdir), "--no-vector", "--isolation", "none"],
-        env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(workdir.parent)},
-        cwd=str(workdir),
-    )
+    params = _stdio(workdir, "--no-vector", search=True)  # with search: indexing meets the name first
 
     async def main() -> dict[str, Any]:
         out: dict[str, Any] = {}
