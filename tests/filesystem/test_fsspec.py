@@ -443,3 +443,27 @@ def test_s3_lost_conditional_write_is_a_typed_conflict(s3):
         fs.write_file("new.txt", "mine", overwrite=False)
     fs.other = None
     assert fs.read_file("new.txt") == "theirs"
+
+
+def test_conditional_write_errors_are_recognised_through_s3fs():
+    """moto answers a lost ``If-Match``/``If-None-Match`` race with 412 PreconditionFailed (tested
+    above against the server); real S3 also answers 409 ConditionalRequestConflict while another
+    conditional write to the key is in flight, which moto never does — so that answer is built
+    here, as botocore raises it, and passed through s3fs's own error translation."""
+    from botocore.exceptions import ClientError
+    from s3fs.errors import translate_boto_error
+
+    from ws_jupyter.filesystem.fsspec_fs import _precondition_failed
+
+    def answer(code: str, status: int) -> BaseException:
+        error = ClientError(
+            {"Error": {"Code": code, "Message": "m"}, "ResponseMetadata": {"HTTPStatusCode": status}},
+            "PutObject",
+        )
+        return translate_boto_error(error)
+
+    assert _precondition_failed(answer("ConditionalRequestConflict", 409))
+    assert _precondition_failed(answer("PreconditionFailed", 412))
+    assert not _precondition_failed(answer("OperationAborted", 409))
+    assert not _precondition_failed(answer("AccessDenied", 403))
+    assert not _precondition_failed(OSError(22, "a 412 in the text is not an answer"))
