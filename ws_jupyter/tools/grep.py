@@ -44,7 +44,6 @@ import posixpath
 import re
 import select
 import shutil
-import stat as stat_mod
 import subprocess
 import sys
 import threading
@@ -61,13 +60,15 @@ from ..filesystem.reading import (
     MAX_LINE_BYTES,
     file_chunks,
     read_config,
+    read_head,
     sized_line_blocks,
 )
 from ..filesystem.walk import IgnoreRules, relative_to, start_rules, walk
 from ..notebooks.document import is_notebook_path
-from . import rules_scan
+from . import grep_confine, rules_scan
 from .base import ToolCall, ToolSpec
 from .globs import compile_globs, split_glob_path
+from .grep_confine import Confined
 from .grep_notebooks import (
     NotebookListing,
     glob_excludes_notebooks,
@@ -533,43 +534,48 @@ def _rg_base_flags(case_sensitive: bool) -> list[str]:
     return ["--no-config", "--crlf", "-s" if case_sensitive else "-i"]
 
 
-def _sniff_ok(host: str) -> bool:
-    """The fallback's text test (first 8 KiB) on a file ripgrep found (the link itself is not followed)."""
+def _sniff_ok(fs: Any, rel: str) -> bool:
+    """The fallback's text test (first 8 KiB) on a file ripgrep found, read through the workspace's
+    descriptor walk (a file that became a symlink meanwhile is not read)."""
     try:
-        fd = os.open(host, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
+        head = read_head(fs, rel, SNIFF_BYTES)
+    except (WorkspaceError, OSError):
         return False
-    try:
-        head = os.read(fd, SNIFF_BYTES)
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
     return b"\0" not in head and looks_like_text(head)
 
 
+def _failed_to_start(stderr: str) -> bool:
+    """The confinement, not ripgrep, failed (its exit codes say nothing then)."""
+    return any(line.startswith(("bwrap:", "landlock:")) for line in stderr.splitlines())
+
+
 def _ripgrep_extract(
-    rg: str,
+    rg: Confined,
     selected: list[tuple[str, int, str]],
     pattern: str,
     case_sensitive: bool,
     context: int,
     max_count: int | None,
     deadline: float,
+    last_partial: bool = True,
 ) -> list[FileMatches] | None:
     """Matching lines (and context) of the selected files, by ripgrep's JSON output (read with
     bounded memory: a line too long for it makes the Python engine do the search instead).
 
-    The files are passed to ripgrep by path, so each one with results is checked again afterwards
-    (its real path must still be the one the walk found, inside the workspace): a directory swapped
-    for a symlink meanwhile cannot make it show a file from outside.
+    The files are passed to ripgrep by path; ripgrep runs confined to the workspace
+    (:mod:`~ws_jupyter.tools.grep_confine`), so a directory swapped for a symlink meanwhile leads
+    to nothing it could read. ``last_partial``: fewer lines are wanted of the last file than it
+    has (ripgrep is then asked for exactly that many).
     """
     by_host: dict[str, tuple[str, int]] = {host: (rel, take) for rel, take, host in selected}
     found: dict[str, FileMatches] = {rel: FileMatches(rel) for rel, _, _ in selected}
     hosts = list(by_host)
     # the last file may be needed only in part: ask for exactly what is needed
     groups: list[tuple[list[str], int | None]] = []
-    if hosts:
+    if hosts and not last_partial:
+        for i in range(0, len(hosts), 400):
+            groups.append((hosts[i : i + 400], max_count))
+    elif hosts:
         _, last_take = by_host[hosts[-1]]
         head = hosts[:-1]
         for i in range(0, len(head), 400):
@@ -578,13 +584,12 @@ def _ripgrep_extract(
     for files, limit in groups:
         if not files:
             continue
-        cmd = [rg, "--json", *_rg_base_flags(case_sensitive)]
+        args = ["--json", *_rg_base_flags(case_sensitive)]
         if context:
-            cmd += ["-C", str(context)]
+            args += ["-C", str(context)]
         if limit is not None:
-            cmd += ["-m", str(limit)]
-        cmd += ["-e", pattern, "--", *files]
-        messages = _json_lines(cmd, deadline)
+            args += ["-m", str(limit)]
+        messages = _json_lines(rg, [*args, "-e", pattern, "--", *files], deadline)
         if messages is None:
             return None
         for raw in messages:
@@ -612,24 +617,15 @@ def _ripgrep_extract(
                 start = int(subs[0]["start"]) if subs else 0
                 col = len(line_bytes[:start].decode("utf-8", "replace")) + 1
                 fm.matches.append((n, col, text))
-    out = []
-    real_dirs: dict[str, bool] = {}
-    for rel, _, host in selected:
-        fm = found[rel]
-        if fm.matches and not _still_inside(host, real_dirs):
-            continue
-        out.append(fm)
-    return out
+    return [found[rel] for rel, _, _ in selected]
 
 
-def _json_lines(cmd: list[str], deadline: float) -> list[bytes] | None:
+def _json_lines(rg: Confined, args: list[str], deadline: float) -> list[bytes] | None:
     """The output lines of a ``rg --json`` run; None when it failed, ran out of time, or printed a
     line longer than twice ``MAX_LINE_BYTES`` (its output is read with bounded memory)."""
-    try:
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
-    except OSError:
+    proc = rg.popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    if proc is None or proc.stdout is None:
         return None
-    assert proc.stdout is not None
     cap = 2 * MAX_LINE_BYTES
     lines: list[bytes] = []
     try:
@@ -659,21 +655,6 @@ def _json_lines(cmd: list[str], deadline: float) -> list[bytes] | None:
     return lines
 
 
-def _still_inside(host: str, real_dirs: dict[str, bool]) -> bool:
-    """The walked path has no symlink in it now: a regular file in directories that are their
-    own real path (each directory checked once)."""
-    try:
-        if not stat_mod.S_ISREG(os.lstat(host).st_mode):
-            return False
-    except OSError:
-        return False
-    parent = os.path.dirname(host)
-    ok = real_dirs.get(parent)
-    if ok is None:
-        ok = real_dirs[parent] = os.path.realpath(parent) == parent
-    return ok
-
-
 def _stop(proc: subprocess.Popen[bytes] | None) -> None:
     if proc is not None and proc.poll() is None:
         proc.kill()
@@ -681,9 +662,9 @@ def _stop(proc: subprocess.Popen[bytes] | None) -> None:
 
 
 def _ripgrep_candidates(
-    rg: str,
-    fs: Any,
+    rg: Confined,
     base: str,
+    host_base: str,
     pattern: str,
     case_sensitive: bool,
     include_hidden: bool,
@@ -692,47 +673,54 @@ def _ripgrep_candidates(
     result: GrepResult,
     deadline: float,
     respect_gitignore: bool = True,
+    single: str | None = None,
 ) -> tuple[list[tuple[str, int, str]], rules_scan.TreeScan | None] | None:
     """``(path, matching lines, host path)`` of files ripgrep found, in tree order, and the tree's
     rules scan (None when none ran: respect_gitignore=false, or no ``find``); None if rg cannot do
-    this search."""
-    host_base = fs.host_path(base)
-    cmd = [
-        rg,
-        "--count",
-        "--with-filename",
-        "--null",
-        *_rg_base_flags(case_sensitive),
-        "--no-ignore-parent",
-        "--no-ignore-global",
-        "--no-ignore-dot",
-        "--no-ignore-exclude",
-        "--no-require-git",
-        "-g",
-        "!.git",
-        "--iglob",
-        "!*.ipynb",  # notebooks are searched cell by cell (grep_notebooks)
-    ]
-    if include_hidden:
-        cmd.append("--hidden")
-    if not respect_gitignore:
-        cmd.append("--no-ignore")
+    this search.
+
+    ``single`` names one file of the directory ``base`` to search alone, whatever the rules say
+    (an explicit path). It is found by walking ``base`` one level deep with an anchored glob
+    rather than named on the command line: ripgrep applies its binary rule (a NUL byte met
+    while searching skips the file) only to files it finds by walking, and ``--include-zero``
+    then tells a text file without matches (``name: 0``) from a binary one (no line).
+    """
+    args = ["--count", "--with-filename", "--null", *_rg_base_flags(case_sensitive)]
+    if single is not None:
+        args += [
+            "--include-zero",
+            "--hidden",
+            "--no-ignore",
+            "--max-depth",
+            "1",
+            "-g",
+            "/" + _glob_escape(single),
+        ]
+        respect_gitignore = False
+    else:
+        args += [
+            "--no-ignore-parent", "--no-ignore-global", "--no-ignore-dot", "--no-ignore-exclude",
+            "--no-require-git", "-g", "!.git",
+            "--iglob", "!*.ipynb",  # notebooks are searched cell by cell (grep_notebooks)
+        ]  # fmt: skip
+        if include_hidden:
+            args.append("--hidden")
+        if not respect_gitignore:
+            args.append("--no-ignore")
+        if glob is not None and _SIMPLE_EXT_GLOB.match(glob):
+            args += ["-g", glob.removeprefix("**/")]
     if max_count is not None:
-        cmd += ["-m", str(max_count)]
-    if glob is not None and _SIMPLE_EXT_GLOB.match(glob):
-        cmd += ["-g", glob.removeprefix("**/")]
-    cmd += ["-e", pattern, "--", host_base]
-    # ripgrep reads every .gitignore it meets with a plain open(): a FIFO would hang it, a symlink
-    # to /dev/zero feed it forever, one to an outside file lend it rules. While it runs, the tree's
-    # .gitignore files are checked (``rules_scan``: a ``find`` pass, or the kept result of the last
-    # one when nothing changed since); if one is unusable, the Python engine (which treats such
-    # files as absent, like the walker) does the search. With respect_gitignore=false ripgrep
-    # reads none.
-    try:
-        proc = subprocess.Popen(
-            cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=host_base, stdin=subprocess.DEVNULL
-        )
-    except OSError:
+        args += ["-m", str(max_count)]
+
+    # ripgrep reads every .gitignore it meets with a plain open(): a FIFO would hang it, a huge
+    # file eat memory. While it runs, the tree's .gitignore files are checked (``rules_scan``: a
+    # ``find`` pass, or the kept result of the last one when nothing changed since); if one is
+    # unusable, the Python engine (which treats such files as absent, like the walker) does the
+    # search. With respect_gitignore=false ripgrep reads none.
+    proc = rg.popen(
+        [*args, "-e", pattern, "--", host_base], cwd=host_base, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    if proc is None:
         return None
     pending = None
     scan: rules_scan.TreeScan | None = None
@@ -740,7 +728,7 @@ def _ripgrep_candidates(
         if respect_gitignore:
             scan = rules_scan.check_tree(host_base, deadline)
             if scan is None:
-                pending = rules_scan.start_scan(host_base)
+                pending = rules_scan.start_scan(host_base, rg.root)
                 scan = pending.result(deadline) if pending is not None else None
                 if pending is not None and (scan is None or scan.unusable):
                     return None
@@ -753,10 +741,11 @@ def _ripgrep_candidates(
         if pending is not None:
             pending.stop()
     stderr = stderr_raw.decode("utf-8", "replace")
-    if proc.returncode not in (0, 1) and (
-        "regex" in stderr.lower() or "error parsing" in stderr.lower() or not stdout
+    if _failed_to_start(stderr) or (
+        proc.returncode not in (0, 1)
+        and ("regex" in stderr.lower() or "error parsing" in stderr.lower() or not stdout)
     ):
-        return None  # a pattern ripgrep's syntax rejects: let the fallback search
+        return None  # a pattern ripgrep's syntax rejects, or no confinement: let the fallback search
     result.read_errors += sum(1 for line in stderr.splitlines() if "os error" in line.lower())
     found: list[tuple[str, int, str]] = []
     for line in stdout.split(b"\n"):
@@ -775,10 +764,16 @@ def _ripgrep_candidates(
     return found, scan
 
 
+def _glob_escape(name: str) -> str:
+    """``name`` as a ripgrep glob that matches it literally."""
+    return re.sub(r"([\\*?\[\]{}!,])", r"\\\1", name)
+
+
 def _search_with_ripgrep(
-    rg: str,
+    rg: Confined,
     fs: Any,
     base: str,
+    host_base: str,
     pattern: str,
     matcher: Callable[[str], bool] | None,
     context: int,
@@ -797,7 +792,6 @@ def _search_with_ripgrep(
     Notebooks, which ripgrep skips, are listed by the rules scan (or, when it does not run, by a
     second ripgrep run meanwhile) and searched cell by cell in the same tree-order pass, with
     ``rx`` (the Python engine's pattern). False when ripgrep cannot do this search."""
-    host_base = fs.host_path(base)
     want_notebooks = not glob_excludes_notebooks(glob)
     # With .gitignore respected, the rules scan lists the notebooks too; otherwise rg --files does.
     listing = (
@@ -807,8 +801,8 @@ def _search_with_ripgrep(
     )
     candidates = _ripgrep_candidates(
         rg,
-        fs,
         base,
+        host_base,
         pattern,
         case_sensitive,
         include_hidden,
@@ -826,7 +820,9 @@ def _search_with_ripgrep(
     notebooks: list[tuple[str, str]] | None = []
     if want_notebooks and scan is not None:
         notebooks = [
-            (rel, host) for host in scan.notebooks if (rel := workspace_path(base, host_base, host)) is not None
+            (rel, host)
+            for host in scan.notebooks
+            if (rel := workspace_path(base, host_base, host)) is not None
         ]
     elif want_notebooks:
         if listing is None:  # no scan could run (no find): list them now
@@ -844,6 +840,7 @@ def _search_with_ripgrep(
     )
     entries = sorted([*found, *((rel, -1, host) for rel, host in notebooks)], key=lambda e: _sort_key(e[0]))
     selected: list[tuple[str, int, str]] = []
+    last_partial = False
     in_notebooks: list[Any] = []  # CellMatches, shaped like FileMatches
     remaining = max_matches
     counts: list[tuple[str, int]] = []
@@ -878,7 +875,7 @@ def _search_with_ripgrep(
             in_notebooks += shown
             remaining -= sum(len(h.matches) for h in shown)
             continue
-        if not _sniff_ok(host):
+        if not _sniff_ok(fs, rel):
             continue
         result.add_total(count)
         if opts.files_only:
@@ -887,6 +884,7 @@ def _search_with_ripgrep(
         if remaining > 0:
             take = min(count, remaining)
             selected.append((rel, take, host))
+            last_partial = take < count
             remaining -= take
     result.engine = "ripgrep"
     if opts.files_only:
@@ -895,12 +893,82 @@ def _search_with_ripgrep(
     if result.timed_out:
         result.files = in_notebooks
         return True
-    files = _ripgrep_extract(rg, selected, pattern, case_sensitive, context, max_count, deadline)
+    files = _ripgrep_extract(rg, selected, pattern, case_sensitive, context, max_count, deadline, last_partial)
     if files is None:
         return False
     merged = [f for f in files if f.matches] + in_notebooks
     merged.sort(key=lambda f: _sort_key(getattr(f, "file", "") or f.path))  # stable: cells stay in order
     result.files = merged
+    result.truncated = result.total_matches > result.match_count
+    return True
+
+
+def _confined_ripgrep(fs: Any, base: str) -> Confined | None:
+    """ripgrep confined to the workspace root that holds ``base``; None when ripgrep is not
+    installed, the filesystem is not local, or no confinement works here (then the Python engine
+    searches)."""
+    rg = find_ripgrep()
+    containment = getattr(fs, "containment", None)
+    if rg is None or containment is None or not callable(getattr(fs, "host_path", None)):
+        return None
+    if grep_confine.mode() is None:
+        return None
+    try:
+        root = containment.resolve(base).root
+    except (WorkspaceError, OSError):
+        return None
+    return Confined(rg, root)
+
+
+def _search_one_with_ripgrep(
+    rg: Confined,
+    fs: Any,
+    rel: str,
+    pattern: str,
+    context: int,
+    max_count: int | None,
+    case_sensitive: bool,
+    max_matches: int,
+    result: GrepResult,
+    deadline: float,
+    opts: _Options,
+) -> bool:
+    """One file (searched whatever the rules say): ripgrep counts, then extracts the lines shown.
+    False when ripgrep cannot do this search."""
+    try:
+        host = fs.host_path(rel)
+    except (WorkspaceError, OSError):
+        return False
+    parent, name = os.path.split(host)
+    errors_before = result.read_errors
+    candidates = _ripgrep_candidates(
+        rg, rel, parent, pattern, case_sensitive, True, max_count, None, result, deadline, False, single=name
+    )
+    if candidates is None:
+        return False
+    result.engine = "ripgrep"
+    if result.timed_out:
+        return True
+    count = next((n for _rel, n, found in candidates[0] if found == host), None)
+    if count is None:  # walked but not listed: binary (a NUL byte met while searching), or unreadable
+        if result.read_errors == errors_before:
+            result.binary_skipped = 1
+        return True
+    if not _sniff_ok(fs, rel):
+        result.binary_skipped = 1
+        return True
+    result.add_total(count)
+    if opts.files_only:
+        result.file_counts = [(rel, count)] if count else []
+        return True
+    if count:
+        take = min(count, max_matches)
+        files = _ripgrep_extract(
+            rg, [(rel, take, host)], pattern, case_sensitive, context, max_count, deadline
+        )
+        if files is None:
+            return False
+        result.files = [f for f in files if f.matches]
     result.truncated = result.total_matches > result.match_count
     return True
 
@@ -1035,32 +1103,31 @@ def _search(
         return result
     base = st.path
 
+    rg = _confined_ripgrep(fs, base) if engine in ("auto", "ripgrep") else None
     if st.type != "directory":
+        one = (pattern, context_lines, max_count, case_sensitive, max_matches, result, deadline, opts)
+        if rg is not None and not is_notebook_path(base) and _search_one_with_ripgrep(rg, fs, base, *one):
+            return result
         candidates: Iterator[str] = iter([base])
         errors: list[str] = []
     else:
-        rg = find_ripgrep() if engine in ("auto", "ripgrep") else None
-        if (
-            rg is not None
-            and callable(getattr(fs, "host_path", None))
-            and getattr(fs, "containment", None) is not None
-            and _search_with_ripgrep(
-                rg,
-                fs,
-                base,
-                pattern,
-                matcher,
-                context_lines,
-                max_count,
-                case_sensitive,
-                include_hidden,
-                glob,
-                max_matches,
-                result,
-                deadline,
-                opts,
-                rx,
-            )
+        if rg is not None and _search_with_ripgrep(
+            rg,
+            fs,
+            base,
+            fs.host_path(base),
+            pattern,
+            matcher,
+            context_lines,
+            max_count,
+            case_sensitive,
+            include_hidden,
+            glob,
+            max_matches,
+            result,
+            deadline,
+            opts,
+            rx,
         ):
             return result
         errors = []
@@ -1091,7 +1158,9 @@ def _search(
                 if n and opts.files_only:
                     counts.append((rel, n))
                 continue
-            hits = search_file(fs, rel, rel, rx, context_lines, _limit(max_count, remaining), deadline, max_count)
+            hits = search_file(
+                fs, rel, rel, rx, context_lines, _limit(max_count, remaining), deadline, max_count
+            )
             if hits.matches:
                 result.files.append(hits)
                 remaining -= len(hits.matches)
@@ -1140,7 +1209,9 @@ def format_result(result: GrepResult, context: int) -> tuple[str, str]:
     at_least = "" if result.count_complete else "at least "
     if result.file_counts is not None:
         listed = result.file_counts
-        summary = f"{at_least}{_plural(result.total_files, 'file')} with {_plural(result.total_matches, 'match')}"
+        summary = (
+            f"{at_least}{_plural(result.total_files, 'file')} with {_plural(result.total_matches, 'match')}"
+        )
         if listed and (result.truncated or result.offset):
             first = result.offset + 1
             summary += f" (showing files {first}-{result.offset + len(listed)}"
@@ -1148,12 +1219,16 @@ def format_result(result: GrepResult, context: int) -> tuple[str, str]:
         body = "\n".join(f"{path}: {n}" for path, n in listed)
     else:
         n = result.match_count
-        summary = f"{at_least}{_plural(result.total_matches, 'match')} across {_plural(result.total_files, 'file')}"
+        summary = (
+            f"{at_least}{_plural(result.total_matches, 'match')} across {_plural(result.total_files, 'file')}"
+        )
         if n and (result.truncated or result.offset):
             first = result.offset + 1
             summary += f" (showing matches {first}-{result.offset + n}"
             more = result.truncated and result.offset + n < result.total_matches
-            summary += f"; continue with offset={result.offset + n})" if more or not result.count_complete else ")"
+            summary += (
+                f"; continue with offset={result.offset + n})" if more or not result.count_complete else ")"
+            )
         elif not n and result.offset and result.total_matches:
             summary += f" (offset={result.offset} is past the last match)"
         body = ""
@@ -1226,7 +1301,9 @@ def _skipped_note(call: ToolCall, pattern: str) -> str:
     if hidden and not args["include_hidden"]:
         notes.append(f"hidden files that match, e.g. {hidden[0]} (include_hidden=true searches them)")
     if ignored and args["respect_gitignore"]:
-        notes.append(f".gitignore'd files that match, e.g. {ignored[0]} (respect_gitignore=false searches them)")
+        notes.append(
+            f".gitignore'd files that match, e.g. {ignored[0]} (respect_gitignore=false searches them)"
+        )
     return " (skipped: " + "; ".join(notes) + ")" if notes else ""
 
 
