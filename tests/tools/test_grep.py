@@ -276,6 +276,7 @@ def _random_tree(root, seed: int) -> None:
     write(root, "src/keep.gen", "alpha gamma\n")
     write(root, "src/x.gen", "alpha\n")
     write(root, "late_nul.txt", "alpha\n" * 20000 + "\x00\nalpha after nul\n")
+    write(root, "one.bin", b"alpha\n" + b"\x00" * 10)
 
 
 @needs_rg
@@ -300,6 +301,13 @@ def test_both_engines_give_identical_output(workdir, seed):
         dict(pattern="alpha", respect_gitignore=False),
         dict(pattern="alpha", files_only=True, offset=2, include_hidden=True),
         dict(pattern="Mixed|mixed", path="Mixed"),
+        # one file: searched whatever the rules say; ripgrep's binary rule, the sniff
+        dict(pattern="alpha", path="late_nul.txt"),
+        dict(pattern="alpha", path="late_nul.txt", max_count=3),
+        dict(pattern="alpha", path="src/x.gen", context_lines=1),
+        dict(pattern="alpha", path="one.bin"),
+        dict(pattern="zzz", path="src/keep.gen"),
+        dict(pattern="a", path="late_nul.txt", offset=900, files_only=True),
     ]
     for case in cases:
         args = {"context_lines": 0, **case}

@@ -49,7 +49,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -248,11 +248,29 @@ class _Binary(Exception):
     pass
 
 
+def _through_first_nul(chunks: Generator[bytes, None, None]) -> Generator[bytes, None, None]:
+    """The bytes of a file up to and including its first NUL byte. ripgrep stops reading a file at
+    its first NUL (the file is binary); so does grep, at once: a multi-gigabyte file with a hole
+    (zeros) after a text header is decided in the time of reading the header, not of reading it
+    all (as a whole-line reader would: the hole is one endless line)."""
+    try:
+        for chunk in chunks:
+            nul = chunk.find(b"\0")
+            if nul >= 0:
+                yield chunk[: nul + 1]
+                return
+            yield chunk
+    finally:
+        chunks.close()
+
+
 def _blocks(fs: Any, path: str) -> Iterator[tuple[bytes, int, int]]:
     """``(block, offset, first line number)`` over a text file: blocks of whole lines
-    (``line_blocks``), with the file offset of their first byte. Raises ``_Binary`` when the first 8 KiB do not look like
-    text or a NUL byte is met within the first 64 KiB (ripgrep's first buffer)."""
-    chunks = file_chunks(fs, path)
+    (``line_blocks``), with the file offset of their first byte. Raises ``_Binary`` when the first
+    8 KiB do not look like text or a NUL byte is met within the first 64 KiB (ripgrep's first
+    buffer). Reading ends just after the first NUL byte, wherever it is: the callers then decide
+    (binary, unless ripgrep would have stopped reading before it)."""
+    chunks = _through_first_nul(file_chunks(fs, path))
     head: list[bytes] = []
     size = 0
     for chunk in chunks:
