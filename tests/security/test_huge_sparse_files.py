@@ -104,3 +104,27 @@ def test_one_file_is_searched_by_ripgrep(sparse_4gib: Path):
     result = grep_mod.search(fs, "header", "big.log")
     assert result.engine == "ripgrep" and result.binary_skipped == 1
     assert grep_mod.format_result(result, 0)[0] == "0 matches across 0 files (1 file skipped: binary)"
+
+
+@pytest.mark.skipif(
+    grep_mod.find_ripgrep() is None or grep_confine.mode() is None,
+    reason="needs ripgrep and a confinement (Landlock or bubblewrap)",
+)
+def test_ripgrep_memory_is_capped_and_the_python_engine_takes_over(tmp_path: Path, monkeypatch):
+    """ripgrep keeps a whole line in memory: a file of one endless line would take its size in
+    memory. The confined ripgrep has a heap limit; past it, the Python engine (lines cut at 4 MiB)
+    searches."""
+    monkeypatch.setattr(grep_confine, "MEMORY_LIMIT", 64 * MIB)
+    with open(tmp_path / "endless.txt", "wb") as fh:
+        fh.write(b"NEEDLE at the start\n")
+        block = b"abcdefghij" * MIB
+        for _ in range(16):  # 160 MiB without a newline
+            fh.write(block)
+    fs = LocalFilesystem(tmp_path)
+    for path in (".", "endless.txt"):
+        result = grep_mod.search(fs, "NEEDLE", path)
+        assert result.engine == "python", path
+        assert grep_mod.format_result(result, 0) == ("1 match across 1 file", "endless.txt:1:1: NEEDLE at the start")
+    (tmp_path / "endless.txt").unlink()
+    (tmp_path / "small.txt").write_text("NEEDLE\n")
+    assert grep_mod.search(fs, "NEEDLE").engine == "ripgrep"  # an ordinary search fits

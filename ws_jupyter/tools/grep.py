@@ -759,11 +759,15 @@ def _ripgrep_candidates(
         if pending is not None:
             pending.stop()
     stderr = stderr_raw.decode("utf-8", "replace")
-    if _failed_to_start(stderr) or (
-        proc.returncode not in (0, 1)
-        and ("regex" in stderr.lower() or "error parsing" in stderr.lower() or not stdout)
+    if (
+        _failed_to_start(stderr)
+        or proc.returncode < 0  # killed (out of memory: a line longer than ripgrep may hold)
+        or (
+            proc.returncode not in (0, 1)
+            and ("regex" in stderr.lower() or "error parsing" in stderr.lower() or not stdout)
+        )
     ):
-        return None  # a pattern ripgrep's syntax rejects, or no confinement: let the fallback search
+        return None  # a pattern ripgrep's syntax rejects, no confinement, no memory: the fallback searches
     result.read_errors += sum(1 for line in stderr.splitlines() if "os error" in line.lower())
     found: list[tuple[str, int, str]] = []
     for line in stdout.split(b"\n"):

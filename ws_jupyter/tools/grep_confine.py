@@ -42,12 +42,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ENV", "MODES", "Confined", "mode", "usable"]
+__all__ = ["ENV", "MEMORY_LIMIT", "MODES", "Confined", "mode", "usable"]
 
 #: Confinement modes, in the order they are tried.
 MODES: tuple[str, ...] = ("landlock", "bwrap")
 #: The environment confined programs get (nothing of the notebook's: no LD_PRELOAD, no config).
 ENV = {"PATH": "/usr/bin:/bin", "LC_ALL": "C"}
+
+#: Heap a confined program may have (``RLIMIT_DATA``). ripgrep holds a whole line in memory: a
+#: file that is one endless line would take as much memory as it is large. Past the limit ripgrep
+#: fails, and grep's Python engine (which keeps at most 4 MiB of a line) does the search.
+MEMORY_LIMIT = 1 << 30
 
 _lock = threading.Lock()
 _usable: dict[str, bool] = {}
@@ -78,7 +83,8 @@ class Confined:
                 argv,
                 env=ENV,
                 stdin=subprocess.DEVNULL,
-                preexec_fn=preexec,  # chdir and two system calls: nothing that takes a lock
+                # a few system calls (rlimit, chdir, Landlock): nothing that takes a lock
+                preexec_fn=_with_memory_limit(preexec),
                 **kwargs,
             )
         except (OSError, subprocess.SubprocessError):
@@ -154,6 +160,23 @@ def _landlock(program: str, root: str, files: tuple[str, ...]) -> _Launch | None
         return [program, *args], _in_dir(cwd, restrict)
 
     return launch
+
+
+def _with_memory_limit(then: _Preexec) -> Callable[[], None]:
+    """``then`` (if any) after capping the child's heap at :data:`MEMORY_LIMIT`."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    limit = MEMORY_LIMIT if hard == resource.RLIM_INFINITY else min(MEMORY_LIMIT, hard)
+    if soft != resource.RLIM_INFINITY:
+        limit = min(limit, soft)
+
+    def preexec() -> None:  # pragma: no cover - runs in the child
+        resource.setrlimit(resource.RLIMIT_DATA, (limit, hard))
+        if then is not None:
+            then()
+
+    return preexec
 
 
 def _in_dir(cwd: str, then: Callable[[], None]) -> Callable[[], None]:
