@@ -133,6 +133,44 @@ def test_no_match_says_which_skipped_files_match(make_ws, workdir):
     assert grep(tools, pattern="nowhere") == "0 matches across 0 files"  # nothing skipped matches either
 
 
+@pytest.mark.parametrize("engine", ["auto", "python"])
+def test_no_match_note_gives_the_true_reason_and_only_a_flag_that_finds(make_ws, workdir, monkeypatch, engine):
+    """A NUL byte past the first 64 KiB (after the match) makes a file binary: the note used to
+    call it ".gitignore'd" (no .gitignore anywhere) and suggest respect_gitignore=false, which
+    still found nothing. Each example is now searched as the suggestion would search it."""
+    if engine == "python":
+        monkeypatch.setattr(grep_mod.grep_confine, "MODES", ())
+    late_nul = b"TOKEN here\n" + b"x" * 70_000 + b"\n\x00 tail\n"
+    write(workdir, "data.log", late_nul)
+    tools = box(make_ws())
+    note = (
+        "0 matches across 0 files (skipped: binary files that match, e.g. data.log (it holds a NUL byte; "
+        "no grep option searches binary files))"
+    )
+    assert grep(tools, pattern="TOKEN") == note
+    assert grep(tools, pattern="TOKEN", respect_gitignore=False) == note
+    assert grep(tools, pattern="TOKEN", path="data.log") == "0 matches across 0 files (1 file skipped: binary)"
+    write(workdir, ".hidden.log", late_nul)  # hidden, but binary: include_hidden would not find it
+    write(workdir, ".gitignore", "build/\n")
+    write(workdir, "build/out.txt", "TOKEN seen\n")
+    write(workdir, ".cache/build/c.txt", "TOKEN cached\n")
+    write(workdir, ".env", "TOKEN=abc\n")
+    out = grep(tools, pattern="TOKEN")
+    assert out == (
+        "0 matches across 0 files (skipped: hidden files that match, e.g. .env (include_hidden=true searches "
+        "them); .gitignore'd files that match, e.g. build/out.txt (respect_gitignore=false searches them); "
+        "hidden, .gitignore'd files that match, e.g. .cache/build/c.txt (include_hidden=true with "
+        "respect_gitignore=false searches them); binary files that match, e.g. .hidden.log (it holds a NUL "
+        "byte; no grep option searches binary files))"
+    )
+    # each suggestion finds its example
+    assert ".env:1:1: TOKEN=abc" in grep(tools, pattern="TOKEN", include_hidden=True)
+    assert "build/out.txt:1:1: TOKEN seen" in grep(tools, pattern="TOKEN", respect_gitignore=False)
+    assert "c.txt" not in grep(tools, pattern="TOKEN", include_hidden=True)
+    assert "c.txt" not in grep(tools, pattern="TOKEN", respect_gitignore=False)
+    assert ".cache/build/c.txt:1:1" in grep(tools, pattern="TOKEN", include_hidden=True, respect_gitignore=False)
+
+
 def test_bad_patterns(fs_tools):
     out = grep(fs_tools, pattern="a(b")
     assert out == "Error: Invalid regex pattern: missing ), unterminated subpattern at position 1"

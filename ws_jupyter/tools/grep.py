@@ -1295,15 +1295,22 @@ def format_result(result: GrepResult, context: int) -> tuple[str, str]:
 _PROBE_BUDGET = 5.0
 
 
-def _skipped_note(call: ToolCall, pattern: str) -> str:
-    """When nothing matched: whether hidden or .gitignore'd files (which this search skipped)
-    match, with an example and the argument that searches them."""
+def _skipped_note(call: ToolCall, pattern: str, result: GrepResult) -> str:
+    """When nothing matched: which files this search skipped do match, why each was skipped, and
+    the argument that searches them — named only when a search with it does find the example.
+
+    A quick search with every skip turned off (hidden files, ``.gitignore``; one match per file is
+    enough) lists candidates. Each example is then searched alone, as the suggested argument
+    would search it: a file skipped as binary (a NUL byte met while searching it, possibly past
+    the first match: the quick search stops there) is said to be binary, and no argument is
+    suggested for it, since none makes grep search binary files.
+    """
     args = call.args
-    if args["include_hidden"] and not args["respect_gitignore"]:
-        return ""
+    fs = call.filesystem()
+    deadline = time.monotonic() + _PROBE_BUDGET
     try:
         probe = search(
-            call.filesystem(),
+            fs,
             pattern,
             args["path"],
             max_count=1,
@@ -1315,16 +1322,53 @@ def _skipped_note(call: ToolCall, pattern: str) -> str:
             count_all=False,
             time_budget=_PROBE_BUDGET,
         )
+        base = fs.stat(split_glob_path(args["path"])[0]).path
+        rules = (
+            _Visibility(fs, base, True, "", respect_gitignore=True) if args["respect_gitignore"] else None
+        )
     except (PatternError, WorkspaceError, OSError):
         return ""
-    hidden = [p for p, _ in probe.file_counts or () if any(part.startswith(".") for part in p.split("/"))]
-    ignored = [p for p, _ in probe.file_counts or () if p not in hidden]
+    examples: dict[str, str] = {}
+    for rel, _count in probe.file_counts or ():
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        parts = relative_to(base, rel).split("/") if rel != base else []
+        hidden = not args["include_hidden"] and any(p.startswith(".") for p in parts)
+        try:
+            ignored = rules is not None and rel != base and not rules(rel)
+            alone = search(  # as the main search would have searched it, without the skip
+                fs, pattern, rel, max_count=args["max_count"], case_sensitive=args["case_sensitive"],
+                files_only=True, count_all=False, time_budget=left,
+            )  # fmt: skip
+        except (PatternError, WorkspaceError, OSError):
+            continue
+        if alone.binary_skipped:
+            kind = "binary" if not result.binary_skipped else ""
+        elif not alone.total_matches:
+            kind = ""  # changed meanwhile, unreadable...: nothing to say about it
+        else:
+            kind = ("hidden " if hidden else "") + ("ignored" if ignored else "")
+        if kind.strip() and kind.strip() not in examples:
+            examples[kind.strip()] = rel
+        if len(examples) == 4:
+            break
     notes = []
-    if hidden and not args["include_hidden"]:
-        notes.append(f"hidden files that match, e.g. {hidden[0]} (include_hidden=true searches them)")
-    if ignored and args["respect_gitignore"]:
+    if "hidden" in examples:
+        notes.append(f"hidden files that match, e.g. {examples['hidden']} (include_hidden=true searches them)")
+    if "ignored" in examples:
         notes.append(
-            f".gitignore'd files that match, e.g. {ignored[0]} (respect_gitignore=false searches them)"
+            f".gitignore'd files that match, e.g. {examples['ignored']} (respect_gitignore=false searches them)"
+        )
+    if "hidden ignored" in examples:
+        notes.append(
+            f"hidden, .gitignore'd files that match, e.g. {examples['hidden ignored']} "
+            "(include_hidden=true with respect_gitignore=false searches them)"
+        )
+    if "binary" in examples:
+        notes.append(
+            f"binary files that match, e.g. {examples['binary']} (it holds a NUL byte; no grep option "
+            "searches binary files)"
         )
     return " (skipped: " + "; ".join(notes) + ")" if notes else ""
 
@@ -1354,7 +1398,7 @@ def grep(call: ToolCall) -> str:
         return ToolErrorText(f"Error: {exc}")
     summary, body = format_result(result, args["context_lines"])
     if result.total_matches == 0 and not result.target_missing and not result.timed_out:
-        summary += _skipped_note(call, pattern)
+        summary += _skipped_note(call, pattern, result)
     if not body:
         return summary
     body = truncate_head(
