@@ -310,7 +310,8 @@ def main() -> int:
                 ratio = m["ours"] / m["ripgrep"]
                 worst = max(worst, ratio)
                 others = ", ".join(
-                    f"{mode} {m[mode] * 1e3:.0f} ms ({m[mode] / m['ripgrep']:.2f}x)" for mode in m["modes"][1:]
+                    f"{mode} {m[mode] * 1e3:.0f} ms ({m[mode] / m['ripgrep']:.2f}x)"
+                    for mode in m["modes"][1:]
                 )
                 rows.append(
                     (

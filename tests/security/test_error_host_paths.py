@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import errno
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -22,7 +20,7 @@ from ws_jupyter.filesystem.oserrors import describe_os_error, os_error
 from ws_jupyter.tools.wrappers import error_output
 
 from ..helpers import write
-from .test_listing_race import SWAPPER, _has_renameat2
+from .test_listing_race import _has_renameat2, swapping
 
 ROUNDS = 1000
 
@@ -44,24 +42,17 @@ def test_no_tool_message_names_a_host_path_while_directories_are_swapped(tmp_pat
         ("workspace_grep", {"pattern": "inside", "path": "d/sub"}),
         ("workspace_read_file", {"path": "link/f.txt"}),
     )
-    swapper = subprocess.Popen(
-        [sys.executable, "-c", SWAPPER, str(ws_dir / "d"), str(ws_dir / "link"), "120"],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert swapper.stdout is not None and swapper.stdout.readline().strip() == "ready"
     leaks: list[str] = []
     errors = 0
     try:
-        for i in range(ROUNDS):
-            name, args = calls[i % len(calls)]
-            out = str(tools[name].run(args))
-            errors += out.startswith("Error")
-            if str(root) in out:
-                leaks.append(out[:200])
+        with swapping(ws_dir / "d", ws_dir / "link"):
+            for i in range(ROUNDS):
+                name, args = calls[i % len(calls)]
+                out = str(tools[name].run(args))
+                errors += out.startswith("Error")
+                if str(root) in out:
+                    leaks.append(out[:200])
     finally:
-        swapper.kill()
-        swapper.wait()
         ws.destroy()
     assert errors > 0  # the race was met (refusals name the workspace path)
     assert not leaks, f"{len(leaks)} of {ROUNDS} messages name a host path, e.g. {leaks[:3]}"
@@ -70,7 +61,9 @@ def test_no_tool_message_names_a_host_path_while_directories_are_swapped(tmp_pat
 def test_os_errors_become_workspace_errors_without_host_paths():
     err = os_error(OSError(errno.EINVAL, "Invalid argument", "/srv/host/ws/d"), "d")
     assert str(err) == "Invalid argument: d" and err.code == "EINVAL" and err.path == "d"
-    assert type(os_error(FileNotFoundError(errno.ENOENT, "x", "/srv/host/ws/a"), "a")).__name__ == "FileNotFound"
+    assert (
+        type(os_error(FileNotFoundError(errno.ENOENT, "x", "/srv/host/ws/a"), "a")).__name__ == "FileNotFound"
+    )
     text = describe_os_error(OSError(errno.ELOOP, "Too many levels of symbolic links", "/srv/a", "/srv/b"))
     assert text == "OSError: Too many levels of symbolic links (ELOOP)"
     assert str(error_output(OSError(errno.EINVAL, "Invalid argument", "/srv/host/ws/d"))) == (

@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
@@ -23,7 +22,7 @@ from ws_jupyter.tools import grep as grep_mod
 from ws_jupyter.tools import grep_confine
 
 from ..helpers import write
-from .test_listing_race import SWAPPER, _has_renameat2
+from .test_listing_race import _has_renameat2, swapping
 
 SECRET = "SECRET_4f1d"
 ROUNDS = 1000
@@ -45,19 +44,11 @@ def swapped_tree(tmp_path: Path):
     write(outside, f"only_{SECRET}.txt", "needle\n")
     write(outside, ".gitignore", "*.txt\n!f0*.txt\n")
     os.symlink(outside, ws_dir / "link")
-    swapper = subprocess.Popen(
-        [sys.executable, "-c", SWAPPER, str(ws_dir / "d"), str(ws_dir / "link"), "120"],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert swapper.stdout is not None and swapper.stdout.readline().strip() == "ready"
-    try:
+    with swapping(ws_dir / "d", ws_dir / "link"):
         yield ws_dir, outside
-    finally:
-        swapper.kill()
-        swapper.wait()
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not _has_renameat2(), reason="needs Linux renameat2")
 @pytest.mark.skipif(grep_mod.find_ripgrep() is None, reason="ripgrep is not installed")
 @pytest.mark.parametrize("mode", _modes())

@@ -124,7 +124,10 @@ def test_ripgrep_memory_is_capped_and_the_python_engine_takes_over(tmp_path: Pat
     for path in (".", "endless.txt"):
         result = grep_mod.search(fs, "NEEDLE", path)
         assert result.engine == "python", path
-        assert grep_mod.format_result(result, 0) == ("1 match across 1 file", "endless.txt:1:1: NEEDLE at the start")
+        assert grep_mod.format_result(result, 0) == (
+            "1 match across 1 file",
+            "endless.txt:1:1: NEEDLE at the start",
+        )
     (tmp_path / "endless.txt").unlink()
     (tmp_path / "small.txt").write_text("NEEDLE\n")
     assert grep_mod.search(fs, "NEEDLE").engine == "ripgrep"  # an ordinary search fits

@@ -134,7 +134,9 @@ def test_no_match_says_which_skipped_files_match(make_ws, workdir):
 
 
 @pytest.mark.parametrize("engine", ["auto", "python"])
-def test_no_match_note_gives_the_true_reason_and_only_a_flag_that_finds(make_ws, workdir, monkeypatch, engine):
+def test_no_match_note_gives_the_true_reason_and_only_a_flag_that_finds(
+    make_ws, workdir, monkeypatch, engine
+):
     """A NUL byte past the first 64 KiB (after the match) makes a file binary: the note used to
     call it ".gitignore'd" (no .gitignore anywhere) and suggest respect_gitignore=false, which
     still found nothing. Each example is now searched as the suggestion would search it."""
@@ -149,7 +151,9 @@ def test_no_match_note_gives_the_true_reason_and_only_a_flag_that_finds(make_ws,
     )
     assert grep(tools, pattern="TOKEN") == note
     assert grep(tools, pattern="TOKEN", respect_gitignore=False) == note
-    assert grep(tools, pattern="TOKEN", path="data.log") == "0 matches across 0 files (1 file skipped: binary)"
+    assert (
+        grep(tools, pattern="TOKEN", path="data.log") == "0 matches across 0 files (1 file skipped: binary)"
+    )
     write(workdir, ".hidden.log", late_nul)  # hidden, but binary: include_hidden would not find it
     write(workdir, ".gitignore", "build/\n")
     write(workdir, "build/out.txt", "TOKEN seen\n")
@@ -168,7 +172,9 @@ def test_no_match_note_gives_the_true_reason_and_only_a_flag_that_finds(make_ws,
     assert "build/out.txt:1:1: TOKEN seen" in grep(tools, pattern="TOKEN", respect_gitignore=False)
     assert "c.txt" not in grep(tools, pattern="TOKEN", include_hidden=True)
     assert "c.txt" not in grep(tools, pattern="TOKEN", respect_gitignore=False)
-    assert ".cache/build/c.txt:1:1" in grep(tools, pattern="TOKEN", include_hidden=True, respect_gitignore=False)
+    assert ".cache/build/c.txt:1:1" in grep(
+        tools, pattern="TOKEN", include_hidden=True, respect_gitignore=False
+    )
 
 
 def test_bad_patterns(fs_tools):

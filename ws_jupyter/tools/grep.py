@@ -4,35 +4,42 @@ Which files are searched is decided the same way whatever does the work: the wor
 rules (``.gitignore`` at every level and ``.git/info/exclude``, ``.git`` skipped, hidden entries
 only with ``include_hidden``, symlinks not followed), content-sniffed text detection (a
 ``Makefile`` or a ``.sas`` log is searched; a file whose first 8 KiB are not text is not), ripgrep's
-binary rule (a file in which a NUL byte is met while searching is skipped whole), and an optional
-glob in ``path`` (``src/**/*.py``, ``*.md``).
+binary rule (a file in which a NUL byte is met while searching is skipped whole; reading stops at
+that byte, so the decision costs no more than reading up to it), and an optional glob in ``path``
+(``src/**/*.py``, ``*.md``). One file named as ``path`` is searched whatever the rules say.
 
 Two engines, one output (a test runs both on generated trees and compares):
 
 * **ripgrep** (the ``rg`` binary — ``pip install ripgrep`` ships it; looked up next to the Python
-  executable, then on ``PATH``): one run walks the tree and counts matching lines per file; the
-  files the output needs (in tree order, up to the 1000-line cap) are checked against the rules
-  above (ancestor ``.gitignore`` files, hidden path parts, sniffing); a second run extracts their
-  lines as JSON. Those files are passed by path, so each one with results is checked again
-  afterwards: its real path must still be the walked one, inside the workspace.
+  executable, then on ``PATH``), always run **confined to the workspace root**
+  (:mod:`ws_jupyter.tools.grep_confine`: Landlock, else bubblewrap): it opens paths by name, and a
+  sandboxed process can swap a workspace directory for a symlink to a host directory at any
+  moment; confined, such a path leads to nothing it can read. One run walks the tree and counts
+  matching lines per file; the files the output needs (in tree order, up to the 1000-line cap)
+  are checked against the rules above (ancestor ``.gitignore`` files, hidden path parts, sniffing
+  through the filesystem); a second run extracts their lines as JSON. One file is searched by a
+  walk of its directory with an anchored glob, so that the binary rule applies to it as well.
 * the **Python engine** walks with :func:`ws_jupyter.filesystem.walk.walk` and reads each file
-  through the filesystem (so it works on any provider) in blocks of whole lines, matched by RE2 in
-  linear time (:mod:`ws_jupyter.tools.regex`; patterns RE2 cannot express run in a child process
-  that the time budget kills), stopping as soon as the output is full. It is used when ripgrep is
-  missing, for one file, for non-local filesystems, for patterns ripgrep's syntax rejects, when a
-  ``.gitignore`` is not a regular file of at most 1 MiB (ripgrep would hang on a FIFO or read a
-  symlink's target; ``find`` checks for that while ripgrep runs, and its result is reused while
-  no directory or ``.gitignore`` of the tree changed: :mod:`ws_jupyter.tools.rules_scan`), and when
-  ``WS_JUPYTER_GREP_ENGINE=python``. A search stops after 60 s (said in the summary), checked
-  between blocks and enforced by killing the child process or ripgrep.
+  through the filesystem (``O_NOFOLLOW`` descriptors on a local one; any provider works) in
+  blocks of whole lines, matched by RE2 in linear time (:mod:`ws_jupyter.tools.regex`; patterns
+  RE2 cannot express run in a child process that the time budget kills), stopping as soon as the
+  output is full. It is used when ripgrep is missing or cannot be confined here, for notebooks
+  named as ``path``, for non-local filesystems, for patterns ripgrep's syntax rejects, when
+  ripgrep fails (its heap is capped: a line longer than it may hold), when a ``.gitignore`` is
+  not a regular file of at most 1 MiB (ripgrep would hang on a FIFO; ``find`` checks for that
+  while ripgrep runs, and its result is reused while no directory or ``.gitignore`` of the tree
+  changed: :mod:`ws_jupyter.tools.rules_scan`), and when ``WS_JUPYTER_GREP_ENGINE=python``. A
+  search stops after 60 s (said in the summary), checked between blocks and enforced by killing
+  the child process or ripgrep.
 
 Patterns are Python regular expressions, validated first (an invalid one gives
 ``Error: Invalid regex pattern: ...``); ripgrep's Rust syntax agrees on everything common. At most
 1000 matching lines are shown; past that the summary still gives the true number of matches and
 files (counted on, within the time budget) and the ``offset`` to continue from. ``max_count`` caps
 matching lines per file; ``files_only`` lists the matching files with their counts instead of
-lines; ``respect_gitignore=false`` searches ignored files too. When nothing matches, a quick look
-at the files the search skipped (hidden, ignored) says whether matches are there.
+lines; ``respect_gitignore=false`` searches ignored files too. When nothing matches, a look at
+the files the search skipped says which match and why (hidden, ignored, binary), naming an
+argument only when it finds them.
 """
 
 from __future__ import annotations
@@ -563,8 +570,9 @@ def _sniff_ok(fs: Any, rel: str) -> bool:
 
 
 def _failed_to_start(stderr: str) -> bool:
-    """The confinement, not ripgrep, failed (its exit codes say nothing then)."""
-    return any(line.startswith(("bwrap:", "landlock:")) for line in stderr.splitlines())
+    """bubblewrap, not ripgrep, failed (ripgrep's exit codes say nothing then): the search
+    directory itself is a symlink at this moment, for instance."""
+    return any(line.startswith("bwrap:") for line in stderr.splitlines())
 
 
 def _ripgrep_extract(
@@ -915,7 +923,9 @@ def _search_with_ripgrep(
     if result.timed_out:
         result.files = in_notebooks
         return True
-    files = _ripgrep_extract(rg, selected, pattern, case_sensitive, context, max_count, deadline, last_partial)
+    files = _ripgrep_extract(
+        rg, selected, pattern, case_sensitive, context, max_count, deadline, last_partial
+    )
     if files is None:
         return False
     merged = [f for f in files if f.matches] + in_notebooks
@@ -1323,9 +1333,7 @@ def _skipped_note(call: ToolCall, pattern: str, result: GrepResult) -> str:
             time_budget=_PROBE_BUDGET,
         )
         base = fs.stat(split_glob_path(args["path"])[0]).path
-        rules = (
-            _Visibility(fs, base, True, "", respect_gitignore=True) if args["respect_gitignore"] else None
-        )
+        rules = _Visibility(fs, base, True, "", respect_gitignore=True) if args["respect_gitignore"] else None
     except (PatternError, WorkspaceError, OSError):
         return ""
     examples: dict[str, str] = {}
@@ -1355,7 +1363,9 @@ def _skipped_note(call: ToolCall, pattern: str, result: GrepResult) -> str:
             break
     notes = []
     if "hidden" in examples:
-        notes.append(f"hidden files that match, e.g. {examples['hidden']} (include_hidden=true searches them)")
+        notes.append(
+            f"hidden files that match, e.g. {examples['hidden']} (include_hidden=true searches them)"
+        )
     if "ignored" in examples:
         notes.append(
             f".gitignore'd files that match, e.g. {examples['ignored']} (respect_gitignore=false searches them)"

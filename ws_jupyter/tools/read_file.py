@@ -220,7 +220,9 @@ def _render_text(
                 kept.append(text)
                 kept_chars += len(text) + 8
         window_done = last_wanted is not None and total >= last_wanted
-        reading.shown_all = total >= offset and (window_done or (keep_chars is not None and kept_chars > keep_chars))
+        reading.shown_all = total >= offset and (
+            window_done or (keep_chars is not None and kept_chars > keep_chars)
+        )
     counted = not reading.stopped
     read = reading.read
 

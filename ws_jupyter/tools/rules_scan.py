@@ -4,10 +4,11 @@
 one changes its directory's ctime too.)
 
 ripgrep opens every ``.gitignore`` it meets with a plain ``open()``: a FIFO would hang it, a
-symlink to ``/dev/zero`` feed it forever, one to an outside file lend it rules, a huge file eat
-memory. So before ripgrep's results are used, ``find`` (which opens nothing) lists the tree's
-directories and ``.gitignore`` files; a tree holding an unusable one (not a regular file of at most
-``MAX_CONFIG_BYTES``) is searched by the Python engine instead.
+symlink to a file elsewhere in the workspace lend it rules, a huge file eat memory (it runs
+confined to the workspace, so nothing outside can be reached: :mod:`.grep_confine`). So before
+ripgrep's results are used, ``find`` (which opens nothing, and runs confined the same way) lists
+the tree's directories and ``.gitignore`` files; a tree holding an unusable one (not a regular
+file of at most ``MAX_CONFIG_BYTES``) is searched by the Python engine instead.
 
 That pass walks the whole tree, and on a big one it cost as much as a third of ripgrep's own time.
 Its result is kept (per tree, a few trees per process) together with each directory's and
