@@ -16,7 +16,10 @@ from ..helpers import write
 from .conftest import box
 
 RG = grep_mod.find_ripgrep()
-needs_rg = pytest.mark.skipif(RG is None, reason="ripgrep is not installed (pip install ripgrep)")
+needs_rg = pytest.mark.skipif(
+    RG is None or grep_mod.grep_confine.mode() is None,
+    reason="ripgrep is not installed (pip install ripgrep), or cannot be confined here (Landlock, bubblewrap)",
+)
 
 
 def grep(tools, **args):

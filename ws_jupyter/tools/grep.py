@@ -55,17 +55,19 @@ import subprocess
 import sys
 import threading
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import DirectoryNotFound, FileNotFound, WorkspaceError
+from ..filesystem.containment import open_child_dir
 from ..filesystem.mime import SNIFF_BYTES, looks_like_text
 from ..filesystem.reading import (
     CHUNK_BYTES,
     MAX_LINE_BYTES,
     file_chunks,
+    open_regular,
     read_config,
     read_head,
     sized_line_blocks,
@@ -559,14 +561,62 @@ def _rg_base_flags(case_sensitive: bool) -> list[str]:
     return ["--no-config", "--crlf", "-s" if case_sensitive else "-i"]
 
 
-def _sniff_ok(fs: Any, rel: str) -> bool:
-    """The fallback's text test (first 8 KiB) on a file ripgrep found, read through the workspace's
-    descriptor walk (a file that became a symlink meanwhile is not read)."""
-    try:
-        head = read_head(fs, rel, SNIFF_BYTES)
-    except (WorkspaceError, OSError):
-        return False
+def _is_text(head: bytes) -> bool:
     return b"\0" not in head and looks_like_text(head)
+
+
+class _Sniffer:
+    """The fallback's text test (first 8 KiB) on files ripgrep found below the search directory
+    ``base``, read by descriptors: each directory is opened once, with ``O_NOFOLLOW`` from its
+    parent's descriptor (the search directory itself from the workspace root), and each file with
+    ``O_NOFOLLOW`` in it, so a path that became a symlink meanwhile is not followed. At most
+    ``_KEPT_DIRS`` directories stay open (results come in tree order: the nearest are reused)."""
+
+    _KEPT_DIRS = 64
+
+    def __init__(self, fs: Any, base: str) -> None:
+        self.containment = fs.containment
+        self.base = base
+        self.dirs: OrderedDict[str, int] = OrderedDict()
+
+    def __call__(self, rel: str) -> bool:
+        try:
+            dir_fd = self._dir(posixpath.dirname(rel) or ".")
+            fd, _ = open_regular(posixpath.basename(rel), dir_fd=dir_fd, rel=rel)
+        except (WorkspaceError, OSError):
+            return False
+        try:
+            head = os.read(fd, SNIFF_BYTES)
+        except OSError:
+            return False
+        finally:
+            os.close(fd)
+        return _is_text(head)
+
+    def _dir(self, rel_dir: str) -> int:
+        """The descriptor of ``rel_dir``: from the nearest open ancestor below ``base`` down."""
+        chain: list[str] = []
+        cur = rel_dir
+        while cur not in self.dirs and cur != self.base and cur not in ("", "."):
+            chain.append(cur)
+            cur = posixpath.dirname(cur) or "."
+        fd = self.dirs.get(cur)
+        if fd is None:
+            fd = self._keep(cur, self.containment.open_dir(self.containment.resolve(cur)))
+        for sub in reversed(chain):
+            fd = self._keep(sub, open_child_dir(posixpath.basename(sub), fd, sub))
+        self.dirs.move_to_end(rel_dir)
+        return fd
+
+    def _keep(self, rel_dir: str, fd: int) -> int:
+        self.dirs[rel_dir] = fd
+        while len(self.dirs) > self._KEPT_DIRS:
+            os.close(self.dirs.popitem(last=False)[1])
+        return fd
+
+    def close(self) -> None:
+        while self.dirs:
+            os.close(self.dirs.popitem()[1])
 
 
 def _failed_to_start(stderr: str) -> bool:
@@ -597,15 +647,10 @@ def _ripgrep_extract(
     found: dict[str, FileMatches] = {rel: FileMatches(rel) for rel, _, _ in selected}
     hosts = list(by_host)
     # the last file may be needed only in part: ask for exactly what is needed
-    groups: list[tuple[list[str], int | None]] = []
-    if hosts and not last_partial:
-        for i in range(0, len(hosts), 400):
-            groups.append((hosts[i : i + 400], max_count))
-    elif hosts:
+    head = hosts[:-1] if last_partial else hosts
+    groups: list[tuple[list[str], int | None]] = [(g, max_count) for g in _arg_groups(head)]
+    if hosts and last_partial:
         _, last_take = by_host[hosts[-1]]
-        head = hosts[:-1]
-        for i in range(0, len(head), 400):
-            groups.append((head[i : i + 400], max_count))
         groups.append(([hosts[-1]], last_take if max_count is None else min(max_count, last_take)))
     for files, limit in groups:
         if not files:
@@ -644,6 +689,25 @@ def _ripgrep_extract(
                 col = len(line_bytes[:start].decode("utf-8", "replace")) + 1
                 fm.matches.append((n, col, text))
     return [found[rel] for rel, _, _ in selected]
+
+
+#: Bytes of file names given to one ripgrep run (well below the kernel's limit on a command line).
+_ARGS_BYTES = 256 << 10
+
+
+def _arg_groups(paths: list[str]) -> Iterator[list[str]]:
+    """``paths`` in runs of at most :data:`_ARGS_BYTES` of names (one process each)."""
+    group: list[str] = []
+    size = 0
+    for path in paths:
+        n = len(os.fsencode(path)) + 1
+        if group and size + n > _ARGS_BYTES:
+            yield group
+            group, size = [], 0
+        group.append(path)
+        size += n
+    if group:
+        yield group
 
 
 def _json_lines(rg: Confined, args: list[str], deadline: float) -> list[bytes] | None:
@@ -874,48 +938,52 @@ def _search_with_ripgrep(
     in_notebooks: list[Any] = []  # CellMatches, shaped like FileMatches
     remaining = max_matches
     counts: list[tuple[str, int]] = []
-    for rel, count, host in entries:
-        if count == 0 or not visible(rel):
-            continue
-        if matcher is not None and not matcher(relative_to(base, rel)):
-            continue
-        if remaining <= 0 and not opts.count_all:
-            break
-        if time.monotonic() > deadline:
-            result.count_complete = False
-            break
-        if count < 0:  # a notebook: searched here, cell by cell
-            try:
-                shown, count = _notebook_hits(fs, rel, rx, context, remaining, deadline, max_count, opts)
-            except _Binary:
+    sniff = _Sniffer(fs, base)
+    try:
+        for rel, count, host in entries:
+            if count == 0 or not visible(rel):
                 continue
-            except TimeoutError:
-                result.count_complete = False
-                if remaining > 0:
-                    result.timed_out = True
+            if matcher is not None and not matcher(relative_to(base, rel)):
+                continue
+            if remaining <= 0 and not opts.count_all:
                 break
-            except (WorkspaceError, OSError):
-                result.read_errors += 1
+            if time.monotonic() > deadline:
+                result.count_complete = False
+                break
+            if count < 0:  # a notebook: searched here, cell by cell
+                try:
+                    shown, count = _notebook_hits(fs, rel, rx, context, remaining, deadline, max_count, opts)
+                except _Binary:
+                    continue
+                except TimeoutError:
+                    result.count_complete = False
+                    if remaining > 0:
+                        result.timed_out = True
+                    break
+                except (WorkspaceError, OSError):
+                    result.read_errors += 1
+                    continue
+                result.add_total(count)
+                if opts.files_only:
+                    if count:
+                        counts.append((rel, count))
+                    continue
+                in_notebooks += shown
+                remaining -= sum(len(h.matches) for h in shown)
+                continue
+            if not sniff(rel):
                 continue
             result.add_total(count)
             if opts.files_only:
-                if count:
-                    counts.append((rel, count))
+                counts.append((rel, count))
                 continue
-            in_notebooks += shown
-            remaining -= sum(len(h.matches) for h in shown)
-            continue
-        if not _sniff_ok(fs, rel):
-            continue
-        result.add_total(count)
-        if opts.files_only:
-            counts.append((rel, count))
-            continue
-        if remaining > 0:
-            take = min(count, remaining)
-            selected.append((rel, take, host))
-            last_partial = take < count
-            remaining -= take
+            if remaining > 0:
+                take = min(count, remaining)
+                selected.append((rel, take, host))
+                last_partial = take < count
+                remaining -= take
+    finally:
+        sniff.close()
     result.engine = "ripgrep"
     if opts.files_only:
         result.file_counts = counts
@@ -986,7 +1054,11 @@ def _search_one_with_ripgrep(
         if result.read_errors == errors_before:
             result.binary_skipped = 1
         return True
-    if not _sniff_ok(fs, rel):
+    try:  # the file as named (through a symlink inside the workspace, too)
+        text = _is_text(read_head(fs, rel, SNIFF_BYTES))
+    except (WorkspaceError, OSError):
+        text = False
+    if not text:
         result.binary_skipped = 1
         return True
     result.add_total(count)

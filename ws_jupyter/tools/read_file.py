@@ -200,7 +200,7 @@ def _render_text(
     kept_chars = 0
     total = 0
     cut = False  # a line longer than the line limit was met (it counts as one line)
-    reading = _Reading(st.size)
+    reading = _Reading()
     # Blocks of lines outside the window (or past what the budget can show) are only counted, in
     # the first COUNT_LINES_BYTES; past them, reading stops once nothing more can be shown.
     for block, consumed, _ended in sized_line_blocks(reading.chunks(chunks)):
@@ -273,8 +273,7 @@ class _Reading:
     :data:`COUNT_LINES_BYTES` once ``shown_all`` (everything to show was read), also inside an
     endless line (a hole of zeros has no newline to stop at)."""
 
-    def __init__(self, size: int) -> None:
-        self.size = size
+    def __init__(self) -> None:
         self.read = 0
         self.shown_all = False
         self.stopped = False
