@@ -251,6 +251,10 @@ def _ruleset(root: str, files: tuple[str, ...]) -> int | None:
         os.close(fd)
         return None
     with _lock:
+        made = _rulesets.get(key)
+        if made is not None:  # another thread made it meanwhile
+            os.close(fd)
+            return made
         _rulesets[key] = fd
         while len(_rulesets) > 16:
             os.close(_rulesets.popitem(last=False)[1])
