@@ -367,6 +367,17 @@ def test_both_engines_give_identical_output(workdir, seed):
 
 
 @needs_rg
+def test_line_extraction_in_many_ripgrep_runs_gives_the_same_output(workdir, monkeypatch):
+    """The lines shown are extracted by ripgrep runs of at most _ARGS_BYTES of file names each."""
+    _random_tree(workdir, 3)
+    fs = LocalFilesystem(workdir)
+    whole = grep_mod.format_result(grep_mod.search(fs, "a", context_lines=1), 1)
+    monkeypatch.setattr(grep_mod, "_ARGS_BYTES", 64)  # a few names per run
+    assert grep_mod.format_result(grep_mod.search(fs, "a", context_lines=1), 1) == whole
+    assert whole == grep_mod.format_result(grep_mod.search(fs, "a", context_lines=1, engine="python"), 1)
+
+
+@needs_rg
 def test_engines_agree_on_unicode_classes_and_python_only_syntax(workdir):
     write(workdir, "u.txt", "café au lait\nλx = 3\n١٢٣ digits\nnbsp\u00a0here\ntab\there\nend\r\n")
     fs = LocalFilesystem(workdir)
