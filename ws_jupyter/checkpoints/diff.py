@@ -107,7 +107,10 @@ def _notebook_diff(before: bytes | None, after: bytes | None) -> list[str] | Non
     out: list[str] = []
     matcher = difflib.SequenceMatcher(a=old_keys, b=new_keys, autojunk=False)
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
-        if op == "equal" or (op == "replace" and i2 - i1 == j2 - j1):  # replaced one for one: edited
+        paired = op == "replace" and i2 - i1 == j2 - j1 and not any(
+            k.startswith("id:") for k in (*old_keys[i1:i2], *new_keys[j1:j2])
+        )  # cells without ids, replaced one for one: edited in place
+        if op == "equal" or paired:
             for i, j in zip(range(i1, i2), range(j1, j2)):
                 out += _cell_hunk(old[i], i, new[j], j)
         else:

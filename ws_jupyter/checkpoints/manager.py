@@ -341,16 +341,16 @@ class Checkpoints:
         )
         store.save(manifest)
         pruned = store.prune(self.config.budget_bytes, self.config.keep)
+        usage = store.usage(refresh=False)
         if pruned:
             names = ", ".join(self._value(m).name for m in pruned)
-            usage = store.usage()
             self._note(
                 f"pruned {len(pruned)} oldest checkpoint(s) ({names}) to keep the store within "
                 f"{_size(self.config.budget_bytes)} (now {_size(usage.total)})"
             )
-        elif store.usage().total > self.config.budget_bytes:
+        elif usage.total > self.config.budget_bytes:
             self._note(
-                f"the checkpoint store ({_size(store.usage().total)}) is over its budget "
+                f"the checkpoint store ({_size(usage.total)}) is over its budget "
                 f"({_size(self.config.budget_bytes)}) with only the newest {self.config.keep} checkpoint(s) left"
             )
         return self._value(manifest, pruned=[m.id for m in pruned])

@@ -21,10 +21,12 @@ clock tick would keep its mtime). On object stores the ETag (or, without one, th
 plays that role.
 
 **Consistency per file**: a file is read through a descriptor (opened without following
-symlinks, below the workspace root), and its size and modification and change times are taken
-before and after: a read during which they moved is thrown away and done again. A file changed in
-the last second is read twice and must give the same bytes. A file that keeps changing (five
-tries) is excluded from the checkpoint and reported as being written — never stored torn.
+symlinks, below the workspace root), and its size, inode and modification and change times are
+taken before and after: a read during which they moved is thrown away and done again. Files
+changed within a second before they were read are looked at again after the scan (after a short
+pause): one whose metadata moved meanwhile — a writer was still at it — is read again. A file that
+keeps changing (five tries) is excluded from the checkpoint and reported as being written — never
+stored torn.
 """
 
 from __future__ import annotations
@@ -117,7 +119,7 @@ class Scanner:
                 return True
             if self._exclude and self._exclude.is_ignored(entry.path, True):
                 return True
-            if not entry.is_symlink and self._is_venv(entry.path):
+            if self.local and not entry.is_symlink and self._is_venv(entry.path):
                 skipped.append(entry.path)
                 return True
             return False
@@ -153,12 +155,44 @@ class Scanner:
         scan hashed. ``keep(path, read)`` receives every file read (to store its copy)."""
         out = Scan()
         now_ns = time.time_ns()
+        hot: dict[str, tuple[int, int, int, int]] = {}
         for entry in self.entries(out.skipped):
             try:
-                self._one(entry, known, hashes, keep, out, now_ns)
+                self._one(entry, known, hashes, keep, out, now_ns, hot)
             except (FilesystemError, OSError):
                 continue  # vanished or became unreadable while scanning: not there now
+        self._settle(hot, keep, out)
         return out
+
+    def _settle(
+        self,
+        hot: dict[str, tuple[int, int, int, int]],
+        keep: Callable[[str, _Read], None] | None,
+        out: Scan,
+    ) -> None:
+        """Files changed a moment before they were read are looked at again after a pause: one
+        whose metadata moved since is read again (a writer was still at it); one that keeps
+        moving is excluded as being written."""
+        for _ in range(_TRIES):
+            if not hot:
+                return
+            time.sleep(0.01)
+            again: dict[str, tuple[int, int, int, int]] = {}
+            for path, seen in hot.items():
+                now = self._signature(path)
+                if now == seen:
+                    continue
+                out.state.pop(path, None)
+                if now is None:
+                    continue
+                try:
+                    self._record(path, keep, out, time.time_ns(), again)
+                except (FilesystemError, OSError):
+                    continue
+            hot = again
+        for path in hot:
+            out.state.pop(path, None)
+            out.excluded.append(Excluded(path, "was being written during the checkpoint (it changed while read)"))
 
     def _one(
         self,
@@ -168,6 +202,7 @@ class Scanner:
         keep: Callable[[str, _Read], None] | None,
         out: Scan,
         now_ns: int,
+        hot: dict[str, tuple[int, int, int, int]],
     ) -> None:
         path = entry.path
         st = entry.stat
@@ -193,14 +228,28 @@ class Scanner:
             out.state[path] = candidate
             out.reused += 1
             return
+        record = self._record(path, keep, out, now_ns, hot, entry)
+        if record is not None and hashes is not None:
+            hashes[path] = record
+
+    def _record(
+        self,
+        path: str,
+        keep: Callable[[str, _Read], None] | None,
+        out: Scan,
+        now_ns: int,
+        hot: dict[str, tuple[int, int, int, int]],
+        entry: WalkEntry | None = None,
+    ) -> FileRecord | None:
+        """Read one file, store its copy (``keep``) and record it; None when it is excluded."""
         try:
-            read = self.read(path, keep_bytes=keep is not None)
+            read = self.read(path, keep_bytes=keep is not None, entry=entry)
         except FileTooLargeError as big:
             out.excluded.append(Excluded(path, self._too_large(), big.size))
-            return
+            return None
         except FileUnsettledError:
             out.excluded.append(Excluded(path, "was being written during the checkpoint (it changed while read)"))
-            return
+            return None
         try:
             if keep is not None:
                 keep(path, read)
@@ -216,13 +265,15 @@ class Scanner:
             mode=read.mode,
             sha=read.sha,
             etag=read.etag,
-            racy=now_ns - changed_ns < RACY_NS if changed_ns else False,
+            # an ETag names the content: only metadata that a change can leave alone is racy
+            racy=read.etag is None and bool(changed_ns) and now_ns - changed_ns < RACY_NS,
         )
         out.state[path] = record
         out.hashed += 1
         out.bytes_read += read.size
-        if hashes is not None:
-            hashes[path] = record
+        if self.local and now_ns - changed_ns < HOT_NS:
+            hot[path] = (read.size, read.mtime_ns, read.ctime_ns, read.ino)
+        return record
 
     def _too_large(self) -> str:
         from ..notebooks.outputs import format_size
@@ -255,11 +306,11 @@ class Scanner:
 
     # --- reading one file -----------------------------------------------------------------------
 
-    def read(self, path: str, *, keep_bytes: bool) -> _Read:
-        """One settled read of ``path`` (see the module docstring)."""
+    def read(self, path: str, *, keep_bytes: bool, entry: WalkEntry | None = None) -> _Read:
+        """One settled read of ``path`` (see the module docstring); ``entry``: its listing."""
         if self.local:
             return self._read_local(path, keep_bytes)
-        return self._read_generic(path, keep_bytes)
+        return self._read_generic(path, keep_bytes, entry)
 
     def _read_local(self, path: str, keep_bytes: bool) -> _Read:
         containment = self.fs.containment
@@ -270,15 +321,9 @@ class Scanner:
             try:
                 first = _consume(iter_fd(fd, rel=path), keep_bytes, self.config.max_file_bytes, path)
                 after = os.fstat(fd)
-                settled = _same(before, after) and first[1] == after.st_size
-                if settled and time.time_ns() - max(after.st_mtime_ns, after.st_ctime_ns) < HOT_NS:
-                    time.sleep(0.005 * (attempt + 1))  # changed a moment ago: read it again
-                    os.lseek(fd, 0, os.SEEK_SET)
-                    second = _consume(iter_fd(fd, rel=path), False, self.config.max_file_bytes, path)
-                    settled = second[0] == first[0] and _same(after, os.fstat(fd))
             finally:
                 os.close(fd)
-            if settled:
+            if _same(before, after) and first[1] == after.st_size:
                 return _Read(
                     first[0], first[1], after.st_mtime_ns, after.st_ctime_ns, after.st_ino,
                     stat_mod.S_IMODE(after.st_mode), None, first[2],
@@ -288,16 +333,41 @@ class Scanner:
             time.sleep(0.01 * (attempt + 1))
         raise FileUnsettledError(path)
 
-    def _read_generic(self, path: str, keep_bytes: bool) -> _Read:
+    def _signature(self, path: str) -> tuple[int, int, int, int] | None:
+        """(size, mtime, ctime, inode) of a local file now, None when it is gone."""
+        containment = self.fs.containment
+        try:
+            st = containment.stat(containment.resolve(path, follow=False), follow=False)
+        except (WorkspaceError, OSError):
+            return None
+        return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+
+    def _read_generic(self, path: str, keep_bytes: bool, entry: WalkEntry | None) -> _Read:
+        """Object stores: the listing's ETag (or size and mtime) before, one look after; a
+        backend with neither (in-memory) replaces objects whole, so a read is a version."""
         etag_of = getattr(self.fs, "etag", None)
         for attempt in range(_TRIES):
-            before = self.fs.stat(path)
-            tag = etag_of(path) if callable(etag_of) else None
-            first = _consume(file_chunks(self.fs, path), keep_bytes, self.config.max_file_bytes, path)
-            after = self.fs.stat(path)
-            tag_after = etag_of(path) if callable(etag_of) else None
-            if before.size == after.size == first[1] and before.mtime == after.mtime and tag == tag_after:
-                return _Read(first[0], first[1], round(after.mtime * 1e9), 0, 0, None, tag_after, first[2])
+            if entry is None or attempt:
+                st = self.fs.stat(path)
+                before = (st.size, st.mtime, etag_of(path) if callable(etag_of) else None)
+            else:
+                before = (entry.size, entry.mtime, entry.etag)
+            if before[0] is not None and before[0] <= _SPOOL_BYTES:  # small: one GET
+                data = self.fs.read_file(path, encoding="binary")
+                chunks: Iterator[bytes] = iter((bytes(data),))
+            else:
+                chunks = file_chunks(self.fs, path)
+            first = _consume(chunks, keep_bytes, self.config.max_file_bytes, path)
+            if before[2] is not None and callable(etag_of):
+                after = (first[1], before[1], etag_of(path))
+            elif before[1] is not None:
+                st = self.fs.stat(path)
+                after = (st.size, st.mtime, None)
+            else:
+                after = (first[1], None, None)
+            if before == after and first[1] == before[0]:
+                mtime_ns = round(before[1] * 1e9) if before[1] is not None else 0
+                return _Read(first[0], first[1], mtime_ns, 0, 0, None, before[2], first[2])
             if first[2] is not None:
                 first[2].close()
             time.sleep(0.01 * (attempt + 1))

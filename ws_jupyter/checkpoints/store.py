@@ -204,6 +204,10 @@ class CheckpointStore:
         self, fs: Any, key: bytes, *, lock_file: str | None = None, identity: str = "", describe: str = ""
     ) -> None:
         self.fs = fs
+        base = getattr(fs, "base_path", None)
+        self._root: str | None = (
+            os.path.realpath(base) if base and getattr(fs, "containment", None) is not None else None
+        )
         self._key = key
         self._lock_file = lock_file
         self._identity = identity or f"store-{id(self)}"
@@ -216,6 +220,9 @@ class CheckpointStore:
         self.damaged: dict[str, str] = {}
         self._cache_guard = threading.Lock()
         self._wrote_info = False
+        self._listed = False
+        #: copies known to be stored (object stores: spares a request per copy)
+        self._known: set[str] = set()
 
     @property
     def location(self) -> str:
@@ -257,23 +264,32 @@ class CheckpointStore:
     def blob_path(sha: str) -> str:
         return f"{_BLOBS}/{sha[:2]}/{sha[2:]}"
 
+    def _host(self, rel: str) -> str | None:
+        """The host path of a store file when the store is a local directory (its copies are then
+        written and read directly: the store is the user's own directory, not a workspace)."""
+        return os.path.join(self._root, rel) if self._root is not None else None
+
     def has_blob(self, sha: str) -> bool:
+        host = self._host(self.blob_path(sha))
+        if host is not None:
+            return os.path.exists(host)
         return bool(self.fs.exists(self.blob_path(sha)))
 
     def put_blob(self, sha: str, chunks: Iterable[bytes]) -> bool:
         """Store a copy of content whose SHA-256 is ``sha`` (the caller computed it over exactly
         these chunks) unless the store has it. True when it was written."""
         path = self.blob_path(sha)
-        if self.fs.exists(path):
+        host = self._host(path)
+        if host is not None:
+            return _put_local(host, chunks)
+        if sha in self._known:  # listed by a checkpoint of this store: it is there
             return False
-        writer = getattr(self.fs, "write_stream", None)
-        if writer is not None:
-            writer(path, chunks, mode=0o600)
-            return True
-        try:
+        try:  # a conditional write: no request spent on asking first
             self.fs.write_file(path, b"".join(chunks), overwrite=False)
         except FileExists:
             return False
+        finally:
+            self._known.add(sha)
         return True
 
     def read_blob(self, sha: str) -> Iterator[bytes]:
@@ -281,13 +297,14 @@ class CheckpointStore:
         content matched its hash, so a consumer writing the chunks out fails before it finishes."""
         digest = hashlib.sha256()
         pending: bytes | None = None
+        host = self._host(self.blob_path(sha))
         try:
-            for chunk in file_chunks(self.fs, self.blob_path(sha)):
+            for chunk in _read_local(host) if host is not None else file_chunks(self.fs, self.blob_path(sha)):
                 if pending is not None:
                     yield pending
                 digest.update(chunk)
                 pending = chunk
-        except FileNotFound:
+        except (FileNotFound, FileNotFoundError):
             raise CheckpointDamagedError(
                 f"The checkpoint store has lost the copy {sha[:12]}… (deleted outside ws-jupyter)"
             ) from None
@@ -298,9 +315,13 @@ class CheckpointStore:
 
     # --- manifests ------------------------------------------------------------------------------
 
-    def manifests(self) -> list[Manifest]:
+    def manifests(self, *, refresh: bool = True) -> list[Manifest]:
         """Every usable checkpoint, oldest first (manifests that fail their check are left out
-        and listed in ``damaged``)."""
+        and listed in ``damaged``). ``refresh=False``: as last listed (plus this object's own
+        saves and deletions) — for a series of steps under :meth:`lock`."""
+        if not refresh and self._listed:
+            with self._cache_guard:
+                return sorted(self._manifests.values(), key=lambda m: (m.created, m.seq, m.id))
         try:
             names = [e.name for e in self.fs.readdir(_MANIFESTS) if e.type == "file" and e.name.endswith(_SUFFIX)]
         except FilesystemError:
@@ -326,8 +347,10 @@ class CheckpointStore:
                 continue  # deleted meanwhile
             with self._cache_guard:
                 self._manifests[ident] = manifest
+                self._known.update(r.sha for r in manifest.files.values() if r.sha is not None)
         with self._cache_guard:
             found = list(self._manifests.values())
+        self._listed = True
         return sorted(found, key=lambda m: (m.created, m.seq, m.id))
 
     def save(self, manifest: Manifest) -> None:
@@ -360,7 +383,7 @@ class CheckpointStore:
                 self._states.move_to_end(manifest.id)
                 return hit
         chain = [manifest]
-        by_id = {m.id: m for m in self.manifests()}
+        by_id = {m.id: m for m in self.manifests(refresh=False)}
         while not chain[-1].full:
             with self._cache_guard:
                 cached = self._states.get(chain[-1].parent or "")
@@ -390,7 +413,7 @@ class CheckpointStore:
 
     def chain_length(self, manifest: Manifest) -> int:
         """How many manifests a state of ``manifest`` replays (1 for a full one)."""
-        by_id = {m.id: m for m in self.manifests()}
+        by_id = {m.id: m for m in self.manifests(refresh=False)}
         n, m = 1, manifest
         while not m.full and m.parent in by_id:
             m = by_id[m.parent]
@@ -399,8 +422,8 @@ class CheckpointStore:
 
     # --- size and pruning -----------------------------------------------------------------------
 
-    def usage(self) -> StoreUsage:
-        manifests = self.manifests()
+    def usage(self, *, refresh: bool = True) -> StoreUsage:
+        manifests = self.manifests(refresh=refresh)
         sizes: dict[str, int] = {}
         for m in manifests:
             for rec in m.files.values():
@@ -418,10 +441,10 @@ class CheckpointStore:
         always stay); copies no checkpoint needs any more go with them. Returns what was pruned.
         Call with :meth:`lock` held."""
         pruned: list[Manifest] = []
-        manifests = self.manifests()
-        if self.usage().total <= budget:
+        manifests = self.manifests(refresh=False)
+        if self.usage(refresh=False).total <= budget:
             return pruned
-        while len(manifests) > keep and self.usage().total > budget:
+        while len(manifests) > keep and self.usage(refresh=False).total > budget:
             oldest = manifests.pop(0)
             for child in [m for m in manifests if m.parent == oldest.id]:
                 # the child replays its parent: it becomes complete on its own first
@@ -434,7 +457,7 @@ class CheckpointStore:
                 self.save(full)
             self.delete_manifest(oldest.id)
             pruned.append(oldest)
-            manifests = self.manifests()
+            manifests = self.manifests(refresh=False)
         if pruned:
             self.collect_garbage()
         return pruned
@@ -442,7 +465,7 @@ class CheckpointStore:
     def collect_garbage(self) -> int:
         """Delete stored copies no checkpoint lists (left by pruning or an interrupted checkpoint).
         Call with :meth:`lock` held. Returns how many were deleted."""
-        wanted = {rec.sha for m in self.manifests() for rec in m.files.values() if rec.sha is not None}
+        wanted = {rec.sha for m in self.manifests(refresh=False) for rec in m.files.values() if rec.sha is not None}
         deleted = 0
         try:
             entries = self.fs.readdir(_BLOBS, recursive=True, max_depth=2)
@@ -455,5 +478,47 @@ class CheckpointStore:
             if len(sha) == 64 and sha not in wanted:
                 with contextlib.suppress(FilesystemError):
                     self.fs.delete_file(posixpath.join(_BLOBS, e.name))
+                    self._known.discard(sha)
                     deleted += 1
         return deleted
+
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+
+
+def _put_local(host: str, chunks: Iterable[bytes]) -> bool:
+    """Write one copy into a local store: a private temporary file, then a link to its final
+    name (an existing copy is kept: same name, same content)."""
+    if os.path.exists(host):
+        return False
+    folder = os.path.dirname(host)
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    tmp = os.path.join(folder, f".tmp-{secrets.token_hex(6)}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o600)
+    try:
+        try:
+            for chunk in chunks:
+                view = memoryview(chunk)
+                while view:
+                    view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+        try:
+            os.link(tmp, host)
+        except FileExistsError:
+            return False
+        return True
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+
+
+def _read_local(host: str) -> Iterator[bytes]:
+    from ..filesystem.reading import iter_fd
+
+    fd = os.open(host, os.O_RDONLY | _NOFOLLOW | _CLOEXEC)
+    try:
+        yield from iter_fd(fd, rel="a stored copy")
+    finally:
+        os.close(fd)
