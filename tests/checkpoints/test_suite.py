@@ -34,7 +34,9 @@ def _seed(files: Any) -> None:
     )
 
 
-def test_changes_name_every_kind_and_restore_returns_exact_bytes_then_undoes(made: Any, provider: str) -> None:
+def test_changes_name_every_kind_and_restore_returns_exact_bytes_then_undoes(
+    made: Any, provider: str
+) -> None:
     ws, files = made()
     _seed(files)
     local = provider == "local"
@@ -98,7 +100,9 @@ def test_restore_of_chosen_paths_keeps_new_files_unless_asked(made: Any) -> None
     assert report.kept == ("sub/added.txt",) and fs.exists("sub/added.txt")
     ws.restore(cp, paths="sub/added.txt", remove_new=True)
     assert not fs.exists("sub/added.txt")
-    assert ws.restore(cp, paths=["nowhere"]).skipped == (("nowhere", "not in the checkpoint and not in the workspace"),)
+    assert ws.restore(cp, paths=["nowhere"]).skipped == (
+        ("nowhere", "not in the checkpoint and not in the workspace"),
+    )
 
 
 def test_notebooks_are_diffed_by_cell(made: Any) -> None:
@@ -174,7 +178,11 @@ def test_twenty_checkpoints_of_a_large_workspace_stay_under_twice_its_size(made:
         )
         cp = ws.checkpoint()
         assert cp.new and cp.files == n
-    stored = sum(e.size or 0 for e in ws.checkpoints.store.fs.readdir(".", recursive=True, max_depth=10) if e.type == "file")
+    stored = sum(
+        e.size or 0
+        for e in ws.checkpoints.store.fs.readdir(".", recursive=True, max_depth=10)
+        if e.type == "file"
+    )
     assert len(ws.checkpoints.list()) == 20
     assert stored < 2 * size, (stored, size)
     assert ws.checkpoints.usage().total <= stored

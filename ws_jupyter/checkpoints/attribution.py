@@ -194,7 +194,9 @@ class Journal:
         """The most likely author of ``change`` ("added", "modified", "deleted") to ``path``
         since the checkpoint taken at ``since`` (``mtime``: the file's time, when it exists)."""
         entries = [e for e in self.entries(since) if not e.failed]
-        named = [e for e in entries if e.kind in ("tool", "restore") and any(_covers(p, path) for p in e.paths)]
+        named = [
+            e for e in entries if e.kind in ("tool", "restore") and any(_covers(p, path) for p in e.paths)
+        ]
         if mtime is not None:
             named = [e for e in named if e.window_contains(mtime)] or named
         if named:
@@ -215,7 +217,9 @@ class Journal:
             only = runners[0]
             return Attribution(only.kind, only.call_id, only.tool, only.summary(), False)
         if runners:
-            return Attribution("unknown", summary=f"one of {len(runners)} commands or kernel runs", certain=False)
+            return Attribution(
+                "unknown", summary=f"one of {len(runners)} commands or kernel runs", certain=False
+            )
         return Attribution("outside")
 
 

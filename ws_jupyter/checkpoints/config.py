@@ -71,7 +71,9 @@ class CheckpointsConfig:
                 code="INVALID_CONFIG",
             )
         if self.store is not None and (not isinstance(self.store, str) or not self.store.strip()):
-            raise WorkspaceConfigError("checkpoints store must be a directory or a URL", code="INVALID_CONFIG")
+            raise WorkspaceConfigError(
+                "checkpoints store must be a directory or a URL", code="INVALID_CONFIG"
+            )
         for name in ("max_file_bytes", "budget_bytes", "full_every"):
             _positive_int(getattr(self, name), name)
         if isinstance(self.keep, bool) or not isinstance(self.keep, int) or self.keep < 1:

@@ -60,8 +60,14 @@ def file_diff(
     b_kind = before_record.kind if before_record else None
     a_kind = after_record.kind if after_record else None
     if "link" in (b_kind, a_kind):
-        old = f"symlink -> {before_record.target}" if b_kind == "link" and before_record else (b_kind or "absent")
-        new = f"symlink -> {after_record.target}" if a_kind == "link" and after_record else (a_kind or "absent")
+        old = (
+            f"symlink -> {before_record.target}"
+            if b_kind == "link" and before_record
+            else (b_kind or "absent")
+        )
+        new = (
+            f"symlink -> {after_record.target}" if a_kind == "link" and after_record else (a_kind or "absent")
+        )
         return "\n".join([*head, f"@@ {old} => {new} @@ (symbolic links are shown, never restored)"])
     if b_kind == "dir" or a_kind == "dir":
         return "\n".join([*head, f"@@ {b_kind or 'absent'} => {a_kind or 'absent'} @@"])
@@ -107,8 +113,10 @@ def _notebook_diff(before: bytes | None, after: bytes | None) -> list[str] | Non
     out: list[str] = []
     matcher = difflib.SequenceMatcher(a=old_keys, b=new_keys, autojunk=False)
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
-        paired = op == "replace" and i2 - i1 == j2 - j1 and not any(
-            k.startswith("id:") for k in (*old_keys[i1:i2], *new_keys[j1:j2])
+        paired = (
+            op == "replace"
+            and i2 - i1 == j2 - j1
+            and not any(k.startswith("id:") for k in (*old_keys[i1:i2], *new_keys[j1:j2]))
         )  # cells without ids, replaced one for one: edited in place
         if op == "equal" or paired:
             for i, j in zip(range(i1, i2), range(j1, j2)):

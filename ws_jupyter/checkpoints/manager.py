@@ -220,7 +220,9 @@ class Checkpoints:
         with self._lock:
             if self._store is None:
                 location = self.config.store or default_store(self.fs)
-                describe = str(getattr(self.fs, "base_path", None) or getattr(self.fs, "url", "") or self.fs.id)
+                describe = str(
+                    getattr(self.fs, "base_path", None) or getattr(self.fs, "url", "") or self.fs.id
+                )
                 self._store = open_store(location, self.fs, describe=describe)
             return self._store
 
@@ -498,15 +500,13 @@ class Checkpoints:
             if not changing:
                 return
             mode = self.config.auto
-            wanted = (
-                mode == "call"
-                or not turn.checkpointed
-                or (mode == "command" and tool in CODE_TOOLS)
-            )
+            wanted = mode == "call" or not turn.checkpointed or (mode == "command" and tool in CODE_TOOLS)
             turn.checkpointed = True
         if not wanted:
             return
-        reason = {"turn": "auto: agent turn", "call": "auto: tool call", "command": "auto: before a run"}[mode]
+        reason = {"turn": "auto: agent turn", "call": "auto: tool call", "command": "auto: before a run"}[
+            mode
+        ]
         try:
             if getattr(self.fs, "read_only", False):
                 return

@@ -66,7 +66,17 @@ class FileRecord:
         )
 
     def to_json(self) -> list[Any]:
-        return [self.kind, self.size, self.mtime_ns, self.ino, self.mode, self.sha, self.etag, self.target, self.racy]
+        return [
+            self.kind,
+            self.size,
+            self.mtime_ns,
+            self.ino,
+            self.mode,
+            self.sha,
+            self.etag,
+            self.target,
+            self.racy,
+        ]
 
     @classmethod
     def from_json(cls, raw: Any) -> FileRecord:
@@ -78,7 +88,9 @@ class FileRecord:
         for value in (size, mtime_ns, ino):
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ValueError("size, mtime and inode are non-negative integers")
-        if mode is not None and (isinstance(mode, bool) or not isinstance(mode, int) or not 0 <= mode <= 0o7777):
+        if mode is not None and (
+            isinstance(mode, bool) or not isinstance(mode, int) or not 0 <= mode <= 0o7777
+        ):
             raise ValueError("mode is a permission number")
         if kind == "file" and (not isinstance(sha, str) or not _SHA.match(sha)):
             raise ValueError("a file needs its SHA-256")

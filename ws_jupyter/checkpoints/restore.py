@@ -112,7 +112,9 @@ def restore_state(
         return any(_under(path, b) for b in blocked)
 
     # 2. folders, shallow first
-    for path in sorted((p for p, r in target.items() if r.kind == "dir" and selected(p)), key=lambda p: p.count("/")):
+    for path in sorted(
+        (p for p, r in target.items() if r.kind == "dir" and selected(p)), key=lambda p: p.count("/")
+    ):
         have = current.get(path)
         if is_blocked(path) or (have is not None and have.kind == "dir" and path not in removed):
             continue

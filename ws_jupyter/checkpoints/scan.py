@@ -192,7 +192,9 @@ class Scanner:
             hot = again
         for path in hot:
             out.state.pop(path, None)
-            out.excluded.append(Excluded(path, "was being written during the checkpoint (it changed while read)"))
+            out.excluded.append(
+                Excluded(path, "was being written during the checkpoint (it changed while read)")
+            )
 
     def _one(
         self,
@@ -248,7 +250,9 @@ class Scanner:
             out.excluded.append(Excluded(path, self._too_large(), big.size))
             return None
         except FileUnsettledError:
-            out.excluded.append(Excluded(path, "was being written during the checkpoint (it changed while read)"))
+            out.excluded.append(
+                Excluded(path, "was being written during the checkpoint (it changed while read)")
+            )
             return None
         try:
             if keep is not None:

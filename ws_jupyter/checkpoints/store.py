@@ -323,7 +323,9 @@ class CheckpointStore:
             with self._cache_guard:
                 return sorted(self._manifests.values(), key=lambda m: (m.created, m.seq, m.id))
         try:
-            names = [e.name for e in self.fs.readdir(_MANIFESTS) if e.type == "file" and e.name.endswith(_SUFFIX)]
+            names = [
+                e.name for e in self.fs.readdir(_MANIFESTS) if e.type == "file" and e.name.endswith(_SUFFIX)
+            ]
         except FilesystemError:
             names = []
         present = {n[: -len(_SUFFIX)] for n in names}
@@ -465,7 +467,9 @@ class CheckpointStore:
     def collect_garbage(self) -> int:
         """Delete stored copies no checkpoint lists (left by pruning or an interrupted checkpoint).
         Call with :meth:`lock` held. Returns how many were deleted."""
-        wanted = {rec.sha for m in self.manifests(refresh=False) for rec in m.files.values() if rec.sha is not None}
+        wanted = {
+            rec.sha for m in self.manifests(refresh=False) for rec in m.files.values() if rec.sha is not None
+        }
         deleted = 0
         try:
             entries = self.fs.readdir(_BLOBS, recursive=True, max_depth=2)
