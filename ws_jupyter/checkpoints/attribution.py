@@ -40,6 +40,8 @@ CODE_TOOLS = frozenset({T.SANDBOX.EXECUTE_COMMAND, T.SANDBOX.EXECUTE_CODE, T.SAN
 _MAX_ENTRIES = 5000
 #: Slack around a call's window for file times (clock steps, filesystem time granularity).
 _SLACK = 1.0
+#: The file clock's own lag behind the system clock (coarse kernel timestamps).
+_TIGHT = 0.02
 
 ActorKind = Literal["tool", "command", "kernel", "notebook", "restore", "outside", "unknown"]
 
@@ -99,9 +101,9 @@ class JournalEntry:
             return f"restore of checkpoint {self.input.get('checkpoint')}"
         return f"{self.exposed} {self.input.get('path', '')}".strip()
 
-    def window_contains(self, when: float) -> bool:
+    def window_contains(self, when: float, slack: float = _SLACK) -> bool:
         end = time.time() if self.finished is None or self.background else self.finished
-        return self.started - _SLACK <= when <= end + _SLACK
+        return self.started - slack <= when <= end + slack
 
     def text(self) -> str:
         return " ".join(str(v) for v in self.input.values() if isinstance(v, str))
@@ -204,7 +206,10 @@ class Journal:
             return Attribution(best.kind, best.call_id, best.tool, best.summary(), True)
         runners = [e for e in entries if e.kind in ("command", "kernel", "notebook")]
         if mtime is not None:
-            during = [e for e in runners if e.window_contains(mtime)]
+            # running when the file got its time (file clocks lag a few ms), else close to it
+            during = [e for e in runners if e.window_contains(mtime, 0.0)]
+            during = during or [e for e in runners if e.window_contains(mtime, _TIGHT)]
+            during = during or [e for e in runners if e.window_contains(mtime)]
             if during:
                 best = during[-1]
                 return Attribution(best.kind, best.call_id, best.tool, best.summary(), len(during) == 1)

@@ -194,6 +194,7 @@ class Checkpoints:
         self._store: CheckpointStore | None = None
         self._lock = threading.RLock()
         self._scanner = Scanner(fs, config)
+        #: hashes of files as last seen (changes() reads only what changed since)
         self._hashes: dict[str, FileRecord] = {}
         self._turns: dict[Any, _Turn] = {}
         self._turns_lock = threading.Lock()
@@ -313,8 +314,10 @@ class Checkpoints:
         def keep(path: str, read: Any) -> None:
             store.put_blob(read.sha, read.chunks())
 
-        scan = self._scanner.scan(known, keep=keep, hashes=self._hashes)
+        # only the latest checkpoint vouches for files here: its copies are surely stored
+        scan = self._scanner.scan(known, keep=keep)
         state = scan.state
+        self._hashes.update((p, r) for p, r in state.items() if r.kind == "file")
         if latest is not None and not force and _same_state(known, state):
             return self._value(latest, new=False)
         seq = (max(m.seq for m in found) + 1) if found else 1
