@@ -35,6 +35,7 @@ def all_tools(workdir):
         sandbox=LocalSandbox(working_directory=workdir),
         embedder=_toy_embedder,
         skills=["skills"],
+        tools={"workspace_checkpoint": {"enabled": True}},  # the one tool that is off by default
     )
     try:
         yield ws.tools()

@@ -5,7 +5,8 @@ a filesystem gives the file tools (minus the writing ones and ``workspace_index`
 read-only); a sandbox gives ``workspace_execute_command`` (plus the process tools when it has a
 process manager, and the kernel tools when it can run Jupyter kernels — with a writable filesystem
 also ``workspace_run_notebook``); BM25 or vector search gives ``workspace_search`` and ``workspace_index``;
-skills give ``skill``, ``skill_search`` and ``skill_read``. With resolver-based providers every
+skills give ``skill``, ``skill_search`` and ``skill_read``; a writable filesystem given up front gives
+``workspace_checkpoint`` (off unless enabled). With resolver-based providers every
 tool of that provider is listed and the read-only check happens when a tool runs.
 
 Then the config decides: ``enabled`` (a function is evaluated now, with the request context; one
@@ -110,6 +111,10 @@ def available_specs(workspace: Any) -> list[ToolSpec]:
         specs += _search_specs(not read_only)
     if workspace.skills is not None:
         specs += _skill_specs()
+    if static_fs is not None and not read_only:
+        from .checkpoint import SPEC as CHECKPOINT_SPEC
+
+        specs.append(CHECKPOINT_SPEC)
     return specs
 
 

@@ -52,6 +52,8 @@ _TABLE: dict[str, ToolHints] = {
     T.SKILLS.SKILL: _LOOK,
     T.SKILLS.SKILL_SEARCH: _LOOK,
     T.SKILLS.SKILL_READ: _LOOK,
+    # records files outside the workspace; a restore (when allowed) overwrites files
+    T.CHECKPOINTS.CHECKPOINT: ToolHints(destructive=True, idempotent=False),
 }
 
 _TITLES = {
@@ -76,6 +78,7 @@ _TITLES = {
     T.SKILLS.SKILL: "Load skill",
     T.SKILLS.SKILL_SEARCH: "Search skills",
     T.SKILLS.SKILL_READ: "Read skill file",
+    T.CHECKPOINTS.CHECKPOINT: "Workspace checkpoint",
 }
 
 

@@ -14,6 +14,7 @@ from typing import Final
 
 __all__ = [
     "ALL_TOOL_NAMES",
+    "CHECKPOINT_TOOLS",
     "FILESYSTEM_TOOLS",
     "KERNEL_TOOLS",
     "NOTEBOOK_RUN_TOOLS",
@@ -60,6 +61,10 @@ class _Skills:
     SKILL_READ: Final = "skill_read"
 
 
+class _Checkpoints:
+    CHECKPOINT: Final = "workspace_checkpoint"
+
+
 class WORKSPACE_TOOLS:
     """Tool name constants, grouped by the provider that makes the tool available."""
 
@@ -67,6 +72,7 @@ class WORKSPACE_TOOLS:
     SANDBOX = _Sandbox
     SEARCH = _Search
     SKILLS = _Skills
+    CHECKPOINTS = _Checkpoints
 
 
 FILESYSTEM_TOOLS: Final = (
@@ -101,5 +107,8 @@ NOTEBOOK_RUN_TOOLS: Final = (_Sandbox.RUN_NOTEBOOK,)
 SANDBOX_TOOLS: Final = (_Sandbox.EXECUTE_COMMAND, *PROCESS_TOOLS, *KERNEL_TOOLS, *NOTEBOOK_RUN_TOOLS)
 SEARCH_TOOLS: Final = (_Search.SEARCH, _Search.INDEX)
 SKILL_TOOLS: Final = (_Skills.SKILL, _Skills.SKILL_SEARCH, _Skills.SKILL_READ)
+#: Off unless enabled (``{WORKSPACE_TOOLS.CHECKPOINTS.CHECKPOINT: {"enabled": True}}``): a writable
+#: local or object-storage filesystem known up front.
+CHECKPOINT_TOOLS: Final = (_Checkpoints.CHECKPOINT,)
 #: Every tool, in the order ``Workspace.tools()`` lists them.
-ALL_TOOL_NAMES: Final = (*FILESYSTEM_TOOLS, *SANDBOX_TOOLS, *SEARCH_TOOLS, *SKILL_TOOLS)
+ALL_TOOL_NAMES: Final = (*FILESYSTEM_TOOLS, *SANDBOX_TOOLS, *SEARCH_TOOLS, *SKILL_TOOLS, *CHECKPOINT_TOOLS)
