@@ -362,6 +362,10 @@ class ProxyServer:
                     ),
                     self.timeouts.connect,
                 )
+            except ssl.SSLError as exc:  # a certificate that does not verify: no other address helps
+                raise _Refused(
+                    502, "Upstream TLS failed", f"TLS to {dest.host} failed: {exc.reason or exc}", allowed=True
+                ) from None
             except (OSError, asyncio.TimeoutError) as exc:
                 last = exc
                 continue
@@ -592,17 +596,14 @@ class ProxyServer:
             except (OSError, asyncio.TimeoutError) as exc:
                 raise _Refused(0, "", f"TLS with the sandbox failed: {exc}") from None
             tls_writer = asyncio.StreamWriter(transport, protocol, tls_reader, loop)
-            try:
-                ureader, uwriter, ip = await self._open_upstream(dest, addresses, tls=True)
-            except ssl.SSLError as exc:  # the real host's certificate did not verify, for one
-                raise _Refused(0, "", f"TLS to {dest.host} failed: {exc}", allowed=True) from None
+            ureader, uwriter, ip = await self._open_upstream(dest, addresses, tls=True)
             self.log.decide(conn.record, True, f"allowed by {rule}", address=str(ip))
             try:
                 down = asyncio.ensure_future(self._pump(ureader, tls_writer, conn.down))
                 try:
                     head = await self._tunnel_request_head(tls_reader, dest)
                     up = asyncio.ensure_future(self._requests(conn, dest, head, tls_reader, uwriter, secrets))
-                    await self._idle_watch(conn, up, down)
+                    await self._idle_watch(conn, up, down, first=True)
                 finally:
                     down.cancel()
             finally:
@@ -732,16 +733,23 @@ class ProxyServer:
             if writer.can_write_eof():
                 writer.write_eof()
 
-    async def _idle_watch(self, conn: _Connection, *tasks: asyncio.Future[None]) -> None:
-        """Waits for ``tasks``; cancels them when no byte moved for ``timeouts.idle`` seconds."""
+    async def _idle_watch(self, conn: _Connection, *tasks: asyncio.Future[None], first: bool = False) -> None:
+        """Waits for ``tasks``; the first to fail (a refusal inside the tunnel) ends them all, and so
+        does ``timeouts.idle`` seconds without a byte moving. ``first``: the first to end ends all
+        (TLS has no half-close: one side closing means the conversation is over)."""
         pending = set(tasks)
+        when = asyncio.FIRST_COMPLETED if first else asyncio.FIRST_EXCEPTION
         try:
             while pending:
-                done, pending = await asyncio.wait(pending, timeout=min(30.0, self.timeouts.idle))
+                done, pending = await asyncio.wait(
+                    pending, timeout=min(30.0, self.timeouts.idle), return_when=when
+                )
                 for task in done:
                     exc = task.exception() if not task.cancelled() else None
                     if exc is not None:
                         raise exc
+                if done and first:
+                    break
                 if pending and time.monotonic() - conn.last_activity > self.timeouts.idle:
                     break
         finally:
