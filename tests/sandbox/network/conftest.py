@@ -135,7 +135,9 @@ def build_index(root: Path) -> None:
     (root / "packages" / wheel_name).write_bytes(wheel)
     sha = hashlib.sha256(wheel).hexdigest()
     (root / "simple" / PACKAGE).mkdir(parents=True)
-    (root / "simple" / "index.html").write_text(f'<html><body><a href="{PACKAGE}/">{PACKAGE}</a></body></html>\n')
+    (root / "simple" / "index.html").write_text(
+        f'<html><body><a href="{PACKAGE}/">{PACKAGE}</a></body></html>\n'
+    )
     (root / "simple" / PACKAGE / "index.html").write_text(
         f'<html><body><a href="../../packages/{wheel_name}#sha256={sha}">{wheel_name}</a></body></html>\n'
     )

@@ -87,11 +87,15 @@ class Proxy:
             raise AssertionError(reply.decode("latin-1"))
         return s
 
-    def https_get(self, host: str, path: str = "/echo", *, cafile: str | None = None, sni: str | None = None) -> str:
+    def https_get(
+        self, host: str, path: str = "/echo", *, cafile: str | None = None, sni: str | None = None
+    ) -> str:
         s = self.tunnel(f"{host}:{self.net.https_port}")
         ctx = ssl.create_default_context(cafile=cafile or self.net.ca_file)
         with ctx.wrap_socket(s, server_hostname=sni or host) as tls:
-            tls.sendall(f"GET {path} HTTP/1.1\r\nHost: {host}:{self.net.https_port}\r\nConnection: close\r\n\r\n".encode())
+            tls.sendall(
+                f"GET {path} HTTP/1.1\r\nHost: {host}:{self.net.https_port}\r\nConnection: close\r\n\r\n".encode()
+            )
             return _read_all(tls).decode("latin-1")
 
     def last(self) -> EgressEvent:
@@ -117,7 +121,11 @@ def _read_response(s: socket.socket) -> bytes:
     while b"\r\n\r\n" not in data:
         data += s.recv(65536)
     head, _, body = data.partition(b"\r\n\r\n")
-    length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:"))
+    length = next(
+        int(line.split(b":")[1])
+        for line in head.split(b"\r\n")
+        if line.lower().startswith(b"content-length:")
+    )
     while len(body) < length:
         body += s.recv(65536)
     return head + b"\r\n\r\n" + body
@@ -133,10 +141,16 @@ def _wait_closed(event_id: int, network: SandboxNetwork) -> EgressEvent:
     raise AssertionError("the log entry was not closed")
 
 
-def _start(net: Internet, *, timeouts: Timeouts | None = None, **options: object) -> tuple[SandboxNetwork, str]:
+def _start(
+    net: Internet, *, timeouts: Timeouts | None = None, **options: object
+) -> tuple[SandboxNetwork, str]:
     folder = tempfile.mkdtemp(prefix="wsn-")  # short: a Unix socket path has ~107 bytes
     config = NetworkConfig.coerce(
-        {"allow": rules(net), "secrets": {"api.test": {"header": "Authorization", "value": SECRET}}, **options}
+        {
+            "allow": rules(net),
+            "secrets": {"api.test": {"header": "Authorization", "value": SECRET}},
+            **options,
+        }
     )
     network = SandboxNetwork(config, name="test", timeouts=timeouts)
     network.start(folder, sys.executable)
@@ -161,7 +175,12 @@ def test_plain_http_to_an_allowed_host_is_forwarded_and_logged(proxy: Proxy, int
     assert b"connection: close" in reply.lower()  # one request per proxy connection
     assert f"host=pypi.test:{internet.http_port} auth=absent".encode() in reply
     event = _wait_closed(proxy.last().id, proxy.network)
-    assert (event.host, event.port, event.allowed, event.method) == ("pypi.test", internet.http_port, True, "GET")
+    assert (event.host, event.port, event.allowed, event.method) == (
+        "pypi.test",
+        internet.http_port,
+        True,
+        "GET",
+    )
     assert event.reason == f"allowed by pypi.test:{internet.http_port}"
     assert event.address == "127.0.0.1" and event.bytes_up > 0 and event.bytes_down > len(b"host=")
 
@@ -221,10 +240,15 @@ def test_a_port_rule_allows_that_port_only(proxy: Proxy, internet: Internet) -> 
         ("rebind.test:{https}", "resolves to a non-public address 169.254.169.254"),
         ("private.test:{https}", "resolves to a non-public address 10.1.2.3"),
         ("loopback.test:{https}", "resolves to a non-public address 127.0.0.2"),
-        ("mapped.test:{https}", f"resolves to a non-public address {ipaddress.ip_address('::ffff:127.0.0.1')}"),
+        (
+            "mapped.test:{https}",
+            f"resolves to a non-public address {ipaddress.ip_address('::ffff:127.0.0.1')}",
+        ),
     ],
 )
-def test_addresses_that_are_not_public_are_refused(proxy: Proxy, internet: Internet, target: str, why: str) -> None:
+def test_addresses_that_are_not_public_are_refused(
+    proxy: Proxy, internet: Internet, target: str, why: str
+) -> None:
     target = target.format(https=internet.https_port)
     before = len(internet.seen)
     with pytest.raises(AssertionError, match="403"):
@@ -247,20 +271,41 @@ def test_numeric_host_names_are_not_resolved(proxy: Proxy, host: str) -> None:
 @pytest.mark.parametrize(
     ("request_bytes", "reason"),
     [
-        (b"CONNECT " + b"a" * 40000 + b".test:443 HTTP/1.1\r\n\r\n", "malformed request: request head longer than 32768 bytes"),
-        (b"CONNECT " + b"a" * 100000 + b".test:443 HTTP/1.1\r\n\r\n", "malformed request: over-long line in the request head"),
-        (b"CONNECT pypi.test:443 HTTP/1.1\r\n" + b"X-Pad: y\r\n" * 200 + b"\r\n", "malformed request: more than 128 header lines"),
+        (
+            b"CONNECT " + b"a" * 40000 + b".test:443 HTTP/1.1\r\n\r\n",
+            "malformed request: request head longer than 32768 bytes",
+        ),
+        (
+            b"CONNECT " + b"a" * 100000 + b".test:443 HTTP/1.1\r\n\r\n",
+            "malformed request: over-long line in the request head",
+        ),
+        (
+            b"CONNECT pypi.test:443 HTTP/1.1\r\n" + b"X-Pad: y\r\n" * 200 + b"\r\n",
+            "malformed request: more than 128 header lines",
+        ),
         (b"CONNECT pypi.test HTTP/1.1\r\n\r\n", "malformed CONNECT target: missing port"),
         (b"CONNECT pypi.test:443 HTTP/2\r\n\r\n", "malformed request: not an HTTP/1.0 or HTTP/1.1 request"),
         (b"CONNECT  pypi.test:443 HTTP/1.1\r\n\r\n", "malformed request: malformed request line"),
-        (b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\r\n\r\n", "malformed request: malformed request line"),
-        (b"GET http://pypi.test/ HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", "malformed request: more than one Host header"),
+        (
+            b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\r\n\r\n",
+            "malformed request: malformed request line",
+        ),
+        (
+            b"GET http://pypi.test/ HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",
+            "malformed request: more than one Host header",
+        ),
         (
             b"POST http://pypi.test/ HTTP/1.1\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n",
             "malformed request: both Content-Length and Transfer-Encoding",
         ),
-        (b"GET http://pypi.test/ HTTP/1.1\r\nX: a\r\n folded\r\n\r\n", "malformed request: folded or empty header line"),
-        (b"GET /relative HTTP/1.1\r\nHost: pypi.test\r\n\r\n", "not a proxy request (expected an absolute http:// URL)"),
+        (
+            b"GET http://pypi.test/ HTTP/1.1\r\nX: a\r\n folded\r\n\r\n",
+            "malformed request: folded or empty header line",
+        ),
+        (
+            b"GET /relative HTTP/1.1\r\nHost: pypi.test\r\n\r\n",
+            "not a proxy request (expected an absolute http:// URL)",
+        ),
         (b"GET http://user:pw@pypi.test/ HTTP/1.1\r\n\r\n", "user credentials in the URL authority"),
     ],
 )
@@ -273,7 +318,9 @@ def test_malformed_or_over_long_requests_are_refused(proxy: Proxy, request_bytes
 
 def test_the_connect_host_header_must_match(proxy: Proxy, internet: Internet) -> None:
     target = f"pypi.test:{internet.https_port}"
-    reply = proxy.exchange(f"CONNECT {target} HTTP/1.1\r\nHost: other.test:{internet.https_port}\r\n\r\n".encode())
+    reply = proxy.exchange(
+        f"CONNECT {target} HTTP/1.1\r\nHost: other.test:{internet.https_port}\r\n\r\n".encode()
+    )
     assert reply.startswith(b"HTTP/1.1 400 Host header differs from the CONNECT target")
     url = internet.http("pypi.test")
     reply = proxy.exchange(f"GET {url} HTTP/1.1\r\nHost: other.test\r\n\r\n".encode())
@@ -299,7 +346,10 @@ def test_the_tls_server_name_must_match_the_connect_host(proxy: Proxy, internet:
     with pytest.raises((ssl.SSLError, ConnectionError, OSError)):
         proxy.https_get("pypi.test", sni="other.test")
     event = _wait_closed(proxy.last().id, proxy.network)
-    assert (event.allowed, event.reason) == (False, "TLS server name other.test differs from the CONNECT host")
+    assert (event.allowed, event.reason) == (
+        False,
+        "TLS server name other.test differs from the CONNECT host",
+    )
 
 
 def test_a_malformed_client_hello_ends_the_tunnel(proxy: Proxy, internet: Internet) -> None:
@@ -321,7 +371,9 @@ def test_the_secret_header_is_added_to_plain_http_requests(proxy: Proxy, interne
     assert proxy.last().secret_header == "Authorization"
 
 
-def test_the_secret_header_reaches_https_hosts_through_the_sandbox_ca(proxy: Proxy, internet: Internet) -> None:
+def test_the_secret_header_reaches_https_hosts_through_the_sandbox_ca(
+    proxy: Proxy, internet: Internet
+) -> None:
     assert proxy.network.directory is not None
     bundle = os.path.join(proxy.network.directory, "ca-bundle.pem")
     s = proxy.tunnel(f"api.test:{internet.https_port}")
@@ -331,7 +383,9 @@ def test_the_secret_header_reaches_https_hosts_through_the_sandbox_ca(proxy: Pro
             tls.sendall(f"GET /echo HTTP/1.1\r\nHost: api.test:{internet.https_port}\r\n\r\n".encode())
             reply = _read_response(tls)
             assert reply.startswith(b"HTTP/1.1 200") and b"auth=present" in reply
-        tls.sendall(f"POST /upload HTTP/1.1\r\nHost: api.test:{internet.https_port}\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nabcd\r\n0\r\n\r\n".encode())
+        tls.sendall(
+            f"POST /upload HTTP/1.1\r\nHost: api.test:{internet.https_port}\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nabcd\r\n0\r\n\r\n".encode()
+        )
         assert b"posted 4" in _read_response(tls)
     recent = internet.seen[-3:]
     assert [(r["authorization"], r["tls"]) for r in recent] == [(SECRET, "True")] * 3
@@ -354,7 +408,12 @@ def test_the_sandbox_ca_vouches_for_the_secret_hosts_only(proxy: Proxy, internet
     assert constraints.critical
     assert [n.value for n in constraints.value.permitted_subtrees or []] == ["api.test"]
     assert not os.path.exists(os.path.join(proxy.network.directory, "ca-key.pem"))
-    assert sorted(os.listdir(proxy.network.directory)) == ["bridge.py", "ca-bundle.pem", "ca.pem", "proxy.sock"]
+    assert sorted(os.listdir(proxy.network.directory)) == [
+        "bridge.py",
+        "ca-bundle.pem",
+        "ca.pem",
+        "proxy.sock",
+    ]
 
 
 def test_an_upstream_that_fails_verification_gets_no_secret(internet: Internet) -> None:
@@ -373,7 +432,9 @@ def test_an_upstream_that_fails_verification_gets_no_secret(internet: Internet) 
         assert reply == ""
         assert len(internet.seen) == before
         event = _wait_closed(p.last().id, network)
-        assert event.reason.startswith("TLS to api.test failed") and "CERTIFICATE_VERIFY_FAILED" in event.reason
+        assert (
+            event.reason.startswith("TLS to api.test failed") and "CERTIFICATE_VERIFY_FAILED" in event.reason
+        )
     finally:
         tls._extra_upstream_cafile = saved
         network.stop()

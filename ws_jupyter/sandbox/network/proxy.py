@@ -364,7 +364,10 @@ class ProxyServer:
                 )
             except ssl.SSLError as exc:  # a certificate that does not verify: no other address helps
                 raise _Refused(
-                    502, "Upstream TLS failed", f"TLS to {dest.host} failed: {exc.reason or exc}", allowed=True
+                    502,
+                    "Upstream TLS failed",
+                    f"TLS to {dest.host} failed: {exc.reason or exc}",
+                    allowed=True,
                 ) from None
             except (OSError, asyncio.TimeoutError) as exc:
                 last = exc
