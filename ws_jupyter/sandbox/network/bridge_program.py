@@ -2,15 +2,15 @@
 
 Run in front of every sandboxed command and kernel as ``python3 -I -S bridge.py PORT SOCKET ARGV...``
 (a copy of this file, read-only inside the sandbox). It listens on the loopback of the command's
-own network namespace, leaves a forwarder behind — a grandchild, re-parented to the sandbox's
-init, so a shell's ``wait`` never waits for it — and replaces itself with ARGV. The forwarder
-copies each TCP connection to a new connection on the proxy's socket, byte for byte: it knows
-nothing of HTTP, holds no secret and decides nothing (the proxy does). It dies with the sandbox's
-pid namespace when the command ends.
+own network namespace, spawns ARGV as its only child, and copies each TCP connection to a new
+connection on the proxy's socket, byte for byte (``splice``: in the kernel): it knows nothing of
+HTTP, holds no secret and decides nothing (the proxy does). It passes signals on to the command
+and exits as the command exits, with its status (or its signal).
 
-Only what runs before the command starts is on its critical path: the interpreter, a socket, a
-double fork. Imports that cost (``socket``, ``threading``) happen in the forwarder. Standard library
-only, for any Python 3 a sandbox may have; not imported by the package.
+Only what runs before the command starts is on its critical path: the interpreter, a socket and
+``posix_spawn`` (no copy of this interpreter). Imports that cost (``socket``, ``threading``)
+happen after. Standard library only, for any Python 3.6+ a sandbox may have; not imported by the
+package.
 """
 
 import _socket
@@ -22,20 +22,55 @@ if False:  # for type checkers only (a real import would cost start-up time)
     import threading
 
 _BUFFER = 256 * 1024
+_PIPE = 1024 * 1024
 _MAX_CONNECTIONS = 512
+
+
+def _copy(src: "socket.socket", dst: "socket.socket") -> None:
+    buf = bytearray(_BUFFER)
+    view = memoryview(buf)
+    while True:
+        n = src.recv_into(buf)
+        if not n:
+            return
+        dst.sendall(view[:n])
+
+
+def _splice(src: "socket.socket", dst: "socket.socket") -> None:
+    """Copies in the kernel (socket -> pipe -> socket): no byte crosses into Python."""
+    r, w = os.pipe()
+    try:
+        try:
+            import fcntl
+
+            fcntl.fcntl(w, 1031, _PIPE)  # F_SETPIPE_SZ: fewer round trips per megabyte
+        except OSError:
+            pass
+        fin, fout = src.fileno(), dst.fileno()
+        while True:
+            n = os.splice(fin, w, _PIPE)
+            if not n:
+                return
+            while n:
+                n -= os.splice(r, fout, n)
+    finally:
+        os.close(r)
+        os.close(w)
 
 
 def _pump(src: "socket.socket", dst: "socket.socket") -> None:
     import socket
 
-    buf = bytearray(_BUFFER)
-    view = memoryview(buf)
     try:
-        while True:
-            n = src.recv_into(buf)
-            if not n:
-                break
-            dst.sendall(view[:n])
+        if hasattr(os, "splice"):
+            try:
+                _splice(src, dst)
+            except OSError as exc:
+                if exc.errno != 22:  # EINVAL: this kernel cannot splice these sockets
+                    raise
+                _copy(src, dst)
+        else:
+            _copy(src, dst)
     except OSError:
         pass
     try:
@@ -70,13 +105,15 @@ def _connection(conn: "socket.socket", path: str, slots: "threading.BoundedSemap
 def _forward(fd: int, path: str) -> None:
     import socket
     import threading
+    import time
 
     listener = socket.socket(fileno=fd)
     slots = threading.BoundedSemaphore(_MAX_CONNECTIONS)
     while True:
         try:
             conn, _ = listener.accept()
-        except OSError:
+        except OSError:  # out of descriptors, for one: let some connections end first
+            time.sleep(0.05)
             continue
         if not slots.acquire(blocking=False):
             conn.close()
@@ -89,6 +126,48 @@ def _forward(fd: int, path: str) -> None:
             slots.release()
 
 
+def _spawn(command: "list[str]") -> int:
+    spawn = getattr(os, "posix_spawnp", None)
+    if spawn is not None:
+        return int(spawn(command[0], command, os.environ))
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.execvp(command[0], command)
+        finally:
+            os._exit(127)
+    return pid
+
+
+def _forward_signals(child: int) -> None:
+    import signal
+
+    def relay(signum: int, frame: object) -> None:
+        try:
+            os.kill(child, signum)
+        except OSError:
+            pass
+
+    for name in ("SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGWINCH", "SIGALRM"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), relay)
+
+
+def _exit_like(status: int) -> None:
+    """Ends this process the way the command ended: its exit code, or its signal."""
+    if os.WIFSIGNALED(status):
+        import signal
+
+        signum = os.WTERMSIG(status)
+        try:
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+        except (OSError, ValueError):
+            pass
+        os._exit(128 + signum)
+    os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
+
+
 def main(argv: "list[str]") -> None:
     port, path, command = int(argv[1]), argv[2], argv[3:]
     listener = None
@@ -99,31 +178,35 @@ def main(argv: "list[str]") -> None:
         listener.listen(128)
     except OSError as exc:
         sys.stderr.write(
-            f"ws-jupyter: the sandbox network bridge cannot listen on 127.0.0.1:{port} ({exc.strerror or exc}): "
-            "no network for this command\n"
+            f"ws-jupyter: the sandbox network bridge cannot listen on 127.0.0.1:{port} "
+            f"({exc.strerror or exc}): no network for this command\n"
         )
         listener = None
-    if listener is not None:
-        child = os.fork()
-        if child == 0:
-            code = 0
-            try:
-                if os.fork() == 0:
-                    os.setsid()
-                    null = os.open(os.devnull, os.O_RDWR)
-                    for fd in (0, 1, 2):
-                        os.dup2(null, fd)
-                    _forward(listener.detach(), path)
-            except BaseException:
-                code = 1
-            os._exit(code)
-        os.waitpid(child, 0)
-        listener.close()
+    if listener is None:
+        try:
+            os.execvp(command[0], command)
+        except OSError as exc:
+            sys.stderr.write(f"ws-jupyter: cannot run {command[0]}: {exc.strerror or exc}\n")
+            sys.exit(127)
+    # The command runs as this process's child (spawned: no copy of this interpreter), already
+    # able to connect: the socket listens, and connections wait in its backlog until the
+    # forwarder thread accepts them. This process relays signals, and ends as the command ends.
     try:
-        os.execvp(command[0], command)
+        child = _spawn(command)
     except OSError as exc:
         sys.stderr.write(f"ws-jupyter: cannot run {command[0]}: {exc.strerror or exc}\n")
         sys.exit(127)
+    _forward_signals(child)
+    import threading
+
+    threading.Thread(target=_forward, args=(listener.detach(), path), daemon=True).start()
+    while True:
+        try:
+            pid, status = os.waitpid(child, 0)
+        except ChildProcessError:
+            os._exit(1)
+        if pid == child:
+            _exit_like(status)
 
 
 if __name__ == "__main__":

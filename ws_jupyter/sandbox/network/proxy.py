@@ -39,6 +39,7 @@ from ...errors import SandboxError
 from .config import HeaderSecret
 from .egress import EgressLog, EgressRecord
 from .policy import Destination, IPAddress, NetworkPolicy, parse_destination
+from .relay import Relays
 from .resolver import ResolveError, resolve
 from .tls import WorkspaceCA, upstream_context
 from .wire import (
@@ -112,6 +113,41 @@ def _same_authority(host_header: str, dest: Destination, default_port: int) -> b
     return given.host == dest.host and given.port == dest.port
 
 
+async def _hand_over(
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+    other: asyncio.StreamWriter,
+    count: Callable[[int], None],
+) -> bool:
+    """Stops asyncio reading ``reader``'s socket, so that a relay thread can: what the reader had
+    buffered is written to ``other`` first, and both writers' buffers are flushed to their sockets.
+
+    False (nothing changed) where that is not possible: a TLS transport, or a StreamReader that
+    keeps its buffer elsewhere than this Python's.
+    """
+    buffered = getattr(reader, "_buffer", None)
+    if (
+        not isinstance(buffered, bytearray)
+        or writer.get_extra_info("sslcontext") is not None
+        or other.get_extra_info("sslcontext") is not None
+        or writer.get_extra_info("socket") is None
+        or other.get_extra_info("socket") is None
+    ):
+        return False
+    writer.transport.pause_reading()  # type: ignore[attr-defined]  # a socket transport reads too
+    if buffered:
+        data = bytes(buffered)
+        buffered.clear()
+        other.write(data)
+        count(len(data))
+    for w in (writer, other):  # the relay writes straight to the sockets: nothing may be queued
+        for _ in range(3000):
+            if not w.transport.get_write_buffer_size():
+                break
+            await asyncio.sleep(0.01)
+    return True
+
+
 class _Connection:
     """Bookkeeping of one client connection: its log record and byte counts."""
 
@@ -172,6 +208,7 @@ class ProxyServer:
         self._ready = threading.Event()
         self._error: BaseException | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self._relays = Relays()
         self._upstream_ctx = None if ca is None else upstream_context()
 
     # --- lifecycle -----------------------------------------------------------------------------
@@ -234,6 +271,7 @@ class ProxyServer:
             await self._stopping.wait()
         finally:
             server.close()
+            self._relays.close_all()
             for task in list(self._tasks):
                 task.cancel()
             if self._tasks:
@@ -497,26 +535,31 @@ class ProxyServer:
         uwriter: asyncio.StreamWriter,
         secrets: Sequence[HeaderSecret] = (),
     ) -> None:
-        """Relays a tunnel after checking its first bytes (``first``: already read and checked);
-        HTTP inside it is checked request by request (and gets the secret headers)."""
-        down = asyncio.ensure_future(self._pump(ureader, writer, conn.down))
+        """Relays a tunnel after checking its first bytes (``first``: already read and checked).
+
+        HTTP inside it is checked request by request here (and gets the secret headers) while the
+        responses flow through the kernel-side relay; anything else flows there both ways.
+        """
+        early = asyncio.ensure_future(self._pump(ureader, writer, conn.down))  # servers that speak first
         try:
             data, head = first if first is not None else await self._first_bytes(conn, dest, reader)
-            if head is not None:
-                up = asyncio.ensure_future(self._requests(conn, dest, head, reader, uwriter, secrets))
-            elif data:
-                uwriter.write(data)
-                conn.up(len(data))
-                await uwriter.drain()
-                up = asyncio.ensure_future(self._pump(reader, uwriter, conn.up))
-            else:  # the sandbox closed its side without sending anything
-                with contextlib.suppress(Exception):
-                    uwriter.write_eof()
-                await self._idle_watch(conn, down)
-                return
-            await self._idle_watch(conn, up, down)
         finally:
-            down.cancel()
+            early.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await early
+        if head is not None:
+            down = await self._downstream(conn, writer, ureader, uwriter)
+            up = asyncio.ensure_future(self._requests(conn, dest, head, reader, uwriter, secrets))
+            await self._idle_watch(conn, up, down)
+            return
+        if data:
+            uwriter.write(data)
+            conn.up(len(data))
+            await uwriter.drain()
+        else:  # the sandbox closed its side without sending anything
+            with contextlib.suppress(Exception):
+                uwriter.write_eof()
+        await self._idle_watch(conn, *await self._both_ways(conn, reader, writer, ureader, uwriter))
 
     async def _requests(
         self,
@@ -683,8 +726,7 @@ class ProxyServer:
                     down = asyncio.ensure_future(self._pump(ureader, writer, conn.down))
                     await self._idle_watch(conn, up, down)
                     return
-                down = asyncio.ensure_future(self._pump(ureader, writer, conn.down))
-                await self._idle_watch(conn, down)
+                await self._idle_watch(conn, await self._downstream(conn, writer, ureader, uwriter))
             finally:
                 for task in (body, response):
                     task.cancel()
@@ -716,6 +758,62 @@ class ProxyServer:
                 return head.status
 
     # --- moving bytes ----------------------------------------------------------------------------
+
+    async def _downstream(
+        self,
+        conn: _Connection,
+        writer: asyncio.StreamWriter,
+        ureader: asyncio.StreamReader,
+        uwriter: asyncio.StreamWriter,
+    ) -> asyncio.Future[None]:
+        """Upstream -> sandbox from now on: through the kernel-side relay when the sockets allow
+        it, else an asyncio pump. The loop must not read ``ureader`` or write ``writer`` again."""
+        if await _hand_over(ureader, uwriter, writer, conn.down):
+            return self._relay_future(conn, writer, uwriter, up=False)
+        return asyncio.ensure_future(self._pump(ureader, writer, conn.down))
+
+    async def _both_ways(
+        self,
+        conn: _Connection,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        ureader: asyncio.StreamReader,
+        uwriter: asyncio.StreamWriter,
+    ) -> list[asyncio.Future[None]]:
+        """Both directions from now on, in the kernel-side relay when possible."""
+        if await _hand_over(ureader, uwriter, writer, conn.down) and await _hand_over(
+            reader, writer, uwriter, conn.up
+        ):
+            return [self._relay_future(conn, writer, uwriter, up=True)]
+        return [
+            asyncio.ensure_future(self._pump(ureader, writer, conn.down)),
+            asyncio.ensure_future(self._pump(reader, uwriter, conn.up)),
+        ]
+
+    def _relay_future(
+        self, conn: _Connection, writer: asyncio.StreamWriter, uwriter: asyncio.StreamWriter, *, up: bool
+    ) -> asyncio.Future[None]:
+        """Starts a relay between the two sockets; the future ends with it (cancelling it kills it)."""
+        loop = asyncio.get_running_loop()
+        finished: asyncio.Future[None] = loop.create_future()
+
+        def resolve() -> None:
+            if not finished.done():
+                finished.set_result(None)
+
+        def done() -> None:
+            with contextlib.suppress(RuntimeError):  # the loop is gone: the proxy stopped
+                loop.call_soon_threadsafe(resolve)
+
+        relay = self._relays.start(
+            writer.get_extra_info("socket").fileno(),
+            uwriter.get_extra_info("socket").fileno(),
+            up=conn.up if up else None,
+            down=conn.down,
+            done=done,
+        )
+        finished.add_done_callback(lambda f: relay.kill() if f.cancelled() else None)
+        return finished
 
     @staticmethod
     async def _pump(
