@@ -83,7 +83,9 @@ def p50(values: list[float]) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--mb", type=int, default=100)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--requests", type=int, default=50)
@@ -94,9 +96,14 @@ def main() -> None:
     size = args.mb << 20
     tmp = tempfile.mkdtemp(prefix="ws-net-bench-")
     with fake_internet({"bench.test": "127.0.0.1"}):
-        direct = LocalSandbox(working_directory=os.path.join(tmp, "d"), isolation="bwrap", network="full", timeout=600)
+        direct = LocalSandbox(
+            working_directory=os.path.join(tmp, "d"), isolation="bwrap", network="full", timeout=600
+        )
         proxied = LocalSandbox(
-            working_directory=os.path.join(tmp, "p"), isolation="bwrap", network=[f"bench.test:{port}"], timeout=600
+            working_directory=os.path.join(tmp, "p"),
+            isolation="bwrap",
+            network=[f"bench.test:{port}"],
+            timeout=600,
         )
         closed = LocalSandbox(working_directory=os.path.join(tmp, "n"), isolation="bwrap", timeout=600)
         for sb in (direct, proxied, closed):
@@ -109,7 +116,9 @@ def main() -> None:
         for _ in range(args.runs):
             speeds["direct"] += curl_times(direct, f"{direct_url}/{size}", 1, "%{speed_download}")
             speeds["forwarded"] += curl_times(proxied, f"{proxy_url}/{size}", 1, "%{speed_download}")
-            speeds["tunnel"] += curl_times(proxied, f"{proxy_url}/{size}", 1, "%{speed_download}", "--proxytunnel")
+            speeds["tunnel"] += curl_times(
+                proxied, f"{proxy_url}/{size}", 1, "%{speed_download}", "--proxytunnel"
+            )
         mbps = {k: p50(v) / 1e6 for k, v in speeds.items()}
         print(f"throughput of a {args.mb} MB download (p50 of {args.runs}, MB/s):")
         print(f"  direct (network='full')        {mbps['direct']:8.0f}")
@@ -123,7 +132,9 @@ def main() -> None:
             half = max(1, args.requests // 2)
             ttfb["direct"] += curl_times(direct, f"{direct_url}/10", half, "%{time_starttransfer}")
             ttfb["forwarded"] += curl_times(proxied, f"{proxy_url}/10", half, "%{time_starttransfer}")
-            ttfb["tunnel"] += curl_times(proxied, f"{proxy_url}/10", half, "%{time_starttransfer}", "--proxytunnel")
+            ttfb["tunnel"] += curl_times(
+                proxied, f"{proxy_url}/10", half, "%{time_starttransfer}", "--proxytunnel"
+            )
         ms = {k: p50(v) * 1e3 for k, v in ttfb.items()}
         print(f"time to first byte, p50 of {len(ttfb['direct'])} requests (ms):")
         print(f"  direct                         {ms['direct']:8.2f}")
@@ -143,7 +154,9 @@ def main() -> None:
                 into.append(time.perf_counter() - t0)
         print("execute_command('true'), p50 (ms):")
         print(f"  network='none'                 {p50(plain) * 1e3:8.2f}")
-        print(f"  network=[...] (bridge)         {p50(bridged) * 1e3:8.2f}   +{(p50(bridged) - p50(plain)) * 1e3:.2f} ms")
+        print(
+            f"  network=[...] (bridge)         {p50(bridged) * 1e3:8.2f}   +{(p50(bridged) - p50(plain)) * 1e3:.2f} ms"
+        )
         for sb in (direct, proxied, closed):
             sb.destroy()
     shutil.rmtree(tmp, ignore_errors=True)

@@ -478,3 +478,32 @@ def test_stop_ends_open_tunnels_the_thread_and_the_socket(internet: Internet) ->
     assert not proxy_thread.is_alive()
     assert not os.path.exists(p.path) and os.listdir(folder) == []
     os.rmdir(folder)
+
+
+def test_relayed_tunnels_end_on_stop_and_when_idle(internet: Internet) -> None:
+    """Past its first bytes a tunnel runs in the kernel-side relay: stop() and the idle limit
+    still end it (and the log entry closes with the bytes counted)."""
+    network, folder = _start(internet, timeouts=Timeouts(idle=1.0))
+    p = Proxy(network, internet)
+    try:
+        ctx = ssl.create_default_context(cafile=internet.ca_file)
+        idle = ctx.wrap_socket(p.tunnel(f"pypi.test:{internet.https_port}"), server_hostname="pypi.test")
+        t0 = time.monotonic()
+        assert _read_all(idle) == b""  # nothing moves for 1 s: the proxy ends it
+        assert 0.9 < time.monotonic() - t0 < 40
+        event = _wait_closed(p.last().id, network)
+        assert event.allowed and event.bytes_down > 0
+        busy = ctx.wrap_socket(p.tunnel(f"pypi.test:{internet.https_port}"), server_hostname="pypi.test")
+        busy.sendall(f"GET /big/{50 << 20} HTTP/1.1\r\nHost: pypi.test\r\n\r\n".encode())
+        assert busy.recv(100).startswith(b"HTTP/1.1 200")
+        assert network.proxy is not None and len(network.proxy._relays) == 1
+        network.stop()
+        with pytest.raises((ssl.SSLError, ConnectionError, OSError, AssertionError)):
+            while busy.recv(1 << 20):
+                pass
+            raise AssertionError("ended")
+        busy.close()
+        idle.close()
+    finally:
+        network.stop()
+        os.rmdir(folder)

@@ -380,3 +380,10 @@ def test_modes_that_cannot_be_enforced_are_refused(tmp_path: Path) -> None:
     full = LocalSandbox(working_directory=wd, isolation="bwrap", network="full")
     assert full.network.mode == "full" and full.native_sandbox.allow_network
     assert full.egress_log() == []
+
+
+def test_exit_codes_signals_and_time_limits_pass_through_the_bridge(sandbox: LocalSandbox) -> None:
+    assert sandbox.execute_command("exit 3").exit_code == 3
+    assert sandbox.execute_command("kill -TERM $$").exit_code == 128 + 15
+    slow = sandbox.execute_command("sleep 30", timeout=0.5)
+    assert slow.timed_out and slow.exit_code == 124

@@ -139,18 +139,27 @@ def _spawn(command: "list[str]") -> int:
     return pid
 
 
-def _forward_signals(child: int) -> None:
-    import signal
+_child = [0]  # the command's pid once spawned
+_pending: "list[int]" = []  # signals that came before it
 
-    def relay(signum: int, frame: object) -> None:
-        try:
-            os.kill(child, signum)
-        except OSError:
-            pass
+
+def _relay_signal(signum: int, frame: object) -> None:
+    if not _child[0]:
+        _pending.append(signum)
+        return
+    try:
+        os.kill(_child[0], signum)
+    except OSError:
+        pass
+
+
+def _forward_signals() -> None:
+    """Signals to this process go to the command (installed before it starts: none is lost)."""
+    import signal
 
     for name in ("SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGWINCH", "SIGALRM"):
         if hasattr(signal, name):
-            signal.signal(getattr(signal, name), relay)
+            signal.signal(getattr(signal, name), _relay_signal)
 
 
 def _exit_like(status: int) -> None:
@@ -161,10 +170,13 @@ def _exit_like(status: int) -> None:
         signum = os.WTERMSIG(status)
         try:
             signal.signal(signum, signal.SIG_DFL)
-            os.kill(os.getpid(), signum)
-        except (OSError, ValueError):
+        except (OSError, ValueError):  # SIGKILL, SIGSTOP: already the default
             pass
-        os._exit(128 + signum)
+        try:
+            os.kill(os.getpid(), signum)
+        except OSError:
+            pass
+        os._exit(128 + signum)  # a signal whose default is to be ignored
     os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
 
 
@@ -191,12 +203,15 @@ def main(argv: "list[str]") -> None:
     # The command runs as this process's child (spawned: no copy of this interpreter), already
     # able to connect: the socket listens, and connections wait in its backlog until the
     # forwarder thread accepts them. This process relays signals, and ends as the command ends.
+    _forward_signals()
     try:
         child = _spawn(command)
     except OSError as exc:
         sys.stderr.write(f"ws-jupyter: cannot run {command[0]}: {exc.strerror or exc}\n")
         sys.exit(127)
-    _forward_signals(child)
+    _child[0] = child
+    for signum in _pending:
+        _relay_signal(signum, None)
     import threading
 
     threading.Thread(target=_forward, args=(listener.detach(), path), daemon=True).start()
