@@ -59,6 +59,7 @@ class RunSummary(RichView):
     interrupted: bool = False
     streamed: bool = True
     truncated: bool = False  # the result lost the oldest output (beyond the retention limit)
+    network_note: str = ""  # network allow mode: the command's denied connection attempts
     kind = "run"
 
     @classmethod
@@ -84,7 +85,10 @@ class RunSummary(RichView):
             killed=bool(getattr(result, "killed", False)) and not interrupted,
             interrupted=interrupted,
             streamed=streamed,
-            truncated=bool(getattr(result, "stdout_truncated", False) or getattr(result, "stderr_truncated", False)),
+            truncated=bool(
+                getattr(result, "stdout_truncated", False) or getattr(result, "stderr_truncated", False)
+            ),
+            network_note=str(getattr(result, "network_note", "") or ""),
         )
 
     @property
@@ -121,19 +125,28 @@ class RunSummary(RichView):
                 if stream:
                     lines.append(self._shown(stream)[0])
         lines.append(("✓ " if self.success else "✗ ") + self.status())
+        if self.network_note:
+            lines.append(self.network_note)
         return "\n".join(lines)
 
     def html_body(self) -> str:
         colour = OK if self.success else BAD
         out = ""
         if not self.streamed and (self.stdout or self.stderr):
-            out = f'<pre style="{PRE}; margin-bottom: 4px">{self._shown(self.stdout)[1] if self.stdout else ""}'
+            out = (
+                f'<pre style="{PRE}; margin-bottom: 4px">{self._shown(self.stdout)[1] if self.stdout else ""}'
+            )
             if self.stderr:
                 out += f'<span style="color: {BAD}">{self._shown(self.stderr)[1]}</span>'
             out += "</pre>"
+        note = (
+            f'<div style="color: {WARN}; font-size: 0.92em">{esc(self.network_note)}</div>'
+            if self.network_note
+            else ""
+        )
         return (
             f'{out}<div style="{MUTED}; font-size: 0.92em">{badge("✓" if self.success else "✗", colour)} '
-            f"{esc(self.status())}</div>"
+            f"{esc(self.status())}</div>{note}"
         )
 
 
