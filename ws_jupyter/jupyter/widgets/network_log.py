@@ -19,6 +19,7 @@ from typing import Any
 import ipywidgets as w
 from traitlets import Bool, Dict, List
 
+from ..views.common import MUTED, esc
 from ..views.network import EgressRow, EgressTableView
 from ..views.workspace import network_summary
 from .controls import button
@@ -45,7 +46,7 @@ class NetworkLog(Snapshotting, w.VBox):
         if log is None:
             raise ValueError("This sandbox's network is not in allow mode: there is no egress log")
         self.sandbox = sandbox
-        self.log = log
+        self.egress = log
         self.poll = max(poll, interval)
         self._closed = False
         self._poll_pending = False
@@ -70,7 +71,7 @@ class NetworkLog(Snapshotting, w.VBox):
         rows = [EgressRow(**r) for r in self.rows]
         info = self.sandbox.get_info().metadata.get("network") or {}
         return EgressTableView(
-            rows, mode=network_summary(info) if info else "", dropped=self.log.dropped, limit=MAX_ROWS
+            rows, mode=network_summary(info) if info else "", dropped=self.egress.dropped, limit=MAX_ROWS
         )
 
     def _render(self) -> None:
@@ -78,8 +79,11 @@ class NetworkLog(Snapshotting, w.VBox):
             return
         events = self.sandbox.egress_log(denied_only=self.denied_only, limit=MAX_ROWS)
         self.rows = [dataclasses.asdict(EgressRow.of(e)) for e in events]
-        self._version = self.log.version
-        self.table.value = self._view().html_body()
+        self._version = self.egress.version
+        view = self._view()
+        self.table.value = (
+            f'<div style="{MUTED}; margin-bottom: 4px">{esc(view.meta())}</div>{view.html_body()}'
+        )
         self.snapshot_changed()
         if any(r["open"] for r in self.rows) and not self._poll_pending:
             self._poll_pending = True  # bytes keep flowing without a log change: look again soon
@@ -99,7 +103,7 @@ class NetworkLog(Snapshotting, w.VBox):
 
     def clear(self) -> None:
         """Empties the sandbox's egress log (and this table)."""
-        self.log.clear()
+        self.egress.clear()
         self.refresh()
 
     def snapshot(self) -> tuple[str, str]:

@@ -480,7 +480,8 @@ class ProxyServer:
                 raise _Refused(0, "", "TLS ClientHello not received in time") from None
             if sni is not None:
                 if dest.address is None and sni != dest.host:
-                    raise _Refused(0, "", f"TLS server name {sni[:100]} differs from the CONNECT host")
+                    shown = "".join(c if c.isprintable() else "?" for c in sni[:100])  # it is the sandbox's text
+                    raise _Refused(0, "", f"TLS server name {shown} differs from the CONNECT host")
                 if dest.address is not None:
                     try:
                         named = parse_destination(sni, default_port=dest.port)
