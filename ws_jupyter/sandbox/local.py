@@ -647,10 +647,15 @@ class LocalSandbox:
         )
         return self.with_network_note(result, since)
 
+    def network_note(self, pid: int | None, since: datetime) -> str:
+        """In ``allow`` mode, one line about the connection attempts that process ``pid`` (and its
+        descendants: a command, a kernel) had denied since ``since``; "" when none."""
+        network = self._network
+        return network.denied_note(pid, since) if network is not None else ""
+
     def with_network_note(self, result: CommandResult, since: datetime) -> CommandResult:
         """``result`` with the line about its denied connection attempts, when it had any."""
-        network = self._network
-        note = network.denied_note(result.pid, since) if network is not None else ""
+        note = self.network_note(result.pid, since)
         return dataclasses.replace(result, network_note=note) if note else result
 
     # --- info ------------------------------------------------------------------------------------------

@@ -105,6 +105,15 @@ def test_a_denied_host_fails_clearly_and_the_result_says_so(
             f"ws-jupyter sandbox proxy: connection other.test:{internet.http_port} refused: not in the "
             f"allow-list\n\nnetwork: 1 connection to other.test:{internet.http_port} denied by the allow-list"
         )
+        tools = box(ws)  # a background process's output says it too
+        started = tools[T.SANDBOX.EXECUTE_COMMAND].run(
+            {"command": f"curl -sS {internet.http('other.test')}", "background": True}
+        )
+        pid = int(started.rsplit(" ", 1)[1].rstrip(")"))
+        output = tools[T.SANDBOX.GET_PROCESS_OUTPUT].run({"pid": pid, "wait": True})
+        assert output.endswith(
+            f"network: 1 connection to other.test:{internet.http_port} denied by the allow-list"
+        )
     finally:
         ws.destroy()
 
@@ -294,6 +303,9 @@ def test_a_sandbox_kernel_gets_the_same_network(internet: Internet, tmp_path: Pa
         text = box(ws)[T.SANDBOX.EXECUTE_CODE].run({"code": code, "timeout": 120})
         assert f"value {PACKAGE_VALUE} http://127.0.0.1:3128" in text, text
         assert "other: HTTP Error 403: Not in the sandbox network allow-list" in text
+        assert text.endswith(
+            f"network: 1 connection to other.test:{internet.http_port} denied by the allow-list"
+        )
         log = sb.egress_log()
         assert {e.host for e in log if e.allowed} == {"pypi.test"}
         assert [e.host for e in log if not e.allowed] == ["other.test"]

@@ -480,7 +480,9 @@ class ProxyServer:
                 raise _Refused(0, "", "TLS ClientHello not received in time") from None
             if sni is not None:
                 if dest.address is None and sni != dest.host:
-                    shown = "".join(c if c.isprintable() else "?" for c in sni[:100])  # it is the sandbox's text
+                    shown = "".join(
+                        c if c.isprintable() else "?" for c in sni[:100]
+                    )  # it is the sandbox's text
                     raise _Refused(0, "", f"TLS server name {shown} differs from the CONNECT host")
                 if dest.address is not None:
                     try:
