@@ -9,8 +9,9 @@ socket -> proxy -> server. ``fake_internet`` maps the test name to 127.0.0.1 for
 Runs are interleaved so load on this shared machine hits both sides alike; ratios of medians are
 the result, absolute numbers are context.
 
-1. throughput of a ``--mb`` download, direct vs through the proxy, as a plain-HTTP request
-   (forwarded) and through a CONNECT tunnel (what HTTPS uses) — target >= 70% of direct;
+1. throughput of a ``--mb`` download, direct vs through the proxy: a plain-HTTP request
+   (forwarded), plain HTTP inside a CONNECT tunnel (``--proxytunnel``: each request head is
+   checked), and HTTPS (TLS through CONNECT, the usual case) — target >= 70% of direct;
 2. connection set-up time added: curl's time to first byte of a tiny response, p50 over
    ``--requests`` requests, proxy minus direct — target <= 5 ms;
 3. the start-up cost the bridge adds to every command: p50 of ``execute_command("true")`` in
@@ -23,6 +24,7 @@ import argparse
 import os
 import shutil
 import socket
+import ssl
 import statistics
 import sys
 import tempfile
@@ -53,20 +55,37 @@ def _serve(conn: socket.socket) -> None:
             size -= n
 
 
-def start_server() -> int:
-    """An HTTP server on 127.0.0.1 answering ``GET /N`` with N bytes from memory."""
+def start_server(tls: ssl.SSLContext | None = None) -> int:
+    """An HTTP(S) server on 127.0.0.1 answering ``GET /N`` with N bytes from memory."""
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(128)
+
+    def serve(conn: socket.socket) -> None:
+        try:
+            _serve(tls.wrap_socket(conn, server_side=True) if tls else conn)
+        except OSError:
+            pass
 
     def loop() -> None:
         while True:
             conn, _ = listener.accept()
             conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            threading.Thread(target=_serve, args=(conn,), daemon=True).start()
+            threading.Thread(target=serve, args=(conn,), daemon=True).start()
 
     threading.Thread(target=loop, daemon=True).start()
     return int(listener.getsockname()[1])
+
+
+def tls_server(folder: str) -> tuple[ssl.SSLContext, str]:
+    """A server context for bench.test and a CA file that trusts it (made with cryptography)."""
+    from ws_jupyter.sandbox.network.tls import WorkspaceCA
+
+    ca = WorkspaceCA(["bench.test"], label="bench")
+    ca_file = os.path.join(folder, "ca.pem")
+    with open(ca_file, "wb") as f:
+        f.write(ca.cert_pem)
+    return ca.server_context("bench.test"), ca_file
 
 
 def curl_times(sb: LocalSandbox, url: str, n: int, fmt: str, extra: str = "") -> list[float]:
@@ -87,14 +106,16 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--mb", type=int, default=100)
-    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--requests", type=int, default=50)
     args = parser.parse_args()
     if not probe_backend("bwrap").available or shutil.which("curl") is None:
         raise SystemExit("needs bubblewrap and curl")
-    port = start_server()
-    size = args.mb << 20
     tmp = tempfile.mkdtemp(prefix="ws-net-bench-")
+    port = start_server()
+    server_tls, ca_file = tls_server(tmp)
+    tls_port = start_server(server_tls)
+    size = args.mb << 20
     with fake_internet({"bench.test": "127.0.0.1"}):
         direct = LocalSandbox(
             working_directory=os.path.join(tmp, "d"), isolation="bwrap", network="full", timeout=600
@@ -102,45 +123,61 @@ def main() -> None:
         proxied = LocalSandbox(
             working_directory=os.path.join(tmp, "p"),
             isolation="bwrap",
-            network=[f"bench.test:{port}"],
+            network=[f"bench.test:{port}", f"bench.test:{tls_port}"],
             timeout=600,
         )
         closed = LocalSandbox(working_directory=os.path.join(tmp, "n"), isolation="bwrap", timeout=600)
         for sb in (direct, proxied, closed):
             sb.start()
-        direct_url = f"http://127.0.0.1:{port}"
-        proxy_url = f"http://bench.test:{port}"
+            shutil.copy(ca_file, os.path.join(sb.working_directory, "ca.pem"))
+        http_direct = f"http://127.0.0.1:{port}"
+        http_proxy = f"http://bench.test:{port}"
+        https = f"https://bench.test:{tls_port}"
+        resolve = f"--cacert ca.pem --resolve bench.test:{tls_port}:127.0.0.1"  # direct: curl resolves
 
-        # 1. throughput
-        speeds: dict[str, list[float]] = {"direct": [], "forwarded": [], "tunnel": []}
+        # (label, sandbox, url, curl options, baseline label)
+        cases = [
+            ("HTTP direct (network='full')", direct, http_direct, "", None),
+            ("HTTP through the proxy, forwarded", proxied, http_proxy, "", "HTTP direct (network='full')"),
+            (
+                "HTTP in a CONNECT tunnel",
+                proxied,
+                http_proxy,
+                "--proxytunnel",
+                "HTTP direct (network='full')",
+            ),
+            ("HTTPS direct (network='full')", direct, https, resolve, None),
+            (
+                "HTTPS through the proxy (CONNECT)",
+                proxied,
+                https,
+                "--cacert ca.pem",
+                "HTTPS direct (network='full')",
+            ),
+        ]
+
+        # 1. throughput, interleaved
+        speeds: dict[str, list[float]] = {c[0]: [] for c in cases}
         for _ in range(args.runs):
-            speeds["direct"] += curl_times(direct, f"{direct_url}/{size}", 1, "%{speed_download}")
-            speeds["forwarded"] += curl_times(proxied, f"{proxy_url}/{size}", 1, "%{speed_download}")
-            speeds["tunnel"] += curl_times(
-                proxied, f"{proxy_url}/{size}", 1, "%{speed_download}", "--proxytunnel"
-            )
-        mbps = {k: p50(v) / 1e6 for k, v in speeds.items()}
+            for label, sb, url, extra, _base in cases:
+                speeds[label] += curl_times(sb, f"{url}/{size}", 1, "%{speed_download}", extra)
         print(f"throughput of a {args.mb} MB download (p50 of {args.runs}, MB/s):")
-        print(f"  direct (network='full')        {mbps['direct']:8.0f}")
-        for name in ("forwarded", "tunnel"):
-            label = "proxy, plain HTTP forwarded" if name == "forwarded" else "proxy, CONNECT tunnel"
-            print(f"  {label:30} {mbps[name]:8.0f}   {mbps[name] / mbps['direct']:.0%} of direct")
+        for label, _sb, _url, _extra, base in cases:
+            mbps = p50(speeds[label]) / 1e6
+            ratio = f"   {p50(speeds[label]) / p50(speeds[base]):.0%} of direct" if base else ""
+            print(f"  {label:36} {mbps:7.0f}{ratio}")
 
-        # 2. connection set-up time (time to first byte of a 10-byte response)
-        ttfb: dict[str, list[float]] = {"direct": [], "forwarded": [], "tunnel": []}
+        # 2. connection set-up time: time to first byte of a 10-byte response
+        ttfb: dict[str, list[float]] = {c[0]: [] for c in cases}
+        half = max(1, args.requests // 2)
         for _ in range(2):
-            half = max(1, args.requests // 2)
-            ttfb["direct"] += curl_times(direct, f"{direct_url}/10", half, "%{time_starttransfer}")
-            ttfb["forwarded"] += curl_times(proxied, f"{proxy_url}/10", half, "%{time_starttransfer}")
-            ttfb["tunnel"] += curl_times(
-                proxied, f"{proxy_url}/10", half, "%{time_starttransfer}", "--proxytunnel"
-            )
-        ms = {k: p50(v) * 1e3 for k, v in ttfb.items()}
-        print(f"time to first byte, p50 of {len(ttfb['direct'])} requests (ms):")
-        print(f"  direct                         {ms['direct']:8.2f}")
-        for name in ("forwarded", "tunnel"):
-            label = "proxy, plain HTTP forwarded" if name == "forwarded" else "proxy, CONNECT tunnel"
-            print(f"  {label:30} {ms[name]:8.2f}   +{ms[name] - ms['direct']:.2f} ms")
+            for label, sb, url, extra, _base in cases:
+                ttfb[label] += curl_times(sb, f"{url}/10", half, "%{time_starttransfer}", extra)
+        print(f"time to first byte, p50 of {2 * half} requests (ms):")
+        for label, _sb, _url, _extra, base in cases:
+            ms = p50(ttfb[label]) * 1e3
+            added = f"   +{ms - p50(ttfb[base]) * 1e3:.2f} ms" if base else ""
+            print(f"  {label:36} {ms:7.2f}{added}")
 
         # 3. what the bridge adds to every command
         plain: list[float] = []
@@ -153,10 +190,9 @@ def main() -> None:
                 sb.execute_command("true")
                 into.append(time.perf_counter() - t0)
         print("execute_command('true'), p50 (ms):")
-        print(f"  network='none'                 {p50(plain) * 1e3:8.2f}")
-        print(
-            f"  network=[...] (bridge)         {p50(bridged) * 1e3:8.2f}   +{(p50(bridged) - p50(plain)) * 1e3:.2f} ms"
-        )
+        print(f"  network='none'                       {p50(plain) * 1e3:7.2f}")
+        added = (p50(bridged) - p50(plain)) * 1e3
+        print(f"  network=[...] (the bridge starts)    {p50(bridged) * 1e3:7.2f}   +{added:.2f} ms")
         for sb in (direct, proxied, closed):
             sb.destroy()
     shutil.rmtree(tmp, ignore_errors=True)

@@ -238,6 +238,37 @@ def internet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Internet]:
         server.server_close()
 
 
+class Bridge:
+    """What the in-sandbox bridge does, from a test: a TCP connection whose far end goes to the
+    proxy as a descriptor over its Unix socket. ``connect()`` returns the near end to talk on."""
+
+    def __init__(self, socket_path: str) -> None:
+        self.channel = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.channel.settimeout(10)
+        self.channel.connect(socket_path)
+        self.listener = socket.socket()
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(16)
+
+    def connect(self) -> socket.socket:
+        near = socket.create_connection(self.listener.getsockname(), timeout=10)
+        far, _ = self.listener.accept()
+        self.send_fd(far.fileno())
+        far.close()
+        return near
+
+    def send_fd(self, fd: int, data: bytes = b"c") -> None:
+        import array
+
+        self.channel.sendmsg(
+            [data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [fd]).tobytes())]
+        )
+
+    def close(self) -> None:
+        self.channel.close()
+        self.listener.close()
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -1,12 +1,13 @@
-"""The in-sandbox bridge on its own (run on the host here, against a Unix socket echo server):
-it relays bytes both ways, runs the command as its child, passes signals on and ends with the
-command's status — also while connections are open."""
+"""The in-sandbox bridge on its own (run on the host here, against a stand-in proxy that echoes):
+it hands connections over (bytes then flow both ways without it), runs the command as its child,
+passes signals on and ends with the command's status — also while connections are open."""
 
 from __future__ import annotations
 
 import os
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -23,28 +24,62 @@ from .conftest import free_port
 
 @pytest.fixture
 def echo() -> Iterator[str]:
-    """A Unix socket server that echoes each connection upper-cased until end of stream."""
+    """A stand-in proxy on a Unix socket: it takes the connections bridges hand over (as
+    descriptors) and echoes each upper-cased until end of stream. Every thread it starts ends
+    with the test (a thread left blocked on a closed socket could act on a reused descriptor)."""
     folder = tempfile.mkdtemp(prefix="wsb-")
     path = os.path.join(folder, "echo.sock")
     server = socket.socket(socket.AF_UNIX)
     server.bind(path)
     server.listen(16)
+    server.settimeout(0.1)
+    stop = threading.Event()
+    threads: list[threading.Thread] = []
+
+    def start(target: object, *args: object) -> None:
+        thread = threading.Thread(target=target, args=args, daemon=True)  # type: ignore[arg-type]
+        threads.append(thread)
+        thread.start()
 
     def serve(conn: socket.socket) -> None:
         with conn:
-            while data := conn.recv(65536):
+            while not stop.is_set():
+                try:
+                    data = conn.recv(65536)
+                except TimeoutError:
+                    continue
+                if not data:
+                    return
                 conn.sendall(data.upper())
 
+    def channel(bridge: socket.socket) -> None:
+        with bridge:
+            while not stop.is_set():
+                try:
+                    data, ancillary, _, _ = bridge.recvmsg(16, socket.CMSG_SPACE(4))
+                except TimeoutError:
+                    continue
+                for _level, _kind, fds in ancillary:
+                    conn = socket.socket(fileno=struct.unpack("i", fds[:4])[0])
+                    conn.settimeout(0.1)
+                    start(serve, conn)
+                if not data:
+                    return
+
     def loop() -> None:
-        while True:
+        while not stop.is_set():
             try:
                 conn, _ = server.accept()
-            except OSError:
-                return
-            threading.Thread(target=serve, args=(conn,), daemon=True).start()
+            except TimeoutError:
+                continue
+            conn.settimeout(0.1)
+            start(channel, conn)
 
-    threading.Thread(target=loop, daemon=True).start()
+    start(loop)
     yield path
+    stop.set()
+    for thread in threads:
+        thread.join(5)
     server.close()
     os.unlink(path)
     os.rmdir(folder)

@@ -27,7 +27,7 @@ from ws_jupyter.sandbox.network.egress import EgressEvent
 from ws_jupyter.sandbox.network.proxy import Timeouts
 from ws_jupyter.sandbox.network.runtime import SandboxNetwork
 
-from .conftest import Internet
+from .conftest import Bridge, Internet
 
 SECRET = "Bearer tok-" + "7" * 24
 
@@ -54,12 +54,11 @@ class Proxy:
         self.net = net
         assert network.directory is not None
         self.path = os.path.join(network.directory, "proxy.sock")
+        self.bridge = Bridge(self.path)
 
     def connect(self) -> socket.socket:
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.settimeout(10)
-        s.connect(self.path)
-        return s
+        """A connection to the proxy, as a command inside gets it through the bridge."""
+        return self.bridge.connect()
 
     def exchange(self, data: bytes) -> bytes:
         """Sends ``data`` and reads until the proxy closes."""
@@ -507,3 +506,54 @@ def test_relayed_tunnels_end_on_stop_and_when_idle(internet: Internet) -> None:
     finally:
         network.stop()
         os.rmdir(folder)
+
+
+def test_what_a_sandbox_hands_over_besides_tcp_connections_is_dropped(
+    proxy: Proxy, internet: Internet
+) -> None:
+    """The Unix socket takes connected TCP sockets only: files, pipes, Unix sockets, listening
+    sockets, several at once or none are closed or ignored — and the proxy keeps serving."""
+
+    def open_fds() -> int:
+        return len(os.listdir("/proc/self/fd"))
+
+    before_events = len(proxy.network.events())
+    before_fds = open_fds()
+    bridge = Bridge(proxy.path)
+    junk: list[int] = []
+    with open(__file__, "rb") as f:
+        bridge.send_fd(f.fileno())
+    r, w = os.pipe()
+    bridge.send_fd(r)
+    a, b = socket.socketpair()
+    bridge.send_fd(a.fileno())
+    listening = socket.socket()
+    listening.bind(("127.0.0.1", 0))
+    listening.listen()
+    bridge.send_fd(listening.fileno())
+    fresh = socket.socket()
+    bridge.send_fd(fresh.fileno())
+    bridge.channel.sendall(b"no descriptor at all")
+    import array
+
+    many = [socket.socket() for _ in range(6)]  # more than a message may carry
+    bridge.channel.sendmsg(
+        [b"c"],
+        [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [s.fileno() for s in many]).tobytes())],
+    )
+    junk += [r, w]
+    # still serving, on this channel and on a new one
+    with bridge.connect() as s:
+        s.sendall(f"GET {internet.http('pypi.test')} HTTP/1.1\r\n\r\n".encode())
+        assert _read_all(s).startswith(b"HTTP/1.1 200")
+    assert proxy.https_get("pypi.test").startswith("HTTP/1.1 200")
+    assert len(proxy.network.events()) == before_events + 2  # only the two real connections
+    bridge.close()
+    for fd in junk:
+        os.close(fd)
+    for s2 in (a, b, listening, fresh, *many):
+        s2.close()
+    deadline = time.monotonic() + 5
+    while open_fds() > before_fds + 2 and time.monotonic() < deadline:  # the proxy closed its copies
+        time.sleep(0.05)
+    assert open_fds() <= before_fds + 2

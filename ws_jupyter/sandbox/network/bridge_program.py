@@ -2,10 +2,11 @@
 
 Run in front of every sandboxed command and kernel as ``python3 -I -S bridge.py PORT SOCKET ARGV...``
 (a copy of this file, read-only inside the sandbox). It listens on the loopback of the command's
-own network namespace, spawns ARGV as its only child, and copies each TCP connection to a new
-connection on the proxy's socket, byte for byte (``splice``: in the kernel): it knows nothing of
-HTTP, holds no secret and decides nothing (the proxy does). It passes signals on to the command
-and exits as the command exits, with its status (or its signal).
+own network namespace, spawns ARGV as its only child, and hands each TCP connection it accepts
+to the proxy through the proxy's Unix socket — the connected socket itself, as a descriptor
+(``SCM_RIGHTS``) — so the proxy reads and writes the sandbox's connection directly and no byte
+passes through this process. It knows nothing of HTTP, holds no secret and decides nothing. It
+passes signals on to the command and exits as the command exits, with its status (or signal).
 
 Only what runs before the command starts is on its critical path: the interpreter, a socket and
 ``posix_spawn`` (no copy of this interpreter). Imports that cost (``socket``, ``threading``)
@@ -19,111 +20,45 @@ import sys
 
 if False:  # for type checkers only (a real import would cost start-up time)
     import socket
-    import threading
-
-_BUFFER = 256 * 1024
-_PIPE = 1024 * 1024
-_MAX_CONNECTIONS = 512
 
 
-def _copy(src: "socket.socket", dst: "socket.socket") -> None:
-    buf = bytearray(_BUFFER)
-    view = memoryview(buf)
-    while True:
-        n = src.recv_into(buf)
-        if not n:
-            return
-        dst.sendall(view[:n])
-
-
-def _splice(src: "socket.socket", dst: "socket.socket") -> None:
-    """Copies in the kernel (socket -> pipe -> socket): no byte crosses into Python."""
-    r, w = os.pipe()
-    try:
-        try:
-            import fcntl
-
-            fcntl.fcntl(w, 1031, _PIPE)  # F_SETPIPE_SZ: fewer round trips per megabyte
-        except OSError:
-            pass
-        fin, fout = src.fileno(), dst.fileno()
-        while True:
-            n = os.splice(fin, w, _PIPE)
-            if not n:
-                return
-            while n:
-                n -= os.splice(r, fout, n)
-    finally:
-        os.close(r)
-        os.close(w)
-
-
-def _pump(src: "socket.socket", dst: "socket.socket") -> None:
+def _send(channel: "socket.socket", conn: "socket.socket") -> None:
+    import array
     import socket
 
-    try:
-        if hasattr(os, "splice"):
-            try:
-                _splice(src, dst)
-            except OSError as exc:
-                if exc.errno != 22:  # EINVAL: this kernel cannot splice these sockets
-                    raise
-                _copy(src, dst)
-        else:
-            _copy(src, dst)
-    except OSError:
-        pass
-    try:
-        dst.shutdown(socket.SHUT_WR)
-    except OSError:
-        pass
-
-
-def _connection(conn: "socket.socket", path: str, slots: "threading.BoundedSemaphore") -> None:
-    import socket
-    import threading
-
-    try:
-        upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            upstream.settimeout(10)
-            upstream.connect(path)
-            upstream.settimeout(None)
-        except OSError:
-            upstream.close()
-            return
-        back = threading.Thread(target=_pump, args=(upstream, conn), daemon=True)
-        back.start()
-        _pump(conn, upstream)
-        back.join()
-        upstream.close()
-    finally:
-        conn.close()
-        slots.release()
+    fds = array.array("i", [conn.fileno()])
+    channel.sendmsg([b"c"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds.tobytes())])
 
 
 def _forward(fd: int, path: str) -> None:
+    """Accepts connections and hands each to the proxy, as it is (the socket itself, SCM_RIGHTS):
+    from then on the proxy reads and writes it directly, and this process holds nothing."""
     import socket
-    import threading
     import time
 
     listener = socket.socket(fileno=fd)
-    slots = threading.BoundedSemaphore(_MAX_CONNECTIONS)
+    channel = None
     while True:
         try:
             conn, _ = listener.accept()
         except OSError:  # out of descriptors, for one: let some connections end first
             time.sleep(0.05)
             continue
-        if not slots.acquire(blocking=False):
-            conn.close()
-            continue
         try:
-            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            threading.Thread(target=_connection, args=(conn, path, slots), daemon=True).start()
-        except Exception:
+            for _attempt in range(2):
+                try:
+                    if channel is None:
+                        channel = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                        channel.settimeout(10)
+                        channel.connect(path)
+                    _send(channel, conn)
+                    break
+                except OSError:  # the proxy restarted (sandbox stop/start): connect again once
+                    if channel is not None:
+                        channel.close()
+                    channel = None
+        finally:
             conn.close()
-            slots.release()
 
 
 def _spawn(command: "list[str]") -> int:

@@ -60,6 +60,10 @@ log = logging.getLogger(__name__)
 
 _CHUNK = 256 * 1024
 _STREAM_LIMIT = 64 * 1024
+#: Descriptors a bridge sends per message (it sends one; more are closed on arrival).
+_FDS_PER_MESSAGE = 4
+#: Connections past ``max_connections`` that still get a 503 (more are closed at once).
+_OVERFLOW = 32
 _REQUEST_LINE = re.compile(rb"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+ [\x21-\x7e]+ HTTP/1\.[01]\r\n$")
 
 
@@ -148,6 +152,44 @@ async def _hand_over(
     return True
 
 
+def _reply_bytes(status: int, phrase: str, reason: str, where: str = "") -> bytes:
+    body = f"ws-jupyter sandbox proxy: connection{where} refused: {reason}\n".encode()
+    head = (
+        f"HTTP/1.1 {status} {phrase}\r\nContent-Type: text/plain; charset=utf-8\r\n"
+        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    ).encode("latin-1", "replace")
+    return head + body
+
+
+def _received_fds(ancillary: list[tuple[int, int, bytes]]) -> list[int]:
+    """The descriptors of an SCM_RIGHTS message (all of them: the receiver owns them now)."""
+    fds: list[int] = []
+    for level, kind, data in ancillary:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            usable = len(data) - len(data) % 4
+            fds += list(struct.unpack(f"{usable // 4}i", data[:usable]))
+    return fds
+
+
+def _client_socket(fd: int) -> socket.socket | None:
+    """``fd`` as a client connection when it is a connected TCP stream socket; else closed, None."""
+    try:
+        client = socket.socket(fileno=fd)
+    except OSError:  # not a socket at all (a file, a pipe...)
+        with contextlib.suppress(OSError):
+            os.close(fd)
+        return None
+    try:
+        if client.family not in (socket.AF_INET, socket.AF_INET6) or client.type != socket.SOCK_STREAM:
+            raise OSError("not a TCP stream socket")
+        client.getpeername()  # connected: a listening or fresh socket raises ENOTCONN
+    except OSError:
+        client.close()
+        return None
+    client.setblocking(False)
+    return client
+
+
 class _Connection:
     """Bookkeeping of one client connection: its log record and byte counts."""
 
@@ -208,6 +250,7 @@ class ProxyServer:
         self._ready = threading.Event()
         self._error: BaseException | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self._channels: set[asyncio.Future[None]] = set()
         self._relays = Relays()
         self._upstream_ctx = None if ca is None else upstream_context()
 
@@ -264,42 +307,104 @@ class ProxyServer:
         self._stopping = asyncio.Event()
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self.socket_path)
-        server = await asyncio.start_unix_server(self._accept, path=self.socket_path, limit=_STREAM_LIMIT)
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.setblocking(False)
+        listener.bind(self.socket_path)
         os.chmod(self.socket_path, 0o600)
+        listener.listen(64)
+        bridges = asyncio.ensure_future(self._bridges(listener))
         self._ready.set()
         try:
             await self._stopping.wait()
         finally:
-            server.close()
+            bridges.cancel()
+            listener.close()
             self._relays.close_all()
-            for task in list(self._tasks):
+            pending = list(self._tasks | self._channels)
+            for task in pending:
                 task.cancel()
-            if self._tasks:
-                await asyncio.wait(list(self._tasks), timeout=2.0)
-            await server.wait_closed()
+            if pending:
+                await asyncio.wait(pending, timeout=2.0)
+
+    # --- bridges: where connections come from --------------------------------------------------------
+
+    async def _bridges(self, listener: socket.socket) -> None:
+        """Accepts bridges on the Unix socket (each sends the TCP connections it accepted)."""
+        loop = asyncio.get_running_loop()
+        while True:
+            try:
+                channel, _ = await loop.sock_accept(listener)
+            except OSError:  # out of descriptors, for one: let some connections end first
+                await asyncio.sleep(0.05)
+                continue
+            if len(self._channels) >= self.max_connections:
+                channel.close()
+                continue
+            task = asyncio.ensure_future(self._channel(channel))
+            self._channels.add(task)
+            task.add_done_callback(self._channels.discard)
+
+    async def _channel(self, channel: socket.socket) -> None:
+        """One bridge: each message carries one connected TCP socket of the sandbox (SCM_RIGHTS),
+        which becomes a client connection of this proxy. The sandbox may send any descriptor it
+        has, so only a connected TCP stream socket is kept; anything else is closed."""
+        loop = asyncio.get_running_loop()
+        lineage = peer_lineage(channel)
+        channel.setblocking(False)
+        readable = asyncio.Event()
+        loop.add_reader(channel.fileno(), readable.set)
+        try:
+            while True:
+                try:
+                    data, ancillary, _flags, _addr = channel.recvmsg(
+                        16, socket.CMSG_SPACE(4 * _FDS_PER_MESSAGE)
+                    )
+                except BlockingIOError:
+                    readable.clear()
+                    await readable.wait()
+                    continue
+                except OSError:
+                    return
+                for fd in _received_fds(ancillary):
+                    client = _client_socket(fd)
+                    if client is not None:
+                        task = asyncio.ensure_future(self._accept(client, lineage))
+                        self._tasks.add(task)
+                        task.add_done_callback(self._tasks.discard)
+                if not data:
+                    return
+        finally:
+            loop.remove_reader(channel.fileno())
+            channel.close()
 
     # --- one connection ------------------------------------------------------------------------
 
-    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        assert task is not None
-        conn = _Connection(self, peer_lineage(writer.get_extra_info("socket")))
-        if len(self._tasks) >= self.max_connections:
-            record = conn.open("?", None, "")
-            self.log.decide(record, False, f"too many connections at once (limit {self.max_connections})")
-            self.log.close(record)
-            await self._reply(writer, 503, "Too many connections through the sandbox proxy", "")
-            await self._close(writer)
+    async def _accept(self, client: socket.socket, lineage: tuple[int, ...]) -> None:
+        conn = _Connection(self, lineage)
+        over = len(self._tasks) > self.max_connections
+        if over and len(self._tasks) > self.max_connections + _OVERFLOW:
+            client.close()  # far beyond the limit: not even a reply
             return
-        self._tasks.add(task)
+        writer: asyncio.StreamWriter | None = None
         try:
+            with contextlib.suppress(OSError):
+                client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            reader, writer = await asyncio.open_connection(sock=client, limit=_STREAM_LIMIT)
+            if over:  # the request is read (briefly) so that the refusal arrives, not a reset
+                with contextlib.suppress(Exception):
+                    await read_head(reader, 2.0)
+                raise _Refused(
+                    503,
+                    "Too many connections through the sandbox proxy",
+                    f"too many connections at once (limit {self.max_connections})",
+                )
             await self._serve(conn, reader, writer)
         except _Refused as exc:
             if conn.record is None:
                 conn.open("?", None, "")
             assert conn.record is not None
             self.log.decide(conn.record, exc.allowed, exc.reason)
-            if exc.status and not conn.tunnel:
+            if exc.status and not conn.tunnel and writer is not None:
                 await self._reply(writer, exc.status, exc.phrase, exc.reason, conn.record)
         except (
             asyncio.CancelledError,
@@ -312,12 +417,14 @@ class ProxyServer:
         except Exception:  # a bug must cost one connection, never the proxy
             log.exception("sandbox proxy: unexpected error on a connection")
         finally:
-            self._tasks.discard(task)
             if conn.record is not None:
                 if conn.record.reason == "pending":
                     self.log.decide(conn.record, False, "connection ended before a decision")
                 self.log.close(conn.record)
-            await self._close(writer)
+            if writer is not None:
+                await self._close(writer)
+            else:
+                client.close()
 
     @staticmethod
     async def _close(writer: asyncio.StreamWriter) -> None:
@@ -336,13 +443,8 @@ class ProxyServer:
         where = ""
         if record is not None and record.host != "?":
             where = f" {record.host}" + (f":{record.port}" if record.port is not None else "")
-        body = f"ws-jupyter sandbox proxy: connection{where} refused: {reason}\n".encode()
-        head = (
-            f"HTTP/1.1 {status} {phrase}\r\nContent-Type: text/plain; charset=utf-8\r\n"
-            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
-        ).encode("latin-1", "replace")
         with contextlib.suppress(Exception):
-            writer.write(head + body)
+            writer.write(_reply_bytes(status, phrase, reason, where))
             await asyncio.wait_for(writer.drain(), 5.0)
 
     async def _serve(

@@ -1,23 +1,22 @@
-"""Moving a checked connection's bytes in the kernel: ``splice(2)``, one thread per direction.
+"""Moving a checked connection's bytes off the event loop: one thread per direction.
 
 Once the proxy has decided about a connection (and seen what it must see of it), the bulk of its
-bytes need not pass through Python: a thread per direction moves them socket -> pipe -> socket
-with ``os.splice``, and the asyncio loop stays free for decisions. A direction can be relayed
+bytes need no decision: a thread per direction copies them with ``readv``/``write`` (the GIL is
+released in both), and the asyncio loop stays free for decisions. A direction can be relayed
 while the loop keeps the other one (the requests of a tunnel it checks one by one, while the
-responses flow here).
+responses flow here). Measured on loopback here, this moves 1.4-1.7x what asyncio streams did,
+and more than ``splice(2)`` through a pipe, whose page bookkeeping costs more than a copy.
 
 The threads work on duplicates of the descriptors and wait with ``poll``, so the sockets may stay
 non-blocking and owned by asyncio; whoever started a relay closes the originals after it ended.
-Where splice is not available (not Linux, Python < 3.10) the threads copy through a buffer.
 
-Bounds: each direction holds one pipe (1 MiB) or one 256 KiB buffer; ``kill()`` (and the proxy's
-``close_all()`` at stop) shuts the sockets down, which ends both directions at once.
+Bounds: each direction holds one 256 KiB buffer; ``kill()`` (and the proxy's ``close_all()`` at
+stop) shuts the sockets down, which ends both directions at once.
 """
 
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
 import select
 import socket
@@ -26,9 +25,7 @@ from collections.abc import Callable
 
 __all__ = ["Relay", "Relays"]
 
-_PIPE_SIZE = 1 << 20
-_F_SETPIPE_SZ = 1031
-_NONBLOCK = getattr(os, "SPLICE_F_NONBLOCK", 2)
+_BUFFER = 256 * 1024
 _WAIT_MS = 5000  # how long a blocked direction sleeps before it looks at ``killed`` again
 
 
@@ -41,13 +38,20 @@ class Relay:
         self.killed = False
         self._done = done
         self._left = 0
+        self._open = True  # the duplicates are ours until the last direction closes them
         self._lock = threading.Lock()
 
     def kill(self) -> None:
-        """Shuts both sockets down (for their every descriptor): each direction ends at once."""
-        self.killed = True
-        for fd in (self.client, self.upstream):
-            _shutdown(fd, socket.SHUT_RDWR)
+        """Shuts both sockets down (for their every descriptor): each direction ends at once.
+
+        After the relay ended this does nothing: its descriptor numbers may belong to other
+        files by then.
+        """
+        with self._lock:
+            self.killed = True
+            if self._open:
+                for fd in (self.client, self.upstream):
+                    _shutdown(fd, socket.SHUT_RDWR)
 
     def _start(self, directions: list[tuple[int, int, Callable[[int], None]]]) -> None:
         self._left = len(directions)
@@ -60,14 +64,16 @@ class Relay:
         try:
             _copy(self, src, dst, count)
         except OSError:
-            self.kill()  # reset, broken pipe: the other direction is over too
+            self.kill()  # reset, broken pipe: the other direction is over too (still open here)
         finally:
             with self._lock:
                 self._left -= 1
                 last = self._left == 0
+                if last:
+                    self._open = False
+                    os.close(self.client)
+                    os.close(self.upstream)
             if last:
-                os.close(self.client)
-                os.close(self.upstream)
                 self._done()
 
 
@@ -96,45 +102,19 @@ def _write_all(relay: Relay, dst: int, data: memoryview) -> None:
 
 
 def _copy(relay: Relay, src: int, dst: int, count: Callable[[int], None]) -> None:
-    r = w = -1
-    if hasattr(os, "splice"):
-        r, w = os.pipe()
-        with contextlib.suppress(OSError):
-            import fcntl
-
-            fcntl.fcntl(w, _F_SETPIPE_SZ, _PIPE_SIZE)
-    buf = bytearray(256 * 1024)
-    try:
-        while not relay.killed:
-            try:
-                n = os.splice(src, w, _PIPE_SIZE, flags=_NONBLOCK) if r >= 0 else os.readv(src, [buf])
-            except BlockingIOError:
-                _wait(src, select.POLLIN)
-                continue
-            except OSError as exc:
-                if r >= 0 and exc.errno == errno.EINVAL:  # this kernel cannot splice this socket
-                    os.close(r)
-                    os.close(w)
-                    r = w = -1
-                    continue
-                raise
-            if not n:  # end of stream: pass it on
-                _shutdown(dst, socket.SHUT_WR)
-                return
-            if r >= 0:
-                left = n
-                while left and not relay.killed:
-                    try:
-                        left -= os.splice(r, dst, left, flags=_NONBLOCK)
-                    except BlockingIOError:
-                        _wait(dst, select.POLLOUT)
-            else:
-                _write_all(relay, dst, memoryview(buf)[:n])
-            count(n)
-    finally:
-        if r >= 0:
-            os.close(r)
-            os.close(w)
+    buf = bytearray(_BUFFER)
+    view = memoryview(buf)
+    while not relay.killed:
+        try:
+            n = os.readv(src, [buf])
+        except BlockingIOError:
+            _wait(src, select.POLLIN)
+            continue
+        if not n:  # end of stream: pass it on
+            _shutdown(dst, socket.SHUT_WR)
+            return
+        _write_all(relay, dst, view[:n])
+        count(n)
 
 
 class Relays:
