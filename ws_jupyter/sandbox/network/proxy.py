@@ -1,9 +1,13 @@
 """The filtering proxy of a sandbox in ``allow`` mode: outside the sandbox, on a Unix socket.
 
 One ``ProxyServer`` per sandbox runs an asyncio loop on its own thread of the notebook's process
-(so it lives and dies with the sandbox object and leaves no process behind). The sandbox reaches
-it through the socket, bound read-only into the sandbox, via the in-sandbox bridge
-(``bridge.py``) that ordinary tools find through ``HTTP(S)_PROXY``. It speaks HTTP proxy:
+(so it lives and dies with the sandbox object and leaves no process behind). Inside the sandbox,
+ordinary tools find 127.0.0.1:3128 through ``HTTP(S)_PROXY``; the bridge listening there
+(``bridge_program.py``) hands each TCP connection it accepts to this proxy — the connected socket
+itself, passed over the Unix socket bound read-only into the sandbox (``SCM_RIGHTS``) — so the
+proxy reads and writes the sandbox's connection directly. Only connected TCP stream sockets are
+kept from that channel: the sandbox may send any descriptor it holds. Each connection speaks
+HTTP proxy:
 
 * ``CONNECT host:port`` — a tunnel (TLS, usually). Checked: the authority is a well-formed host
   or address, any ``Host`` header equals it, the rule list allows it, the name resolves (here,
@@ -14,10 +18,12 @@ it through the socket, bound read-only into the sandbox, via the in-sandbox brid
 * ``GET http://host/path`` (any method, absolute URL) — one plain-HTTP request, forwarded with the
   header secret if any, ``Connection: close`` both ways.
 
-Everything is bounded: head sizes (``wire.py``), connections at once (``max_connections``; more get
-503), buffered bytes per direction (the stream limits and ``drain()``), and time (the request head,
-name resolution, connecting, and an idle limit on open tunnels). Every attempt goes to the egress
-log with the process chain that made it (``SO_PEERCRED``: from the kernel, not the sandbox).
+Once checked, a connection's bulk bytes move on relay threads (``relay.py``), off the loop.
+Everything is bounded: head sizes (``wire.py``), connections at once (``max_connections``; a few
+more get 503, the rest are closed), buffered bytes per direction (stream limits, ``drain()``, one
+relay buffer), and time (the request head, name resolution, connecting, and an idle limit on open
+tunnels). Every attempt goes to the egress log with the chain of processes that made it
+(``SO_PEERCRED`` of the bridge's channel: from the kernel, not from anything the sandbox says).
 """
 
 from __future__ import annotations
@@ -29,7 +35,6 @@ import os
 import re
 import socket
 import ssl
-import struct
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -38,8 +43,9 @@ from dataclasses import dataclass
 from ...errors import SandboxError
 from .config import HeaderSecret
 from .egress import EgressLog, EgressRecord
+from .intake import client_socket, peer_lineage, received_fds
 from .policy import Destination, IPAddress, NetworkPolicy, parse_destination
-from .relay import Relays
+from .relay import Relays, hand_over
 from .resolver import ResolveError, resolve
 from .tls import WorkspaceCA, upstream_context
 from .wire import (
@@ -89,67 +95,12 @@ class _Refused(Exception):
         self.allowed = allowed
 
 
-def peer_lineage(sock: socket.socket | None) -> tuple[int, ...]:
-    """The connecting process and its ancestors (host pids), from ``SO_PEERCRED`` and /proc."""
-    if sock is None or not hasattr(socket, "SO_PEERCRED"):
-        return ()
-    try:
-        pid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))[0]
-    except OSError:
-        return ()
-    chain: list[int] = []
-    while pid > 1 and len(chain) < 12:
-        chain.append(pid)
-        try:
-            with open(f"/proc/{pid}/stat", "rb") as f:
-                stat = f.read()
-            pid = int(stat[stat.rindex(b")") + 2 :].split()[1])
-        except (OSError, ValueError, IndexError):
-            break
-    return tuple(chain)
-
-
 def _same_authority(host_header: str, dest: Destination, default_port: int) -> bool:
     try:
         given = parse_destination(host_header, default_port=default_port)
     except ValueError:
         return False
     return given.host == dest.host and given.port == dest.port
-
-
-async def _hand_over(
-    reader: asyncio.StreamReader,
-    writer: asyncio.StreamWriter,
-    other: asyncio.StreamWriter,
-    count: Callable[[int], None],
-) -> bool:
-    """Stops asyncio reading ``reader``'s socket, so that a relay thread can: what the reader had
-    buffered is written to ``other`` first, and both writers' buffers are flushed to their sockets.
-
-    False (nothing changed) where that is not possible: a TLS transport, or a StreamReader that
-    keeps its buffer elsewhere than this Python's.
-    """
-    buffered = getattr(reader, "_buffer", None)
-    if (
-        not isinstance(buffered, bytearray)
-        or writer.get_extra_info("sslcontext") is not None
-        or other.get_extra_info("sslcontext") is not None
-        or writer.get_extra_info("socket") is None
-        or other.get_extra_info("socket") is None
-    ):
-        return False
-    writer.transport.pause_reading()  # type: ignore[attr-defined]  # a socket transport reads too
-    if buffered:
-        data = bytes(buffered)
-        buffered.clear()
-        other.write(data)
-        count(len(data))
-    for w in (writer, other):  # the relay writes straight to the sockets: nothing may be queued
-        for _ in range(3000):
-            if not w.transport.get_write_buffer_size():
-                break
-            await asyncio.sleep(0.01)
-    return True
 
 
 def _reply_bytes(status: int, phrase: str, reason: str, where: str = "") -> bytes:
@@ -159,35 +110,6 @@ def _reply_bytes(status: int, phrase: str, reason: str, where: str = "") -> byte
         f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
     ).encode("latin-1", "replace")
     return head + body
-
-
-def _received_fds(ancillary: list[tuple[int, int, bytes]]) -> list[int]:
-    """The descriptors of an SCM_RIGHTS message (all of them: the receiver owns them now)."""
-    fds: list[int] = []
-    for level, kind, data in ancillary:
-        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
-            usable = len(data) - len(data) % 4
-            fds += list(struct.unpack(f"{usable // 4}i", data[:usable]))
-    return fds
-
-
-def _client_socket(fd: int) -> socket.socket | None:
-    """``fd`` as a client connection when it is a connected TCP stream socket; else closed, None."""
-    try:
-        client = socket.socket(fileno=fd)
-    except OSError:  # not a socket at all (a file, a pipe...)
-        with contextlib.suppress(OSError):
-            os.close(fd)
-        return None
-    try:
-        if client.family not in (socket.AF_INET, socket.AF_INET6) or client.type != socket.SOCK_STREAM:
-            raise OSError("not a TCP stream socket")
-        client.getpeername()  # connected: a listening or fresh socket raises ENOTCONN
-    except OSError:
-        client.close()
-        return None
-    client.setblocking(False)
-    return client
 
 
 class _Connection:
@@ -365,8 +287,8 @@ class ProxyServer:
                     continue
                 except OSError:
                     return
-                for fd in _received_fds(ancillary):
-                    client = _client_socket(fd)
+                for fd in received_fds(ancillary):
+                    client = client_socket(fd)
                     if client is not None:
                         task = asyncio.ensure_future(self._accept(client, lineage))
                         self._tasks.add(task)
@@ -873,7 +795,7 @@ class ProxyServer:
     ) -> asyncio.Future[None]:
         """Upstream -> sandbox from now on: through the kernel-side relay when the sockets allow
         it, else an asyncio pump. The loop must not read ``ureader`` or write ``writer`` again."""
-        if await _hand_over(ureader, uwriter, writer, conn.down):
+        if await hand_over(ureader, uwriter, writer, conn.down):
             return self._relay_future(conn, writer, uwriter, up=False)
         return asyncio.ensure_future(self._pump(ureader, writer, conn.down))
 
@@ -886,7 +808,7 @@ class ProxyServer:
         uwriter: asyncio.StreamWriter,
     ) -> list[asyncio.Future[None]]:
         """Both directions from now on, in the kernel-side relay when possible."""
-        if await _hand_over(ureader, uwriter, writer, conn.down) and await _hand_over(
+        if await hand_over(ureader, uwriter, writer, conn.down) and await hand_over(
             reader, writer, uwriter, conn.up
         ):
             return [self._relay_future(conn, writer, uwriter, up=True)]

@@ -16,6 +16,7 @@ stop) shuts the sockets down, which ends both directions at once.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import select
@@ -23,7 +24,7 @@ import socket
 import threading
 from collections.abc import Callable
 
-__all__ = ["Relay", "Relays"]
+__all__ = ["Relay", "Relays", "hand_over"]
 
 _BUFFER = 256 * 1024
 _WAIT_MS = 5000  # how long a blocked direction sleeps before it looks at ``killed`` again
@@ -159,3 +160,38 @@ class Relays:
 
     def __len__(self) -> int:
         return len(self._relays)
+
+
+async def hand_over(
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+    other: asyncio.StreamWriter,
+    count: Callable[[int], None],
+) -> bool:
+    """Stops asyncio reading ``reader``'s socket, so that a relay thread can: what the reader had
+    buffered is written to ``other`` first, and both writers' buffers are flushed to their sockets.
+
+    False (nothing changed) where that is not possible: a TLS transport, or a StreamReader that
+    keeps its buffer elsewhere than this Python's.
+    """
+    buffered = getattr(reader, "_buffer", None)
+    if (
+        not isinstance(buffered, bytearray)
+        or writer.get_extra_info("sslcontext") is not None
+        or other.get_extra_info("sslcontext") is not None
+        or writer.get_extra_info("socket") is None
+        or other.get_extra_info("socket") is None
+    ):
+        return False
+    writer.transport.pause_reading()  # type: ignore[attr-defined]  # a socket transport reads too
+    if buffered:
+        data = bytes(buffered)
+        buffered.clear()
+        other.write(data)
+        count(len(data))
+    for w in (writer, other):  # the relay writes straight to the sockets: nothing may be queued
+        for _ in range(3000):
+            if not w.transport.get_write_buffer_size():
+                break
+            await asyncio.sleep(0.01)
+    return True
