@@ -75,9 +75,8 @@ def executed_copies(tmp: str) -> list[tuple[str, str]]:
         work.mkdir()
         shutil.copy(path, work / path.name)
         nb = nbformat.read(work / path.name, as_version=4)
-        client = NotebookClient(
-            nb, kernel_name="ws-jupyter", timeout=300, resources={"metadata": {"path": str(work)}}
-        )
+        client = NotebookClient(nb, kernel_name="ws-jupyter", timeout=300,
+                                resources={"metadata": {"path": str(work)}})
         client.execute()
         out.append((f"{path.name} (executed)", nbformat.writes(nb) + "\n"))
     return out
@@ -85,9 +84,7 @@ def executed_copies(tmp: str) -> list[tuple[str, str]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--execute", action="store_true", help="also measure the repo's notebooks after a run"
-    )
+    parser.add_argument("--execute", action="store_true", help="also measure the repo's notebooks after a run")
     args = parser.parse_args()
     print(f"tokenizer: {tokenizer_name()}")
     items = [(p.name, p.read_text("utf-8")) for p in sorted((ROOT / "notebooks").glob("*.ipynb"))]
@@ -106,16 +103,12 @@ def main() -> None:
         content = r["sources"] + r["outputs"]
         ratio = r["rendered"] / content if content else 0.0
         worst = max(worst, ratio)
-        print(
-            f"{r['name']:44} {r['cells']:>5} {r['json']:>7} {r['sources']:>7} {r['outputs']:>7} "
-            f"{r['rendered']:>8} {r['images']:>3} {ratio:>9.3f} {r['json'] / r['rendered']:>7.1f}"
-        )
+        print(f"{r['name']:44} {r['cells']:>5} {r['json']:>7} {r['sources']:>7} {r['outputs']:>7} "
+              f"{r['rendered']:>8} {r['images']:>3} {ratio:>9.3f} {r['json'] / r['rendered']:>7.1f}")
     print()
     for r in rows:
         content = r["sources"] + r["outputs"]
-        print(
-            f"notebook read tokens / content, {r['name']}: {r['rendered'] / content:.3f} (target <= {TARGET})"
-        )
+        print(f"notebook read tokens / content, {r['name']}: {r['rendered'] / content:.3f} (target <= {TARGET})")
     print(f"worst notebook read / content: {worst:.3f} (target <= {TARGET})")
 
 

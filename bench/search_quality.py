@@ -131,19 +131,14 @@ def recall_at(ranked: list[str], rel: dict[str, int], k: int = 100) -> float:
 
 
 # ------------------------------------------------------------------ run
-def evaluate(
-    name: str, coll: Collection, modes: list[tuple[str, dict]], variant: str = "fp32"
-) -> dict[str, tuple[float, float, float]]:
+def evaluate(name: str, coll: Collection, modes: list[tuple[str, dict]],
+             variant: str = "fp32") -> dict[str, tuple[float, float, float]]:
     docs, queries, qrels = coll
     out: dict[str, tuple[float, float, float]] = {}
     name = f"{name}/{variant}"
     with tempfile.TemporaryDirectory(prefix=f"wsq-{name.replace('/', '-')}-") as tmp:
-        ws = Workspace(
-            id=f"quality_{name.replace('/', '_')}",
-            filesystem=LocalFilesystem(tmp),
-            embedder=f"default:{variant}",
-            auto_index_paths=(),
-        )
+        ws = Workspace(id=f"quality_{name.replace('/', '_')}", filesystem=LocalFilesystem(tmp),
+                       embedder=f"default:{variant}", auto_index_paths=())
         ws.init()
         t0 = time.perf_counter()
         for doc_id, text in docs.items():
@@ -163,11 +158,8 @@ def evaluate(
                 rc.append(recall_at(top100, qrels[qid]))
             ms = (time.perf_counter() - t0) * 1000 / (2 * len(queries))
             out[label] = (sum(nd) / len(nd), sum(rc) / len(rc), ms)
-            print(
-                f"[{name}] {label:<14} nDCG@10 {out[label][0]:.4f}  Recall@100 {out[label][1]:.4f}  "
-                f"({ms:.1f} ms/query)",
-                flush=True,
-            )
+            print(f"[{name}] {label:<14} nDCG@10 {out[label][0]:.4f}  Recall@100 {out[label][1]:.4f}  "
+                  f"({ms:.1f} ms/query)", flush=True)
         ws.destroy()
     return out
 
@@ -182,14 +174,9 @@ MODES: list[tuple[str, dict]] = [
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument(
-        "--data",
-        default=str(Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"),
-        help="SciFact directory (corpus.jsonl, queries.jsonl, qrels.tsv)",
-    )
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", default=str(Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"),
+                        help="SciFact directory (corpus.jsonl, queries.jsonl, qrels.tsv)")
     parser.add_argument("--collections", default="scifact,pydoc", help="comma-separated: scifact,pydoc")
     parser.add_argument("--variant", default="fp32,int8", help="comma-separated model variants: fp32,int8")
     args = parser.parse_args(argv)
@@ -208,9 +195,7 @@ def main(argv: list[str] | None = None) -> int:
             results[f"{name}/{variant}"] = evaluate(name, coll, MODES, variant)
 
     print()
-    print(
-        f"| collection/variant | mode | nDCG@10 | Recall@100 | ms/query |   (default fusion: {DEFAULT_FUSION})"
-    )
+    print(f"| collection/variant | mode | nDCG@10 | Recall@100 | ms/query |   (default fusion: {DEFAULT_FUSION})")
     print("|---|---|---|---|---|")
     for key, rows in results.items():
         for label, (nd, rc, ms) in rows.items():
@@ -223,10 +208,8 @@ def main(argv: list[str] | None = None) -> int:
             best_single = max(r["bm25"][0], r["vector"][0])
             print(f"[{variant}] bm25 nDCG@10: {r['bm25'][0]:.4f} (target >= 0.69)")
             print(f"[{variant}] vector nDCG@10: {r['vector'][0]:.4f} (target >= 0.64)")
-            print(
-                f"[{variant}] hybrid nDCG@10: {r['hybrid'][0]:.4f} (target >= 0.72 and > {best_single:.4f}, "
-                "the best single mode)"
-            )
+            print(f"[{variant}] hybrid nDCG@10: {r['hybrid'][0]:.4f} (target >= 0.72 and > {best_single:.4f}, "
+                  "the best single mode)")
     for key, r in results.items():
         if not key.startswith("scifact/"):
             best = max(r["bm25"][0], r["vector"][0])
@@ -236,10 +219,8 @@ def main(argv: list[str] | None = None) -> int:
         if fp and i8:
             dv = i8["vector"][0] - fp["vector"][0]
             dh = i8["hybrid"][0] - fp["hybrid"][0]
-            print(
-                f"{name} int8 - fp32: vector nDCG@10 {dv:+.4f} (int8 may be the default if >= -0.01), "
-                f"hybrid {dh:+.4f} (>= -0.005)"
-            )
+            print(f"{name} int8 - fp32: vector nDCG@10 {dv:+.4f} (int8 may be the default if >= -0.01), "
+                  f"hybrid {dh:+.4f} (>= -0.005)")
     return 0
 
 

@@ -32,12 +32,7 @@ class CallOutcome:
 
 
 def run_observed(
-    workspace: Any,
-    tool: Any,
-    arguments: dict[str, Any],
-    *,
-    tag: str | None = None,
-    approved: bool | None = None,
+    workspace: Any, tool: Any, arguments: dict[str, Any], *, tag: str | None = None, approved: bool | None = None
 ) -> CallOutcome:
     """Runs ``tool`` (``Tool.run``) and reads its ``finished`` event; ``tag``: its ``tool_call_id``."""
     from .. import ToolCallContext, tool_activity

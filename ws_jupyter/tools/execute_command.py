@@ -50,7 +50,6 @@ PARAMS = (
     Param("background", "boolean", "Start in the background and return its PID at once.", default=False),
 )
 
-
 def _shape(text: str, tail: int | None, budget: int | None, hint: str) -> str:
     text = strip_ansi(text).rstrip("\n")
     if not text:
@@ -113,12 +112,7 @@ def execute_command(call: ToolCall) -> str:
         f"{call.exposed(WORKSPACE_TOOLS.FILESYSTEM.READ_FILE)}"
     )
     body = format_streams(
-        result.stdout,
-        result.stderr,
-        tail=tail,
-        max_tokens=call.max_tokens,
-        stdout_tail=stdout_tail,
-        hint=hint,
+        result.stdout, result.stderr, tail=tail, max_tokens=call.max_tokens, stdout_tail=stdout_tail, hint=hint
     )
     if result.exit_code != 0 or getattr(result, "timed_out", False):
         body += f"\n\nExit code: {result.exit_code}"

@@ -96,9 +96,7 @@ def available_specs(workspace: Any) -> list[ToolSpec]:
         if sandbox is None:  # resolver: everything, checked per call
             specs += _sandbox_specs(True, True)
         else:
-            specs += _sandbox_specs(
-                getattr(sandbox, "processes", None) is not None, _can_run_kernels(sandbox)
-            )
+            specs += _sandbox_specs(getattr(sandbox, "processes", None) is not None, _can_run_kernels(sandbox))
         # runs a workspace notebook on a sandbox kernel and writes its outputs back
         # (not on a gateway's kernels: nbclient needs a local one)
         local_kernels = sandbox is None or (
@@ -149,9 +147,7 @@ def rename_tools_in(text: str, names: Mapping[str, str]) -> str:
     """``text`` (a description) with every renamed tool called by its exposed name."""
     if not names:
         return text
-    pattern = re.compile(
-        r"(?<![\w.])(" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) + r")(?!\w)"
-    )
+    pattern = re.compile(r"(?<![\w.])(" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) + r")(?!\w)")
     return pattern.sub(lambda m: names[m.group(1)], text)
 
 

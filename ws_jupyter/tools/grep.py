@@ -626,9 +626,7 @@ def _json_lines(cmd: list[str], deadline: float) -> list[bytes] | None:
     """The output lines of a ``rg --json`` run; None when it failed, ran out of time, or printed a
     line longer than twice ``MAX_LINE_BYTES`` (its output is read with bounded memory)."""
     try:
-        proc = subprocess.Popen(
-            cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL
-        )
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
     except OSError:
         return None
     assert proc.stdout is not None
@@ -828,9 +826,7 @@ def _search_with_ripgrep(
     notebooks: list[tuple[str, str]] | None = []
     if want_notebooks and scan is not None:
         notebooks = [
-            (rel, host)
-            for host in scan.notebooks
-            if (rel := workspace_path(base, host_base, host)) is not None
+            (rel, host) for host in scan.notebooks if (rel := workspace_path(base, host_base, host)) is not None
         ]
     elif want_notebooks:
         if listing is None:  # no scan could run (no find): list them now
@@ -1095,9 +1091,7 @@ def _search(
                 if n and opts.files_only:
                     counts.append((rel, n))
                 continue
-            hits = search_file(
-                fs, rel, rel, rx, context_lines, _limit(max_count, remaining), deadline, max_count
-            )
+            hits = search_file(fs, rel, rel, rx, context_lines, _limit(max_count, remaining), deadline, max_count)
             if hits.matches:
                 result.files.append(hits)
                 remaining -= len(hits.matches)
@@ -1146,9 +1140,7 @@ def format_result(result: GrepResult, context: int) -> tuple[str, str]:
     at_least = "" if result.count_complete else "at least "
     if result.file_counts is not None:
         listed = result.file_counts
-        summary = (
-            f"{at_least}{_plural(result.total_files, 'file')} with {_plural(result.total_matches, 'match')}"
-        )
+        summary = f"{at_least}{_plural(result.total_files, 'file')} with {_plural(result.total_matches, 'match')}"
         if listed and (result.truncated or result.offset):
             first = result.offset + 1
             summary += f" (showing files {first}-{result.offset + len(listed)}"
@@ -1156,16 +1148,12 @@ def format_result(result: GrepResult, context: int) -> tuple[str, str]:
         body = "\n".join(f"{path}: {n}" for path, n in listed)
     else:
         n = result.match_count
-        summary = (
-            f"{at_least}{_plural(result.total_matches, 'match')} across {_plural(result.total_files, 'file')}"
-        )
+        summary = f"{at_least}{_plural(result.total_matches, 'match')} across {_plural(result.total_files, 'file')}"
         if n and (result.truncated or result.offset):
             first = result.offset + 1
             summary += f" (showing matches {first}-{result.offset + n}"
             more = result.truncated and result.offset + n < result.total_matches
-            summary += (
-                f"; continue with offset={result.offset + n})" if more or not result.count_complete else ")"
-            )
+            summary += f"; continue with offset={result.offset + n})" if more or not result.count_complete else ")"
         elif not n and result.offset and result.total_matches:
             summary += f" (offset={result.offset} is past the last match)"
         body = ""
@@ -1238,9 +1226,7 @@ def _skipped_note(call: ToolCall, pattern: str) -> str:
     if hidden and not args["include_hidden"]:
         notes.append(f"hidden files that match, e.g. {hidden[0]} (include_hidden=true searches them)")
     if ignored and args["respect_gitignore"]:
-        notes.append(
-            f".gitignore'd files that match, e.g. {ignored[0]} (respect_gitignore=false searches them)"
-        )
+        notes.append(f".gitignore'd files that match, e.g. {ignored[0]} (respect_gitignore=false searches them)")
     return " (skipped: " + "; ".join(notes) + ")" if notes else ""
 
 

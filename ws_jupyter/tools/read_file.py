@@ -244,13 +244,7 @@ def _render_text(
     whole = not windowed and not truncated
     if record_lines:
         call.tracker.record(
-            key,
-            st.mtime,
-            st.size,
-            lines=(offset, end),
-            total_lines=total,
-            whole=whole,
-            digest=digest.hexdigest(),
+            key, st.mtime, st.size, lines=(offset, end), total_lines=total, whole=whole, digest=digest.hexdigest()
         )
     else:  # a notebook's JSON: its line numbers are not cell positions
         call.tracker.record(key, st.mtime, st.size, whole=whole, digest=digest.hexdigest())

@@ -57,22 +57,11 @@ DESCRIPTION = (
 )
 
 PARAMS = (
-    Param(
-        "path",
-        "string",
-        "Notebook path relative to the workspace root, e.g. 'analysis/report.ipynb'.",
-        required=True,
-        allow_empty=False,
-    ),
-    Param(
-        "timeout",
-        "number",
-        "Time limit in seconds for the whole run. Default: the sandbox's limit.",
-        minimum=0.001,
-    ),
-    Param(
-        "kernel", "string", "Run in this kernel of the sandbox (shares its state). Default: a fresh kernel."
-    ),
+    Param("path", "string", "Notebook path relative to the workspace root, e.g. 'analysis/report.ipynb'.",
+          required=True, allow_empty=False),
+    Param("timeout", "number", "Time limit in seconds for the whole run. Default: the sandbox's limit.",
+          minimum=0.001),
+    Param("kernel", "string", "Run in this kernel of the sandbox (shares its state). Default: a fresh kernel."),
 )
 
 
@@ -80,9 +69,7 @@ def _duration(cell: Any) -> float | None:
     timing = cell.get("metadata", {}).get("execution", {})
     start, end = timing.get("iopub.execute_input"), timing.get("shell.execute_reply")
     try:
-        return (
-            datetime.fromisoformat(end.rstrip("Z")) - datetime.fromisoformat(start.rstrip("Z"))
-        ).total_seconds()
+        return (datetime.fromisoformat(end.rstrip("Z")) - datetime.fromisoformat(start.rstrip("Z"))).total_seconds()
     except (AttributeError, TypeError, ValueError):
         return None
 
@@ -219,9 +206,7 @@ def run_notebook(call: ToolCall) -> str:
         saved = "outputs saved"
     except StaleFileError:
         saved = "outputs NOT saved: the file changed while it ran (read it again and rerun)"
-    return _summary(
-        rel, nb.node, elapsed, failure, timed_out.is_set(), timeout, saved, temporary, kernel.name, call
-    )
+    return _summary(rel, nb.node, elapsed, failure, timed_out.is_set(), timeout, saved, temporary, kernel.name, call)
 
 
 def _note_dropped(node: Any, dropped: dict[int, int]) -> None:
@@ -231,9 +216,7 @@ def _note_dropped(node: Any, dropped: dict[int, int]) -> None:
         cell = node.cells[index]
         cell.outputs.append(
             nbformat.v4.new_output(
-                "stream",
-                name="stderr",
-                text=f"[{size:,} bytes of output not kept: over 4 MB or {_MAX_CELL_OUTPUTS} outputs for this cell]\n",
+                "stream", name="stderr", text=f"[{size:,} bytes of output not kept: over 4 MB or {_MAX_CELL_OUTPUTS} outputs for this cell]\n"
             )
         )
 

@@ -89,11 +89,7 @@ def format_duration(seconds: float | None) -> str:
 
 
 def path_link(
-    base_path: str | None,
-    rel: str,
-    text: str | None = None,
-    line: int | None = None,
-    fragment: str | None = None,
+    base_path: str | None, rel: str, text: str | None = None, line: int | None = None, fragment: str | None = None
 ) -> str:
     """An ``<a>`` to a workspace file, relative to the kernel's working directory.
 
@@ -115,9 +111,7 @@ def path_link(
     )
 
 
-def cell_link(
-    base_path: str | None, path: str, text: str, cell_id: str | None, line: int | None = None
-) -> str:
+def cell_link(base_path: str | None, path: str, text: str, cell_id: str | None, line: int | None = None) -> str:
     """A link that opens the notebook ``path`` in JupyterLab at the cell ``cell_id``.
 
     JupyterLab 4 scrolls an open notebook to the cell named by ``#cell-id=``; without a cell id

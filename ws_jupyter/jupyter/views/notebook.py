@@ -210,13 +210,7 @@ class NotebookView(RichView):
                 for n, line in enumerate(lines, 1)
             ]
             if line_cut:
-                rows.append(
-                    (
-                        "",
-                        f"… the line goes on past {MAX_CELL_CHARS:,} characters",
-                        MUTED + "; font-style: italic",
-                    )
-                )
+                rows.append(("", f"… the line goes on past {MAX_CELL_CHARS:,} characters", MUTED + "; font-style: italic"))
             if hidden:
                 rows.append(("", f"… {hidden} more lines", MUTED + "; font-style: italic"))
             body = code_table(rows) if rows else f'<div style="{MUTED}; {MONO}">(empty)</div>'

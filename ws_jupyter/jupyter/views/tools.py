@@ -126,9 +126,7 @@ class ToolCallView(RichView):
     kind = "call"
 
     @classmethod
-    def of(
-        cls, tool: str, arguments: Any, output: Any, duration: float, blocked: bool = False
-    ) -> ToolCallView:
+    def of(cls, tool: str, arguments: Any, output: Any, duration: float, blocked: bool = False) -> ToolCallView:
         """The view of what ``Tool.run`` returned: text (``ToolErrorText`` marks an error) or a
         ``ToolResult`` with media parts; ``duration``: the call's own time (not an approval wait)."""
         from ...tools.types import is_error_output, output_text
@@ -156,11 +154,9 @@ class ToolCallView(RichView):
         return self.output
 
     def html_body(self) -> str:
-        colour = {
-            "error": f"color: {BAD}; ",
-            "refused": f"color: {BAD}; ",
-            "blocked": f"color: {WARN}; ",
-        }.get(self.status, "")
+        colour = {"error": f"color: {BAD}; ", "refused": f"color: {BAD}; ", "blocked": f"color: {WARN}; "}.get(
+            self.status, ""
+        )
         body = (
             f'<pre style="{PRE}; {colour}max-height: 36em; overflow: auto; '
             f'border-left: 3px solid {BORDER}; padding-left: 8px">{esc(self.output)}</pre>'

@@ -97,10 +97,7 @@ class _CellView(w.VBox):
             "Interrupt", icon="stop", button_style="warning", tooltip="Interrupt this code", height="24px"
         )
         self.restart_button = button(
-            "Restart",
-            icon="refresh",
-            tooltip=f"Restart kernel {cell.kernel!r} (its state is lost)",
-            height="24px",
+            "Restart", icon="refresh", tooltip=f"Restart kernel {cell.kernel!r} (its state is lost)", height="24px"
         )
         for b in (self.interrupt_button, self.restart_button):
             b.style.font_size = "11px"

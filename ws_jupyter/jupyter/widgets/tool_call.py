@@ -111,9 +111,7 @@ class ToolCallPanel(Snapshotting, w.VBox):
     def _render(self) -> None:
         if self._done.is_set() and self._outcome is not None:
             outcome = self._outcome
-            view = ToolCallView.of(
-                self.tool.name, self.arguments, outcome.output, outcome.seconds, outcome.blocked
-            )
+            view = ToolCallView.of(self.tool.name, self.arguments, outcome.output, outcome.seconds, outcome.blocked)
             self.status = view.status
             self.output = view.output
             self.duration = outcome.seconds
