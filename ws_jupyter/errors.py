@@ -43,7 +43,7 @@ Each also derives from the builtin a Python user would naturally catch, so
     │   └── IndexCorruptedError                      RuntimeError    INDEX_CORRUPTED
     ├── NotebookError                                ValueError      INVALID_NOTEBOOK
     │   └── CellNotFoundError                        LookupError     CELL_NOT_FOUND
-    ├── SkillError                                   RuntimeError    SKILL_ERROR
+    ├── SkillError                                   RuntimeError    SKILL_ERROR, PROMPT_TOO_LARGE
     │   ├── SkillValidationError                     ValueError      INVALID_SKILL
     │   ├── SkillNotFoundError                       LookupError     SKILL_NOT_FOUND
     │   ├── DuplicateSkillError                      ValueError      DUPLICATE_SKILL
