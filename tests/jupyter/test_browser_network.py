@@ -5,7 +5,6 @@ Screenshots go to test-artifacts/browser/."""
 
 from __future__ import annotations
 
-import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -52,22 +51,12 @@ CELLS = [
 
 
 def _notebook(path: Path) -> None:
-    cells = [
-        {
-            "cell_type": "code",
-            "execution_count": None,
-            "id": f"n{i}",
-            "metadata": {},
-            "outputs": [],
-            "source": src,
-        }
-        for i, src in enumerate(CELLS)
-    ]
+    import nbformat
+    from nbformat import v4
+
     kernelspec = {"name": "ws-jupyter", "display_name": "Python 3 (ws-jupyter)", "language": "python"}
-    path.write_text(
-        json.dumps(
-            {"cells": cells, "metadata": {"kernelspec": kernelspec}, "nbformat": 4, "nbformat_minor": 5}
-        )
+    nbformat.write(
+        v4.new_notebook(cells=[v4.new_code_cell(c) for c in CELLS], metadata={"kernelspec": kernelspec}), path
     )
 
 

@@ -122,6 +122,25 @@ def _parse_port(text: str) -> int:
     return int(text)
 
 
+def _split_port(text: str) -> tuple[str, str | None, bool]:
+    """``(host, port text or None, whether the host was in brackets)`` of ``host:port``/``[v6]:port``.
+
+    Without brackets only one colon marks a port (a bare IPv6 address has several).
+    """
+    if text.startswith("["):
+        end = text.find("]")
+        if end < 0:
+            raise ValueError("unclosed '['")
+        host, rest = text[1:end], text[end + 1 :]
+        if rest and not rest.startswith(":"):
+            raise ValueError("junk after ']'")
+        return host, (rest[1:] if rest else None), True
+    if text.count(":") == 1:
+        host, port = text.split(":")
+        return host, port, False
+    return text, None, False
+
+
 def parse_destination(authority: str, default_port: int | None = None) -> Destination:
     """``host:port``, ``[v6]:port`` or, with ``default_port``, a bare host, as a ``Destination``.
 
@@ -130,27 +149,14 @@ def parse_destination(authority: str, default_port: int | None = None) -> Destin
     text = authority.strip()
     if not text or len(text) > 300:
         raise ValueError("empty or over-long host")
-    port_text: str | None = None
-    if text.startswith("["):
-        end = text.find("]")
-        if end < 0:
-            raise ValueError("unclosed '[' in host")
-        host, rest = text[1:end], text[end + 1 :]
-        if rest:
-            if not rest.startswith(":"):
-                raise ValueError("junk after ']'")
-            port_text = rest[1:]
-        address = _parse_address(host)
-        if not isinstance(address, ipaddress.IPv6Address):
-            raise ValueError("brackets hold an IPv6 address")
-    else:
-        if text.count(":") > 1:
-            raise ValueError("an IPv6 address must be written in brackets")
-        host, sep, port_text_or_empty = text.partition(":")
-        port_text = port_text_or_empty if sep else None
-        address = _parse_address(host)
-        if address is None:
-            host = _normalize_name(host)
+    host, port_text, bracketed = _split_port(text)
+    address = _parse_address(host)
+    if bracketed and not isinstance(address, ipaddress.IPv6Address):
+        raise ValueError("brackets hold an IPv6 address")
+    if not bracketed and ":" in host:
+        raise ValueError("an IPv6 address must be written in brackets")
+    if address is None:
+        host = _normalize_name(host)
     if port_text is None:
         if default_port is None:
             raise ValueError("missing port")
@@ -192,18 +198,7 @@ class HostRule:
     def _parse(cls, text: str) -> HostRule:
         if not text:
             raise ValueError("empty")
-        host, port_text = text, None
-        if text.startswith("["):
-            end = text.find("]")
-            if end < 0:
-                raise ValueError("unclosed '['")
-            host, rest = text[1:end], text[end + 1 :]
-            if rest:
-                if not rest.startswith(":"):
-                    raise ValueError("junk after ']'")
-                port_text = rest[1:]
-        elif text.count(":") == 1:
-            host, port_text = text.split(":")
+        host, port_text, _bracketed = _split_port(text)  # a bare IPv6 network has no port
         ports: frozenset[int] | None = DEFAULT_PORTS
         if port_text is not None:
             ports = None if port_text == "*" else frozenset({_parse_port(port_text)})

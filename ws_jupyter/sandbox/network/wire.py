@@ -48,11 +48,9 @@ class Malformed(Exception):
     """The peer sent something that is not a well-formed request (the message says what)."""
 
 
-@dataclass
-class RequestHead:
-    method: str
-    target: str
-    version: str
+class _Headers:
+    """A head's header lines, in order (what request and response heads share)."""
+
     headers: list[tuple[str, str]]
 
     def get(self, name: str) -> str | None:
@@ -71,29 +69,31 @@ class RequestHead:
         if value is not None:
             self.headers.append((name, value))
 
-    def encode(self) -> bytes:
-        lines = [f"{self.method} {self.target} {self.version}"]
-        lines += [f"{k}: {v}" for k, v in self.headers]
+    def _encode(self, first_line: str) -> bytes:
+        lines = [first_line, *(f"{k}: {v}" for k, v in self.headers)]
         return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
 
 
 @dataclass
-class ResponseHead:
+class RequestHead(_Headers):
+    method: str
+    target: str
+    version: str
+    headers: list[tuple[str, str]]
+
+    def encode(self) -> bytes:
+        return self._encode(f"{self.method} {self.target} {self.version}")
+
+
+@dataclass
+class ResponseHead(_Headers):
     version: str
     status: int
     reason: str
     headers: list[tuple[str, str]]
 
-    def replace(self, name: str, value: str | None) -> None:
-        lname = name.lower()
-        self.headers = [(k, v) for k, v in self.headers if k.lower() != lname]
-        if value is not None:
-            self.headers.append((name, value))
-
     def encode(self) -> bytes:
-        lines = [f"{self.version} {self.status} {self.reason}".rstrip()]
-        lines += [f"{k}: {v}" for k, v in self.headers]
-        return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+        return self._encode(f"{self.version} {self.status} {self.reason}".rstrip())
 
 
 async def read_head(reader: asyncio.StreamReader, timeout: float, *, first: bytes = b"") -> bytes:
@@ -208,17 +208,10 @@ async def relay_body(
     ``framing`` is ``body_framing()``'s answer; chunked bodies are copied chunk by chunk with
     their framing (each size line bounded), trailers included.
     """
-    total = 0
     if framing is not None:
-        left = framing
-        while left:
-            chunk = await asyncio.wait_for(reader.read(min(left, 256 * 1024)), timeout)
-            if not chunk:
-                raise Malformed("connection closed in the middle of a request body")
-            await send(chunk)
-            left -= len(chunk)
-            total += len(chunk)
-        return total
+        await _copy_exactly(reader, send, framing, timeout, "request body")
+        return framing
+    total = 0
     while True:
         line = await read_line(reader, timeout)
         if len(line) > _MAX_CHUNK_LINE:
@@ -237,17 +230,27 @@ async def relay_body(
                 if trailer == b"\r\n":
                     return total
             raise Malformed("too many trailer lines")
-        left = size
-        while left:
-            chunk = await asyncio.wait_for(reader.read(min(left, 256 * 1024)), timeout)
-            if not chunk:
-                raise Malformed("connection closed in the middle of a chunk")
-            await send(chunk)
-            left -= len(chunk)
-            total += len(chunk)
+        await _copy_exactly(reader, send, size, timeout, "chunk")
+        total += size
         if await read_line(reader, timeout) != b"\r\n":
             raise Malformed("chunk data not followed by CRLF")
         await send(b"\r\n")
+
+
+async def _copy_exactly(
+    reader: asyncio.StreamReader,
+    send: Callable[[bytes], Awaitable[None]],
+    size: int,
+    timeout: float,
+    what: str,
+) -> None:
+    left = size
+    while left:
+        chunk = await asyncio.wait_for(reader.read(min(left, 256 * 1024)), timeout)
+        if not chunk:
+            raise Malformed(f"connection closed in the middle of a {what}")
+        await send(chunk)
+        left -= len(chunk)
 
 
 async def read_line(reader: asyncio.StreamReader, timeout: float, what: str = "chunked body") -> bytes:
