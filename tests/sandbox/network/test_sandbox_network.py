@@ -241,6 +241,9 @@ def test_the_secret_reaches_the_upstream_and_is_nowhere_inside(
     assert out["found"] == [], out["found"]
     assert [r["authorization"] for r in internet.seen[before:]] == [SECRET]
     assert sandbox.egress_log()[-1].secret_header == "Authorization"
+    instructions = sandbox.get_instructions()  # what the model is told
+    assert f"limited to these hosts: pypi.test:{internet.http_port}" in instructions
+    assert "no DNS inside" in instructions and "Requests to api.test get their credentials added" in instructions
     assert SECRET not in repr(sandbox.network) and SECRET not in json.dumps(sandbox.get_info().metadata)
 
 
