@@ -88,14 +88,14 @@ class LocalSandbox:
     >>> sb = LocalSandbox(working_directory="./work", isolation="auto", timeout=60)
     >>> sb.execute_command("echo", args=["hello world"]).stdout              # doctest: +SKIP
     'hello world\\n'
+    >>> server = sb.processes.spawn("python -m http.server 8000")             # doctest: +SKIP
+    >>> sb.destroy()  # kills every process it started; never deletes files   # doctest: +SKIP
 
     ``network=`` says what commands and kernels may reach (``sandbox/network/``): ``"none"`` (the
     default under isolation), a list of hosts (``["pypi.org", "*.example.com:8443"]``: only those,
     through a filtering proxy outside the sandbox, every attempt in ``egress_log()``; needs
     bubblewrap) or ``"full"``. Without isolation it is ``"full"``: the others would be promises
     nobody keeps, and are refused.
-    >>> server = sb.processes.spawn("python -m http.server 8000")             # doctest: +SKIP
-    >>> sb.destroy()  # kills every process it started; never deletes files   # doctest: +SKIP
     """
 
     name = "LocalSandbox"
