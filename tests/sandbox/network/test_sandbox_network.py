@@ -243,7 +243,9 @@ def test_the_secret_reaches_the_upstream_and_is_nowhere_inside(
     assert sandbox.egress_log()[-1].secret_header == "Authorization"
     instructions = sandbox.get_instructions()  # what the model is told
     assert f"limited to these hosts: pypi.test:{internet.http_port}" in instructions
-    assert "no DNS inside" in instructions and "Requests to api.test get their credentials added" in instructions
+    assert (
+        "no DNS inside" in instructions and "Requests to api.test get their credentials added" in instructions
+    )
     assert SECRET not in repr(sandbox.network) and SECRET not in json.dumps(sandbox.get_info().metadata)
 
 
@@ -402,3 +404,29 @@ def test_exit_codes_signals_and_time_limits_pass_through_the_bridge(sandbox: Loc
     assert sandbox.execute_command("kill -TERM $$").exit_code == 128 + 15
     slow = sandbox.execute_command("sleep 30", timeout=0.5)
     assert slow.timed_out and slow.exit_code == 124
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_pip_and_git_reach_the_proxy_through_their_own_settings(
+    sandbox: LocalSandbox, internet: Internet
+) -> None:
+    """Without the *_PROXY variables, PIP_PROXY and git's http.proxy (GIT_CONFIG_*) still lead to
+    the proxy: there is no DNS inside, so reaching the server at all proves the way."""
+    unset = " ".join(
+        f"-u {v}"
+        for v in ("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")
+    )
+    since = len(sandbox.egress_log())
+    pip = sandbox.execute_command(
+        f"env {unset} python -m pip download --no-deps --disable-pip-version-check --no-cache-dir -q -d dl "
+        f"--trusted-host pypi.test --index-url {internet.http('pypi.test', '/simple/')} {PACKAGE}",
+        timeout=120,
+    )
+    assert pip.exit_code == 0, pip.stderr
+    assert any(name.startswith(PACKAGE) for name in os.listdir(Path(sandbox.working_directory) / "dl"))
+    git = sandbox.execute_command(f"env {unset} git ls-remote {internet.http('pypi.test', '/repo.git')}")
+    assert git.exit_code != 0  # the test server is no git server: it answers 404
+    assert any(r["path"].startswith("/repo.git/info/refs") for r in internet.seen)
+    assert {(e.method, e.host, e.allowed) for e in sandbox.egress_log()[since:]} == {
+        ("GET", "pypi.test", True)
+    }
