@@ -15,14 +15,14 @@ from ws_jupyter import WORKSPACE_TOOLS as T
 
 def test_init_on_a_folder_with_files_checkpoints_it_first(ip: Any, ws_dir: Path) -> None:
     view = ip.run_line_magic("ws", f"init {ws_dir}")
-    assert any("records the folder as found" in n for n in view.notes)
+    assert any(k == "checkpoint" and "the folder as found" in v for k, v in view.rows)
     [cp] = ip.user_ns["ws"].checkpoints.list()
     assert cp.reason == "%ws init: the folder as found" and cp.files >= 5
 
 
 def test_init_on_an_empty_folder_takes_none(ip: Any, tmp_path: Path) -> None:
     view = ip.run_line_magic("ws", f"init {tmp_path / 'fresh'}")
-    assert not any("checkpoint" in n for n in view.notes)
+    assert not any(k == "checkpoint" for k, _ in view.rows)
     assert ip.user_ns["ws"].checkpoints.list() == []
 
 

@@ -201,10 +201,13 @@ def run(inv: Invocation) -> InfoView:
     if reused:  # the folder as it was found, before anyone works in it
         try:
             cp = workspace.checkpoints.take(reason="%ws init: the folder as found")
-            notes.append(
-                f"checkpoint {cp.name} records the folder as found ({cp.files} files"
-                + (f", {len(cp.excluded)} not recorded" if cp.excluded else "")
-                + "): `%ws changes` shows what changes, `%ws restore` takes it back"
+            rows.append(
+                (
+                    "checkpoint",
+                    f"{cp.name}: the folder as found ({cp.files} files"
+                    + (f", {len(cp.excluded)} not recorded" if cp.excluded else "")
+                    + "); `%ws changes` shows what changes since, `%ws restore` takes it back",
+                )
             )
         except (WorkspaceError, OSError) as exc:  # the workspace works without it: say why
             notes.append(f"no checkpoint of the folder as found: {exc}")
