@@ -96,7 +96,9 @@ def main() -> int:
         firsts, copies, gits = [], [], []
         for run in range(max(1, min(args.runs, 3))):
             store = base / f"first-store-{run}"
-            ws = Workspace(filesystem=LocalFilesystem(root), bm25=False, checkpoints={"auto": "off", "store": str(store)})
+            ws = Workspace(
+                filesystem=LocalFilesystem(root), bm25=False, checkpoints={"auto": "off", "store": str(store)}
+            )
             t = time.perf_counter()
             ws.checkpoint()
             firsts.append(time.perf_counter() - t)
@@ -123,7 +125,11 @@ def main() -> int:
             print()
 
         # --- incremental, changes() ------------------------------------------------------------
-        ws = Workspace(filesystem=LocalFilesystem(root), bm25=False, checkpoints={"auto": "off", "store": str(base / "store")})
+        ws = Workspace(
+            filesystem=LocalFilesystem(root),
+            bm25=False,
+            checkpoints={"auto": "off", "store": str(base / "store")},
+        )
         ws.init()
         cp0 = ws.checkpoint("base")
         g = base / "git-incr"
@@ -170,7 +176,9 @@ def main() -> int:
         else:
             print()
         chg = statistics.median(change_times)
-        print(f"changes() since the first checkpoint ({len(changes)} files): {chg:.3f} s ({chg / walk:.1f}x walk+lstat)")
+        print(
+            f"changes() since the first checkpoint ({len(changes)} files): {chg:.3f} s ({chg / walk:.1f}x walk+lstat)"
+        )
         usage = ws.checkpoints.usage()
         apparent, allocated = _du(base / "store")
         w_apparent, w_allocated = _du(root)

@@ -109,3 +109,19 @@ def test_an_agent_turn_is_seen_attributed_and_taken_back(agent_ws: Workspace, wo
 
     ws.restore(report.undo, remove_new=True)  # the restore of the restore
     assert _state(workdir) == after
+
+
+def test_sandboxed_commands_cannot_reach_the_checkpoint_store(agent_ws: Workspace) -> None:
+    ws = agent_ws
+    cp = ws.checkpoint("kept")
+    store = ws.checkpoints.store.location
+    tools = {t.workspace_tool_name: t for t in ws.tools()}
+    out = str(
+        tools[T.SANDBOX.EXECUTE_COMMAND].run(
+            {"command": f"ls {store}/manifests; rm -rf {store} ~/.local/share/ws-jupyter; git clean -fdx"}
+        )
+    )
+    assert "No such file or directory" in out  # the store is not visible in the sandbox at all
+    assert cp.id in [c.id for c in ws.checkpoints.list()] and ws.checkpoints.get("kept").id == cp.id
+    assert os.path.isdir(os.path.join(store, "manifests"))
+    assert not store.startswith(str(getattr(ws.filesystem, "base_path", "")))
