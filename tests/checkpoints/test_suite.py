@@ -234,7 +234,7 @@ def test_a_checkpoint_taken_while_files_are_written_holds_whole_versions(made: A
     thread.start()
     taken = []
     try:
-        deadline = time.monotonic() + 3
+        deadline = time.monotonic() + 1.5
         while time.monotonic() < deadline or len(taken) < 4:
             taken.append(ws.checkpoints.take(reason="test", force=True))
     finally:

@@ -27,6 +27,7 @@ from ..errors import (
     CheckpointDamagedError,
     DirectoryNotEmpty,
     FileNotFound,
+    PathEscapeError,
     WorkspaceError,
     WriteLockTimeoutError,
 )
@@ -159,8 +160,12 @@ def _reason(exc: BaseException) -> str:
 
 
 def _locked(fs: Any, path: str, timeout: float, action: Any) -> None:
-    """Run ``action`` holding ``path``'s write lock (see the module docstring)."""
-    key = path_key(fs, path)
+    """Run ``action`` holding ``path``'s write lock (see the module docstring). A symlink leading
+    out of the workspace (being removed) is locked under its own name."""
+    try:
+        key = path_key(fs, path)
+    except PathEscapeError:
+        key = "host:" + str(fs.host_path(path, follow=False))
     with write_locks.hold(key, timeout, path), cross_process_lock(fs, key, timeout, path):
         action()
 
