@@ -8,7 +8,8 @@
 #
 #   ./scripts/docs.sh                  the site in build/docs
 #   ./scripts/docs.sh --execute        execute every notebook again first
-#   ./scripts/docs.sh --no-execute     never execute: fail when an executed copy is missing or stale
+#   ./scripts/docs.sh --no-execute     never execute: use the executed copies there are (made from this
+#                                      version of each notebook; outputs may be from older code)
 #   ./scripts/docs.sh --executed DIR   take (and put) the executed copies in DIR/notebooks
 #   ./scripts/docs.sh --site-dir DIR   write the site to DIR
 #   ./scripts/docs.sh --serve          serve the site on http://127.0.0.1:8000 (rebuilt on changes)

@@ -2,11 +2,14 @@
 
 1. **Executed notebooks.** The example notebooks are stored without outputs; the site shows them
    with the outputs of a real run on the "Python 3 (ws-jupyter)" kernel. ``execute`` runs them with
-   nbclient into ``build/notebooks/`` and stamps each copy with a key made from the notebook and the
-   package's code, so a copy is reused until either changes. The test suite, which executes every
-   notebook anyway, saves its copies the same way (``save_executed``) and builds the site from them.
+   nbclient into ``build/notebooks/`` and stamps each copy with what it was made from — digests of
+   the notebook and of the package's code — so a copy is reused until either changes (and, with
+   ``scripts/docs.sh --no-execute``, even after the code changed). The test suite, which executes
+   every notebook anyway, saves its copies the same way (``save_executed``) and builds the site
+   from them.
 2. **MkDocs hooks** (``hooks:`` in ``mkdocs.yml``): the executed copies become the pages
-   ``notebooks/*.ipynb`` (a missing or stale copy fails the build), and no page may load anything
+   ``notebooks/*.ipynb`` (a missing copy, or one of another version of the notebook, fails the
+   build), and no page may load anything
    from the network — nbconvert's MathJax and Mermaid loaders are taken out of the notebook pages
    (the notebooks have neither formulas nor diagrams), and any other remote script, style sheet,
    image or frame fails the build.
@@ -43,20 +46,20 @@ CELL_TIMEOUT = 180
 # --- executed notebooks -----------------------------------------------------------------------
 
 
-def source_key(notebook: Path) -> str:
-    """What an executed copy was made from: the notebook's bytes and every module of the package."""
-    digest = hashlib.sha256(notebook.read_bytes())
+def source_key(notebook: Path) -> dict[str, str]:
+    """What an executed copy is made from: digests of the notebook and of the package's modules."""
+    package = hashlib.sha256()
     for path in sorted(PACKAGE.rglob("*.py")):
-        digest.update(str(path.relative_to(PACKAGE)).encode())
-        digest.update(path.read_bytes())
-    return digest.hexdigest()
+        package.update(str(path.relative_to(PACKAGE)).encode() + b"\0")
+        package.update(path.read_bytes())
+    return {"notebook": hashlib.sha256(notebook.read_bytes()).hexdigest(), "package": package.hexdigest()}
 
 
 def notebook_names() -> list[str]:
     return sorted(p.name for p in NOTEBOOKS.glob("*.ipynb"))
 
 
-def save_executed(nb: Any, name: str, root: Path, key: str) -> Path:
+def save_executed(nb: Any, name: str, root: Path, key: dict[str, str]) -> Path:
     """Write an executed notebook as the site's copy of ``notebooks/<name>`` under ``root`` (atomically).
 
     The widget state nbclient stored is dropped: rendering it would load the widget manager from a
@@ -68,7 +71,7 @@ def save_executed(nb: Any, name: str, root: Path, key: str) -> Path:
 
     nb = copy.deepcopy(nb)
     nb.metadata.pop("widgets", None)
-    nb.metadata[STAMP] = {"source_key": key}
+    nb.metadata[STAMP] = dict(key)
     out_dir = root / "notebooks"
     out_dir.mkdir(parents=True, exist_ok=True)
     target = out_dir / name
@@ -79,8 +82,9 @@ def save_executed(nb: Any, name: str, root: Path, key: str) -> Path:
     return target
 
 
-def executed_copy(name: str, root: Path) -> Path | None:
-    """The executed copy of ``notebooks/<name>`` under ``root`` if it is up to date, else None."""
+def executed_copy(name: str, root: Path, *, same_package: bool = True) -> Path | None:
+    """The executed copy of ``notebooks/<name>`` under ``root`` if it was made from this notebook
+    (and, with ``same_package``, from this code of the package), else None."""
     import json
 
     path = root / "notebooks" / name
@@ -88,9 +92,12 @@ def executed_copy(name: str, root: Path) -> Path | None:
         return None
     try:
         stamp = json.loads(path.read_text(encoding="utf-8"))["metadata"].get(STAMP, {})
-    except (ValueError, KeyError):
+    except (ValueError, KeyError, AttributeError):
         return None
-    return path if stamp.get("source_key") == source_key(NOTEBOOKS / name) else None
+    key = source_key(NOTEBOOKS / name)
+    if stamp.get("notebook") != key["notebook"]:
+        return None
+    return path if not same_package or stamp.get("package") == key["package"] else None
 
 
 def execute_notebook(source: Path, run_dir: Path, timeout: int = CELL_TIMEOUT) -> Any:
@@ -149,13 +156,19 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("names", nargs="*", help="notebook file names (default: all of notebooks/)")
     run.add_argument("--root", type=Path, default=DEFAULT_ROOT, help="the copies go to ROOT/notebooks/")
     run.add_argument("--force", action="store_true", help="execute even when the copy is up to date")
-    check = sub.add_parser("check", help="exit 1 when an executed copy is missing or stale")
+    check = sub.add_parser("check", help="exit 1 when a notebook has no executed copy of its current version")
     check.add_argument("--root", type=Path, default=DEFAULT_ROOT)
     args = parser.parse_args(argv)
     if args.command == "check":
-        missing = [n for n in notebook_names() if executed_copy(n, args.root) is None]
+        missing = [n for n in notebook_names() if executed_copy(n, args.root, same_package=False) is None]
         for name in missing:
-            print(f"[docs] notebooks/{name}: no up-to-date executed copy under {args.root}", file=sys.stderr)
+            print(
+                f"[docs] notebooks/{name}: no executed copy of this version under {args.root}",
+                file=sys.stderr,
+            )
+        for name in sorted(set(notebook_names()) - set(missing)):
+            if executed_copy(name, args.root) is None:
+                print(f"[docs] notebooks/{name}: outputs from an earlier version of the package")
         return 1 if missing else 0
     names = args.names or notebook_names()
     unknown = sorted(set(names) - set(notebook_names()))
@@ -248,10 +261,10 @@ else:
         wraps files in a way that loses a generated file's path).
         """
         root = _executed_root()
-        stale = [name for name in notebook_names() if executed_copy(name, root) is None]
+        stale = [name for name in notebook_names() if executed_copy(name, root, same_package=False) is None]
         if stale:
             raise PluginError(
-                f"no up-to-date executed copy of {', '.join(stale)} in {root / 'notebooks'} "
+                f"no executed copy of this version of {', '.join(stale)} in {root / 'notebooks'} "
                 "(scripts/docs.sh executes the notebooks first)"
             )
         for name in notebook_names():
