@@ -43,3 +43,14 @@ def _private_data_dir(tmp_path_factory: pytest.TempPathFactory):
         os.environ.pop("WS_JUPYTER_DATA_DIR", None)
     else:
         os.environ["WS_JUPYTER_DATA_DIR"] = old
+
+
+@pytest.fixture(scope="session")
+def notebook_runs(tmp_path_factory: pytest.TempPathFactory):
+    """The example notebooks, each executed once per session on the ws-jupyter kernel (installed
+    into a temp prefix for the session): ``notebook_runs.run("quickstart.ipynb") -> (nb, folder)``."""
+    from .notebook_runs import NotebookRuns
+
+    runs = NotebookRuns(tmp_path_factory.mktemp("notebook-runs"))
+    yield runs
+    runs.close()
