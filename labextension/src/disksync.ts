@@ -94,7 +94,8 @@ export class DiskSync {
         return null;
       }
       const disk = await this.contents.get(context.path, { content: true, type: 'notebook', hash: true });
-      if (this._saving || context.contentsModel !== known) {
+      const now = context.contentsModel;
+      if (this._saving || now?.hash !== known.hash || now?.last_modified !== known.last_modified) {
         return null; // a save happened meanwhile: look again next time
       }
       const report = this.merge((disk.content ?? {}) as JSONObject);
@@ -129,7 +130,10 @@ export class DiskSync {
     const userChanged = (cell: ISharedCell, saved: ISavedCell | undefined) =>
       !saved || versionOf(cell) !== saved.version;
     const untouchable = (id: string) => s.isEditing(id) || s.isBusy(id);
-    nb.transact(() => {
+    // one transaction per change: the model's cell list is refreshed only when a transaction ends,
+    // and every index below is read from it (none of this is an undo step of the user's)
+    const change = (f: () => void) => nb.transact(f, false);
+    {
       // cells the file removed
       for (let i = nb.cells.length - 1; i >= 0; i--) {
         const cell = nb.cells[i];
@@ -139,7 +143,7 @@ export class DiskSync {
         if (userChanged(cell, base.get(cell.id)) || untouchable(cell.id)) {
           report.kept.push(cell.id);
         } else {
-          nb.deleteCell(i);
+          change(() => nb.deleteCell(i));
           report.deleted.push(cell.id);
         }
       }
@@ -153,7 +157,7 @@ export class DiskSync {
         if (idx < 0) {
           if (!saved) {
             const at: number = previous === null ? 0 : s.indexOf(previous) + 1;
-            nb.insertCell(at, plain(raw) as any);
+            change(() => nb.insertCell(at, plain(raw) as any));
             report.inserted.push(id);
             previous = id;
           } // else: the user deleted it and has not saved: stays deleted
@@ -176,29 +180,33 @@ export class DiskSync {
             continue;
           }
           if (raw['cell_type'] !== cell.cell_type) {
-            nb.deleteCell(idx);
-            nb.insertCell(idx, plain(raw) as any);
+            change(() => {
+              nb.deleteCell(idx);
+              nb.insertCell(idx, plain(raw) as any);
+            });
             report.updated.push(id);
             continue;
           }
-          cell.setSource(plain(raw)['source'] as string);
+          change(() => cell.setSource(plain(raw)['source'] as string));
           touched = true;
         }
         if (disk.outputs !== saved.outputs && now.outputs === saved.outputs && cell.cell_type === 'code') {
           const code = cell as unknown as { setOutputs(o: unknown[]): void; execution_count: number | null };
-          code.setOutputs((raw['outputs'] as unknown[]) ?? []);
-          code.execution_count = (raw['execution_count'] as number | null) ?? null;
+          change(() => {
+            code.setOutputs((raw['outputs'] as unknown[]) ?? []);
+            code.execution_count = (raw['execution_count'] as number | null) ?? null;
+          });
           touched = true;
         }
         if (disk.metadata !== saved.metadata && now.metadata === saved.metadata) {
-          cell.setMetadata((raw['metadata'] ?? {}) as any);
+          change(() => cell.setMetadata((raw['metadata'] ?? {}) as any));
           touched = true;
         }
         if (touched) {
           report.updated.push(id);
         }
       }
-    }, false);
+    }
     // the file is the new saved state; cells the user changed stay unsaved against it
     const next = new Map<string, ISavedCell>();
     for (const raw of cells as JSONObject[]) {

@@ -10,7 +10,7 @@
  * - ``#cell-id=`` links that open a notebook at the cell on the first click (navigation.ts).
  */
 
-import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
+import { IRouter, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { ToolbarButton } from '@jupyterlab/apputils';
 import { PageConfig } from '@jupyterlab/coreutils';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
@@ -18,7 +18,7 @@ import { ISettingRegistry } from '@jupyterlab/settingregistry';
 
 import { LiveChannel } from './channel';
 import { DiskSync } from './disksync';
-import { followCellFragments } from './navigation';
+import { followCellFragments, followRoutedFragments } from './navigation';
 import type { ISettings } from './read';
 
 const PLUGIN_ID = 'ws-jupyter:live';
@@ -55,8 +55,16 @@ const plugin: JupyterFrontEndPlugin<void> = {
   description: 'The live link between the %ws extension in a kernel and its notebook; disk edits merged into open tabs; cell links.',
   autoStart: true,
   requires: [INotebookTracker],
-  optional: [ISettingRegistry],
-  activate: async (app: JupyterFrontEnd, tracker: INotebookTracker, registry: ISettingRegistry | null) => {
+  optional: [ISettingRegistry, IRouter],
+  activate: async (
+    app: JupyterFrontEnd,
+    tracker: INotebookTracker,
+    registry: ISettingRegistry | null,
+    router: IRouter | null
+  ) => {
+    if (router) {
+      followRoutedFragments(router, tracker);
+    }
     const defaults: ISettings = { mode: 'review', userRuns: 'ask' };
     let pollInterval = 1000;
     if (registry) {
@@ -68,6 +76,10 @@ const plugin: JupyterFrontEndPlugin<void> = {
         // the defaults above
       }
     }
+    // wrapped as each notebook widget is made: a link's click calls setFragment right after that
+    app.docRegistry.getWidgetFactory('Notebook')?.widgetCreated.connect((_, widget) => {
+      followCellFragments(widget as NotebookPanel);
+    });
     const channels = new Map<NotebookPanel, LiveChannel>();
     const syncs = new Map<NotebookPanel, DiskSync>();
 

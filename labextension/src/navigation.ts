@@ -1,14 +1,18 @@
 /**
  * A link to ``notebook.ipynb#cell-id=ID`` opens the notebook at that cell on the first click.
  *
- * JupyterLab applies the fragment as soon as the document is loaded; when the click itself opens
- * the notebook, that is before the tab is shown and its cells laid out, so the notebook shows its
- * top. Here the fragment is applied again once the notebook is on screen with the cell laid out,
- * and held for a moment while late layout (images, outputs) shifts the cells — unless the user
- * scrolls first.
+ * A click on such a link in an output opens the notebook and then hands it the fragment
+ * (``setFragment``); JupyterLab applies it as soon as the document is loaded — when the click
+ * itself opens the notebook, that is before the tab is shown and its cells are laid out, and the
+ * notebook shows its top. Here ``setFragment`` of every notebook (wrapped as the notebook widget is
+ * created, before anything can call it) applies the fragment again once the notebook is on screen
+ * with the cell laid out, and holds it for a moment while late layout (images, outputs) shifts the
+ * cells — unless the user scrolls first. A ``/lab/tree/PATH#cell-id=ID`` address (the router) gets
+ * the same treatment for the notebook of that path.
  */
 
-import type { NotebookPanel } from '@jupyterlab/notebook';
+import type { IRouter } from '@jupyterlab/application';
+import type { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 
 const SETTLE_MS = 1500;
 
@@ -68,8 +72,35 @@ async function goTo(panel: NotebookPanel, id: string): Promise<void> {
   nb.node.removeEventListener('mousedown', stop);
 }
 
+/** Applies the router's ``#cell-id=`` fragments to the notebook of the routed path. */
+export function followRoutedFragments(router: IRouter, tracker: INotebookTracker): void {
+  let pending: { path: string; id: string; until: number } | null = null;
+  const apply = (panel: NotebookPanel) => {
+    if (pending && Date.now() < pending.until && panel.context.path === pending.path) {
+      const id = pending.id;
+      pending = null;
+      void goTo(panel, id);
+    }
+  };
+  router.routed.connect((_, location) => {
+    const id = cellIdOf(location.hash || '');
+    const m = /\/tree\/(.+)$/.exec(location.path);
+    if (id === null || !m) {
+      return;
+    }
+    pending = { path: decodeURIComponent(m[1]), id, until: Date.now() + 30_000 };
+    tracker.forEach(apply);
+  });
+  tracker.widgetAdded.connect((_, panel) => apply(panel));
+}
+
 /** Makes ``panel`` open at the cell a ``#cell-id=`` fragment names, also on the click that opens it. */
 export function followCellFragments(panel: NotebookPanel): void {
+  const marked = panel as NotebookPanel & { _wsFragments?: boolean };
+  if (marked._wsFragments) {
+    return;
+  }
+  marked._wsFragments = true;
   const original = panel.setFragment.bind(panel);
   panel.setFragment = (fragment: string) => {
     original(fragment);

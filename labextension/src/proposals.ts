@@ -5,8 +5,8 @@
  * answered "stale" at once with the cell's current source) and is drawn in the notebook as an
  * inline diff per cell — new cells and deleted cells shown as such — with Accept and Reject for
  * the whole proposal and, when it spans cells, for each cell. Nothing changes until the user
- * accepts; then the edits apply through the notebook's own shared model in one transaction (one
- * undo step: Undo reverts all of it), after checking again that every cell is as the agent read
+ * accepts; then the edits apply through the notebook's own shared model at once, as one undo step
+ * (Undo reverts all of it), after checking again that every cell is as the agent read
  * it, that the user is not typing in it and that it is not running or queued. In the user's
  * "accept" mode the same checks run and the edits apply at once, with a marker on each cell.
  */
@@ -16,7 +16,7 @@ import { NotebookActions } from '@jupyterlab/notebook';
 import type { Widget } from '@lumino/widgets';
 
 import { diffView, linesView } from './diffview';
-import { utf8Bytes } from './hash';
+import { cellVersion, utf8Bytes } from './hash';
 import { MAX_EDITS, MAX_OPEN_PROPOSALS, MAX_PROPOSAL_BYTES, MAX_SOURCE_BYTES, MAX_TOKEN } from './limits';
 import type { ISettings } from './read';
 import { NotebookState, versionOf } from './state';
@@ -332,19 +332,31 @@ export class Proposals {
 
   // --- applying -------------------------------------------------------------------------------
 
-  /** Applies ``edits`` (already checked) in one transaction of the notebook's model: one undo step. */
+  /**
+   * Applies ``edits`` (already checked) as one undo step, in one JavaScript task (no keystroke can
+   * come in between). Each edit is its own transaction of the shared model, because the model's
+   * cell list is refreshed only when a transaction ends (an index read inside one transaction
+   * after a structural change would name the wrong cell); the undo manager is told to capture
+   * them all as one step, and neither the user's change before nor the one after.
+   */
   private _apply(p: IProposal, edits: IEdit[]): void {
     const nb = this.state.notebook;
     const um = nb.undoManager;
-    um.stopCapturing(); // not merged with the user's change just before...
-    nb.transact(() => {
+    const capture = um.captureTimeout;
+    um.stopCapturing();
+    um.captureTimeout = 2 ** 31;
+    try {
       for (const e of edits) {
-        e.outcome = this._applyOne(p, nb, e);
+        nb.transact(() => {
+          e.outcome = this._applyOne(p, nb, e);
+        });
         e.status = 'applied';
-        e.outcome['status'] = 'applied';
+        e.outcome!['status'] = 'applied';
       }
-    });
-    um.stopCapturing(); // ...nor with the next one
+    } finally {
+      um.captureTimeout = capture;
+      um.stopCapturing();
+    }
     this._undoItem = um.undoStack[um.undoStack.length - 1] ?? null;
     this.state.panel.content.node.classList.toggle('ws-live-undo', this._undoItem !== null);
   }
@@ -356,7 +368,7 @@ export class Proposals {
       const at = placeAfter(ids(), e.after!, chain);
       const cell = nb.insertCell(at, this._newCell(e.cell_type!, e.source!));
       p.chains.set(e.after!, [...chain, cell.id]);
-      return { cell_id: cell.id, op: e.op, version: versionOf(cell) };
+      return { cell_id: cell.id, op: e.op, version: cellVersion(e.cell_type!, e.source!) };
     }
     const idx = this.state.indexOf(e.cell_id!);
     if (e.op === 'delete') {
@@ -367,11 +379,12 @@ export class Proposals {
       const rest = ids().filter(id => id !== e.cell_id);
       const chain = p.chains.get(e.after!) ?? [];
       const to = placeAfter(rest, e.after!, chain);
+      const version = versionOf(nb.cells[idx]);
       if (to !== idx) {
         nb.moveCell(idx, to);
       }
       p.chains.set(e.after!, [...chain, e.cell_id!]);
-      return { cell_id: e.cell_id, op: e.op, version: versionOf(nb.cells[to]) };
+      return { cell_id: e.cell_id, op: e.op, version };
     }
     const cell = nb.cells[idx];
     if (e.cell_type && e.cell_type !== cell.cell_type) {
@@ -381,7 +394,7 @@ export class Proposals {
       json['metadata'] = (cell.toJSON() as { metadata?: unknown }).metadata ?? {};
       nb.deleteCell(idx);
       const made = nb.insertCell(idx, json as any);
-      return { cell_id: made.id, op: e.op, version: versionOf(made) };
+      return { cell_id: made.id, op: e.op, version: cellVersion(e.cell_type, e.source!) };
     }
     cell.setSource(e.source!);
     return { cell_id: cell.id, op: e.op, version: versionOf(cell) };
