@@ -175,7 +175,9 @@ class KernelGateway(_Server):
 class CuttableProxy:
     """A TCP proxy 127.0.0.1:port -> 127.0.0.1:target; ``cut()`` drops every connection and stops
     listening, as a dying network or server would, while the server behind it keeps its data (so a
-    test can then check what a client left visible)."""
+    test can then check what a client left visible). ``stall()`` keeps the connections open but
+    stops answering: requests still reach the server, its answers are held back (all of each, or
+    everything after the headers and the first body byte)."""
 
     def __init__(self, target: int) -> None:
         import threading
@@ -189,6 +191,7 @@ class CuttableProxy:
         self._socks: list[socket.socket] = []
         self._lock = threading.Lock()
         self._closed = False
+        self._stall: str | None = None
         self.bytes_up = 0
         threading.Thread(target=self._accept, daemon=True).start()
 
@@ -218,7 +221,14 @@ class CuttableProxy:
             threading.Thread(target=self._pump, args=(client, upstream, True), daemon=True).start()
             threading.Thread(target=self._pump, args=(upstream, client, False), daemon=True).start()
 
+    def stall(self, after: str = "nothing") -> None:
+        """From now on answers are held back: ``"nothing"`` of them is forwarded, or only their
+        ``"headers"`` (and the first byte of the body), as a server that hangs mid-response."""
+        assert after in ("nothing", "headers")
+        self._stall = after
+
     def _pump(self, src: socket.socket, dst: socket.socket, up: bool) -> None:
+        held: bytes | None = b""
         try:
             while True:
                 data = src.recv(65536)
@@ -226,6 +236,16 @@ class CuttableProxy:
                     break
                 if up:
                     self.bytes_up += len(data)
+                elif self._stall == "nothing":
+                    continue
+                elif self._stall == "headers":
+                    if held is None:
+                        continue  # this answer's headers went through: hold the rest
+                    held += data
+                    end = held.find(b"\r\n\r\n")
+                    if end < 0:
+                        continue
+                    data, held = held[: end + 5], None
                 dst.sendall(data)
         except OSError:
             pass

@@ -19,6 +19,7 @@ Errors from ws-jupyter (``WorkspaceError``) print one line on stderr and exit wi
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -180,13 +181,24 @@ def _configure_doctor(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--vector", action="store_true", help="vector search is used: the default model is required")
     parser.add_argument("--chroma", metavar="HOST:PORT", help="a Chroma server the workspaces use (must answer)")
     parser.add_argument("--strict", action="store_true", help="every missing piece counts (exit status 1)")
+    parser.add_argument(
+        "--workspace",
+        metavar="DIR",
+        help="a workspace folder: list its host-trusted files (.git, .vscode, .envrc, ...) and who can change them",
+    )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
 def _run_doctor(args: argparse.Namespace) -> int:
     from .doctor import check_environment
 
-    report = check_environment(isolation=args.isolation, vector=args.vector, chroma=args.chroma, strict=args.strict)
+    report = check_environment(
+        isolation=args.isolation,
+        vector=args.vector,
+        chroma=args.chroma,
+        strict=args.strict,
+        workspace=os.path.abspath(args.workspace) if args.workspace else None,
+    )
     print(report.to_json() if args.json else report.text())
     return report.exit_code
 

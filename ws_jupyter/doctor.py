@@ -5,6 +5,10 @@ work well. ``check_environment()`` looks at each one — really probing where a 
 (bubblewrap must start a sandbox; a kernelspec must point to a Python that imports ws_jupyter) — and
 reports, per component, what was found, what is lost without it, and the command that fixes it.
 
+Given a workspace folder, it also lists the host-trusted files there (``.git``, ``.vscode``,
+``.envrc``, virtual environments: files whose content programs on the host act on) and whether
+sandboxed commands can change them.
+
 What the *configuration* needs decides the exit status: ``isolation="bwrap"`` needs bubblewrap,
 ``vector=True`` the default model, a Chroma server address an answering server. Everything else is
 optional (``strict=True`` makes every missing piece count).
@@ -58,16 +62,19 @@ class Check:
 @dataclass(frozen=True)
 class DoctorConfig:
     """What the checks are measured against. ``chroma``: ``"host:port"`` (or an http(s) URL) of a
-    Chroma server the workspace uses; ``strict``: every missing piece counts as needed."""
+    Chroma server the workspace uses; ``strict``: every missing piece counts as needed;
+    ``workspace``: the folder sandboxed commands write (its host-trusted files are listed)."""
 
     isolation: str = "auto"
     vector: bool = False
     chroma: str | None = None
     strict: bool = False
+    workspace: str | None = None
 
     @classmethod
     def from_workspace(cls, workspace: Any, **overrides: Any) -> DoctorConfig:
         """The configuration of an existing workspace: its isolation, default embedder, Chroma server."""
+        from .filesystem.local import LocalFilesystem
         from .model_install import uses_default_model
         from .sandbox.local import LocalSandbox
         from .search.vector_store import ChromaVectorStore
@@ -76,6 +83,9 @@ class DoctorConfig:
         sandbox = getattr(workspace, "sandbox", None)
         if isinstance(sandbox, LocalSandbox):
             values["isolation"] = sandbox._isolation_requested
+            values["workspace"] = sandbox.working_directory
+        elif isinstance(getattr(workspace, "filesystem", None), LocalFilesystem):
+            values["workspace"] = workspace.filesystem.base_path
         values["vector"] = uses_default_model(workspace)
         store = getattr(workspace, "_vector_store", None)
         if isinstance(store, ChromaVectorStore) and (store.host is not None or store.port is not None):
@@ -291,8 +301,9 @@ def _root(config: DoctorConfig) -> Check:
 def _probe_sandbox_as_root() -> tuple[int, bool] | str:
     """(uid inside a bwrap sandbox, whether /proc/sys is writable there) — ``access(2)`` only, no write."""
     from .sandbox.local import LocalSandbox
+    from .sandbox.tempdirs import process_dir
 
-    with tempfile.TemporaryDirectory(prefix="ws-doctor-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="ws-doctor-", dir=process_dir()) as tmp:
         sandbox = LocalSandbox(working_directory=tmp, isolation="bwrap", timeout=30)
         try:
             sandbox.start()
@@ -559,10 +570,66 @@ def _tokens(config: DoctorConfig) -> Check:
     )
 
 
+def _git_option(name: str) -> str | None:
+    """A git setting as the notebook user's git sees it (None: unset, or no git)."""
+    git = shutil.which("git")
+    if git is None:
+        return None
+    try:
+        out = subprocess.run(
+            [git, "config", "--global", "--get", name], capture_output=True, text=True, timeout=10, cwd="/"
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None
+
+
+def _host_trusted(config: DoctorConfig) -> Check | None:
+    if config.workspace is None:
+        return None
+    from .filesystem.host_trusted import scan
+
+    found = scan(config.workspace)
+    shown = [e.rel + ("/" if e.is_dir else "") for e in found.entries]
+    listed = ", ".join(shown[:12]) + (f" and {len(shown) - 12} more" if len(shown) > 12 else "")
+    if not found.complete:
+        listed += f" ({found.note})"
+    isolation = config.isolation
+    if isolation == "auto":
+        detection = _detect()
+        isolation = detection.backend if detection.available else "none"
+    name = "host-trusted files"
+    acts = "git, editors or direnv on the host run what they name"
+    if isolation != "bwrap":
+        if not shown:
+            return Check(name, "ok", f"none in {config.workspace}")
+        who = "without isolation" if isolation == "none" else f"under {isolation}"
+        return Check(
+            name,
+            "warning",
+            f"{listed} in {config.workspace}: commands {who} can change them",
+            f"{acts}: a command can plant code that runs on the host as this user",
+            "use isolation='bwrap', where they are read-only to commands",
+        )
+    protected = f"{listed}: read-only to the sandbox" if shown else f"none in {config.workspace}"
+    if shutil.which("git") is not None and _git_option("safe.bareRepository") != "explicit":
+        return Check(
+            name,
+            "warning",
+            protected + "; git on the host uses any folder holding HEAD, objects and refs as a repository",
+            "a command can still make a new repository in a folder of the workspace (a .git in a "
+            "subfolder, or HEAD, objects and refs in any folder); git on the host runs its config when "
+            "used in that folder (%ws info lists those made after the sandbox started)",
+            "git config --global safe.bareRepository explicit",
+        )
+    return Check(name, "ok", protected)
+
+
 CHECKS: tuple[Callable[[DoctorConfig], Check | None], ...] = (
     _python,
     _isolation,
     _root,
+    _host_trusted,
     _ripgrep,
     _model,
     _kernelspec,
@@ -580,6 +647,7 @@ def check_environment(
     vector: bool | None = None,
     chroma: str | None = None,
     strict: bool | None = None,
+    workspace: str | None = None,
 ) -> DoctorReport:
     """Runs every check against ``config`` (keywords override its fields) and returns the report.
 
@@ -588,7 +656,13 @@ def check_environment(
     base = config or DoctorConfig()
     overrides = {
         k: v
-        for k, v in {"isolation": isolation, "vector": vector, "chroma": chroma, "strict": strict}.items()
+        for k, v in {
+            "isolation": isolation,
+            "vector": vector,
+            "chroma": chroma,
+            "strict": strict,
+            "workspace": workspace,
+        }.items()
         if v is not None
     }
     cfg = DoctorConfig(**{**asdict(base), **overrides})

@@ -45,7 +45,7 @@ Each also derives from the builtin a Python user would naturally catch, so
     │   └── CellNotFoundError                        LookupError     CELL_NOT_FOUND
     ├── LiveNotebookError                            RuntimeError    LIVE_NOT_CONNECTED, LIVE_KERNEL_BUSY, LIVE_TIMEOUT,
     │                                                                LIVE_PROTOCOL, LIVE_REFUSED
-    ├── SkillError                                   RuntimeError    SKILL_ERROR
+    ├── SkillError                                   RuntimeError    SKILL_ERROR, PROMPT_TOO_LARGE
     │   ├── SkillValidationError                     ValueError      INVALID_SKILL
     │   ├── SkillNotFoundError                       LookupError     SKILL_NOT_FOUND
     │   ├── DuplicateSkillError                      ValueError      DUPLICATE_SKILL

@@ -188,7 +188,9 @@ def test_config_from_a_workspace(tmp_path: Path) -> None:
         vector_store=ChromaVectorStore(host="127.0.0.1", port=8123),
     )
     config = DoctorConfig.from_workspace(ws)
-    assert config == DoctorConfig(isolation="none", vector=True, chroma="http://127.0.0.1:8123")
+    assert config == DoctorConfig(
+        isolation="none", vector=True, chroma="http://127.0.0.1:8123", workspace=str(tmp_path)
+    )
     assert DoctorConfig.from_workspace(Workspace(filesystem=LocalFilesystem(str(tmp_path)))).vector is False
 
 

@@ -21,6 +21,7 @@ from ws_jupyter.errors import (
     FileExists,
     FileNotFound,
     InvalidArgumentError,
+    InvalidPathError,
     IsADirectory,
     NotADirectory,
     StaleFileError,
@@ -163,6 +164,20 @@ class FilesystemConformance:
         fs.mkdir("d")
         with raises(IsADirectory, "EISDIR"):
             fs.append_file("d", "x")
+
+    def test_a_file_path_cannot_name_a_directory(self, fs):
+        """``newdir/`` is a directory by its form: writing it as a file is refused (it used to
+        write a file ``newdir`` on object stores and on the disk), whether ``newdir`` exists."""
+        for path in ("newdir/", "newdir/.", "sub/deep/"):
+            for write in (fs.write_file, fs.append_file):
+                with raises(InvalidPathError, "EINVAL") as info:
+                    write(path, "x")
+                assert 'cannot end with "/"' in str(info.value)
+        assert not fs.exists("newdir") and not fs.exists("sub")
+        fs.mkdir("d")
+        with raises(InvalidPathError, "EINVAL"):
+            fs.write_file("d/", "x")
+        assert fs.stat("d").type == "directory"
 
     # --- delete --------------------------------------------------------------------------------------
 

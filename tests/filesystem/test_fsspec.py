@@ -14,6 +14,7 @@ from ws_jupyter.errors import (
     FileExists,
     FilesystemError,
     FileTooLargeError,
+    InvalidArgumentError,
     InvalidPathError,
     NotADirectory,
     PathEscapeError,
@@ -320,3 +321,149 @@ def test_s3_server_killed_gives_a_clear_error_without_hanging():
         assert fs.exists("a.txt") is False
     finally:
         server.stop()
+
+
+# --- one deadline per call: a server that accepts and then stalls -----------------------------------
+
+
+def stalling_s3(s3: S3Server, timeout: float) -> tuple[CuttableProxy, FsspecFilesystem]:
+    """A workspace reached through a proxy (``proxy.stall()`` makes the server stop answering) with
+    a short deadline; its files are written before, with the default one."""
+    bucket = s3.new_bucket()
+    proxy = CuttableProxy(s3.port)
+    opts = s3.storage_options()
+    opts["client_kwargs"] = {**opts["client_kwargs"], "endpoint_url": proxy.url}
+    FsspecFilesystem(f"s3://{bucket}/ws", storage_options=opts).write_file("a.txt", "x" * 100)
+    return proxy, FsspecFilesystem(f"s3://{bucket}/ws", storage_options=opts, timeout=timeout)
+
+
+@pytest.mark.parametrize("after", ["nothing", "headers"])
+def test_s3_stalled_server_fails_each_call_within_its_deadline(s3, after):
+    """A server that takes the request and never answers (or sends the headers, then stalls the
+    body): botocore's and s3fs's retries each waited their own read timeout — minutes per call.
+    One deadline bounds the whole call, retries included, and ends it with a typed error."""
+    timeout = 1.5
+    proxy, fs = stalling_s3(s3, timeout)
+    fs.stat("a.txt")  # opened while the server answers
+    proxy.stall(after)
+    calls = {
+        "read_file": lambda: fs.read_file("a.txt"),
+        "append_file": lambda: fs.append_file("a.txt", "z"),
+    }
+    if after == "nothing":
+        calls["write_file"] = lambda: fs.write_file("b.txt", "y")
+    for name, call in calls.items():
+        t0 = time.monotonic()
+        with pytest.raises(FilesystemError) as info:
+            call()
+        took = time.monotonic() - t0
+        assert took < timeout + 3, f"{name} took {took:.1f}s with a {timeout:g}s deadline"
+        assert info.value.code == "EUNAVAILABLE", (name, info.value)
+        assert f"within the {timeout:g}s deadline" in str(info.value) and info.value.path in str(info.value)
+    proxy.cut()
+
+
+def test_timeout_is_checked_and_reported():
+    assert memory_fs().timeout == 30.0
+    assert memory_fs(timeout=None).timeout is None
+    for bad in (0, -1, float("inf"), "5", True):
+        with pytest.raises(InvalidArgumentError):
+            memory_fs(timeout=bad)
+
+
+# --- conditional writes that lose a race ---------------------------------------------------------------
+
+
+class _Counting(FsspecFilesystem):
+    """Counts the reads of an append (one per attempt)."""
+
+    attempts = 0
+    _lock = threading.Lock()
+
+    def _content_and_etag(self, rel):
+        with _Counting._lock:
+            _Counting.attempts += 1
+        return super()._content_and_etag(rel)
+
+
+def test_s3_concurrent_appends_all_land(s3):
+    """160 appends at once from 8 clients (20 threads each): S3 has no append, each is a rewrite
+    conditional on the ETag read; a writer that lost the race reads again and retries, so every
+    line lands, once."""
+    bucket = s3.new_bucket()
+    clients = [_Counting(f"s3://{bucket}/ws", storage_options=s3.storage_options()) for _ in range(8)]
+    _Counting.attempts = 0
+    errors: list[BaseException] = []
+
+    def append(i: int) -> None:
+        try:
+            clients[i % 8].append_file("log.txt", f"line {i}\n")
+        except BaseException as exc:  # reported below with what failed
+            errors.append(exc)
+
+    threads = [threading.Thread(target=append, args=(i,)) for i in range(160)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert not errors, errors[:3]
+    lines = clients[0].read_file("log.txt").splitlines()
+    assert sorted(lines) == sorted(f"line {i}" for i in range(160))
+    assert _Counting.attempts > 160  # writers did lose races (and retried), across clients
+
+
+class _Interleaved(FsspecFilesystem):
+    """Another client writes the object right after this one looked at it (before its PUT)."""
+
+    other: tuple[object, str, str] | None = None
+
+    def _probe(self, rel, *, create):
+        info = super()._probe(rel, create=create)
+        if self.other is not None:
+            client, bucket, key = self.other
+            client.put_object(Bucket=bucket, Key=key, Body=b"theirs")
+        return info
+
+
+def test_s3_lost_conditional_write_is_a_typed_conflict(s3):
+    """The ETag check passed, then another client wrote before the PUT: S3 answers 412
+    PreconditionFailed (s3fs makes it ``OSError(EINVAL)``). That is a conflict: ``StaleFileError``,
+    not "Storage error ... [Errno 22]", and the other client's content stays."""
+    bucket = s3.new_bucket()
+    fs = _Interleaved(f"s3://{bucket}/ws", storage_options=s3.storage_options())
+    fs.write_file("a.txt", "mine")
+    seen = fs.stat("a.txt")
+    fs.other = (s3.client(), bucket, "ws/a.txt")
+    with raises(StaleFileError, "ESTALE"):
+        fs.write_file("a.txt", "mine again", expected_mtime=seen.mtime)
+    fs.other = None
+    assert fs.read_file("a.txt") == "theirs"
+    fs.other = (s3.client(), bucket, "ws/new.txt")
+    with raises(FileExists, "EEXIST"):
+        fs.write_file("new.txt", "mine", overwrite=False)
+    fs.other = None
+    assert fs.read_file("new.txt") == "theirs"
+
+
+def test_conditional_write_errors_are_recognised_through_s3fs():
+    """moto answers a lost ``If-Match``/``If-None-Match`` race with 412 PreconditionFailed (tested
+    above against the server); real S3 also answers 409 ConditionalRequestConflict while another
+    conditional write to the key is in flight, which moto never does — so that answer is built
+    here, as botocore raises it, and passed through s3fs's own error translation."""
+    from botocore.exceptions import ClientError
+    from s3fs.errors import translate_boto_error
+
+    from ws_jupyter.filesystem.fsspec_fs import _precondition_failed
+
+    def answer(code: str, status: int) -> BaseException:
+        error = ClientError(
+            {"Error": {"Code": code, "Message": "m"}, "ResponseMetadata": {"HTTPStatusCode": status}},
+            "PutObject",
+        )
+        return translate_boto_error(error)
+
+    assert _precondition_failed(answer("ConditionalRequestConflict", 409))
+    assert _precondition_failed(answer("PreconditionFailed", 412))
+    assert not _precondition_failed(answer("OperationAborted", 409))
+    assert not _precondition_failed(answer("AccessDenied", 403))
+    assert not _precondition_failed(OSError(22, "a 412 in the text is not an answer"))

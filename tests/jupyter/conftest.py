@@ -99,6 +99,22 @@ def kernel_prefix(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         os.environ["JUPYTER_PATH"] = old
 
 
+@pytest.fixture
+def kernel(kernel_prefix: Path, tmp_path: Path) -> Iterator[tuple[Any, Any]]:
+    """A real ws-jupyter kernel (ipykernel from the installed spec) working in ``tmp_path``:
+    ``(kernel manager, blocking client)``."""
+    from jupyter_client.manager import KernelManager
+
+    km = KernelManager(kernel_name="ws-jupyter")
+    km.start_kernel(cwd=str(tmp_path))
+    kc = km.client()
+    kc.start_channels()
+    kc.wait_for_ready(timeout=60)
+    yield km, kc
+    kc.stop_channels()
+    km.shutdown_kernel(now=True)
+
+
 def _tiny_png() -> bytes:
     sys.path.insert(0, str(REPO_ROOT / "kernelspec"))
     try:

@@ -6,7 +6,7 @@ read-only, no update checks), serving a root directory; ``stop()`` ends it and i
 Playwright drives Debian's ``/usr/bin/chromium`` (never a downloaded browser) with the flags from
 JUPYTER.md. ``LabPage`` wraps a page with the few JupyterLab gestures the tests need: open a
 notebook, wait until the kernel is idle, run all cells, find a cell's output, switch the theme,
-save, take screenshots.
+save, take screenshots — and measure what a user sees: the contrast of rendered text.
 """
 
 from __future__ import annotations
@@ -246,6 +246,14 @@ class LabPage:
                 return c
         raise AssertionError(f"no cell starting with {source_start!r}")
 
+    def text_contrast(self, selector: str) -> list[dict[str, Any]]:
+        """The WCAG contrast ratio of each visible element matching ``selector`` that holds text
+        of its own: its computed colour over the background it is drawn on (the nearest opaque
+        ancestor background, translucent ones composited in), as the browser resolves them —
+        CSS variables, ``color-mix()`` and the current theme included. Disabled controls are left
+        out (WCAG exempts them). Each item: text, class, fg/bg (RGB) and ratio."""
+        return list(self.page.evaluate(_CONTRAST_JS, selector))
+
     def screenshot(self, name: str, locator: Any = None) -> Path:
         path = self.artifacts / f"{name}.png"
         if locator is None:
@@ -254,3 +262,49 @@ class LabPage:
             locator.scroll_into_view_if_needed()
             locator.screenshot(path=str(path))
         return path
+
+
+_CONTRAST_JS = """(selector) => {
+  const canvas = document.createElement('canvas');
+  canvas.width = canvas.height = 1;
+  const ctx = canvas.getContext('2d', {willReadFrequently: true});
+  const rgba = (colour) => {  // any CSS colour the browser computed -> [r, g, b, a]
+    ctx.clearRect(0, 0, 1, 1);
+    ctx.fillStyle = '#000';
+    ctx.fillStyle = colour;
+    ctx.fillRect(0, 0, 1, 1);
+    const d = ctx.getImageData(0, 0, 1, 1).data;
+    return [d[0], d[1], d[2], d[3] / 255];
+  };
+  const over = (top, bottom) => [0, 1, 2].map(i => top[i] * top[3] + bottom[i] * (1 - top[3])).concat([1]);
+  const background = (el) => {
+    const layers = [];
+    for (let e = el; e; e = e.parentElement) {
+      const c = rgba(getComputedStyle(e).backgroundColor);
+      if (c[3] > 0) { layers.push(c); if (c[3] >= 1) break; }
+    }
+    let bg = [255, 255, 255, 1];
+    for (const c of layers.reverse()) bg = over(c, bg);
+    return bg;
+  };
+  const luminance = (c) => {
+    const ch = (v) => { v /= 255; return v <= 0.04045 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
+    return 0.2126 * ch(c[0]) + 0.7152 * ch(c[1]) + 0.0722 * ch(c[2]);
+  };
+  const out = [];
+  for (const el of document.querySelectorAll(selector)) {
+    if (el.offsetParent === null || el.closest(':disabled')) continue;
+    if (!Array.from(el.childNodes).some(n => n.nodeType === 3 && n.textContent.trim())) continue;
+    const bg = background(el);
+    const fg = over(rgba(getComputedStyle(el).color), bg);
+    const [hi, lo] = [luminance(fg), luminance(bg)].sort((a, b) => b - a);
+    out.push({
+      text: el.textContent.trim().slice(0, 30),
+      cls: String(el.className || el.tagName),
+      fg: fg.slice(0, 3).map(Math.round),
+      bg: bg.slice(0, 3).map(Math.round),
+      ratio: Math.round((hi + 0.05) / (lo + 0.05) * 100) / 100,
+    });
+  }
+  return out;
+}"""

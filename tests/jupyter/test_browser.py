@@ -189,9 +189,9 @@ def test_approve_lets_the_pending_tool_call_run(quickstart: LabPage) -> None:
     quickstart.screenshot("tool-call-approved", panel)
 
 
-def test_skill_renders_as_markdown(quickstart: LabPage) -> None:
+def test_skill_renders_from_its_markdown(quickstart: LabPage) -> None:
     output = quickstart.cell("%ws skill csv-summary").locator(".jp-OutputArea")
-    markdown = output.locator(".jp-OutputArea-output.jp-RenderedMarkdown")
+    markdown = output.locator(".jp-OutputArea-output .ws-skill")  # rendered inert, as HTML
     assert markdown.count() == 1 and output.locator("pre").count() == 0  # not raw Markdown in a <pre>
     assert markdown.locator("h3").inner_text().strip() == "csv-summary"  # the title once
     assert (

@@ -14,7 +14,6 @@ import queue
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -191,18 +190,7 @@ def test_cli_registry(capsys: pytest.CaptureFixture[str]) -> None:
 # --- a real ws-jupyter kernel ---------------------------------------------------------------------
 
 
-@pytest.fixture
-def kernel(kernel_prefix: Path, tmp_path: Path) -> Iterator[tuple[Any, Any]]:
-    from jupyter_client.manager import KernelManager
-
-    km = KernelManager(kernel_name="ws-jupyter")
-    km.start_kernel(cwd=str(tmp_path))
-    kc = km.client()
-    kc.start_channels()
-    kc.wait_for_ready(timeout=60)
-    yield km, kc
-    kc.stop_channels()
-    km.shutdown_kernel(now=True)
+# (the ``kernel`` fixture, a real ws-jupyter kernel: conftest.py)
 
 
 def execute(

@@ -127,7 +127,7 @@ def test_kernel_activity_shows_agent_executions_live(workspace: Any) -> None:
         view.interrupt_button.click()
         t.join(30)
         assert "KeyboardInterrupt" in box["out"]
-        assert wait_for(lambda: widget.cells[-1]["status"] == "error", 10)
+        assert wait_for(lambda: widget.cells[-1]["status"] == "interrupted", 10)
 
         kernel = workspace.sandbox.kernels["default"]
         restarts = kernel.restarts

@@ -576,7 +576,7 @@ def test_skills_list_and_skill(ip: Any, ws_dir: Path) -> None:
     view = ws(ip, "skill csv-tools")
     assert isinstance(view, SkillView)
     data, _ = ip.display_formatter.format(view)
-    assert "## References" in data["text/markdown"] and "references/tips.md" in data["text/markdown"]
+    assert "<h2>References</h2>" in data["text/html"] and "references/tips.md" in data["text/html"]
     ref = ws(ip, "skill csv-tools --file tips.md")
     assert ref.lines == ["# Tips", "Use pandas."]
     with pytest.raises(UsageError, match=r'Skill "nope" not found\. Available skills: csv-tools'):
@@ -729,7 +729,7 @@ def test_core_results_display_richly_after_load(ws_ip: Any, ws_dir: Path) -> Non
     ws_ip.run_line_magic("ws", f"init {ws_dir}")
     skill = ws_ip.user_ns["ws"].skills.get("tidy")
     data, _ = ws_ip.display_formatter.format(skill)
-    assert data["text/markdown"].startswith("### tidy")
+    assert "<h3>tidy</h3>" in data["text/html"] and "text/markdown" not in data
     ws_ip.run_line_magic("unload_ext", "ws_jupyter")
     data, _ = ws_ip.display_formatter.format(hit)
     assert "text/html" not in data  # unloading removes the formatters
@@ -823,8 +823,8 @@ def test_outputs_store_html_and_plain_text_only(ws_ip: Any, ws_dir: Path) -> Non
     assert len(json.dumps(openai)) < 2.5 * len(openai["text/plain"])  # HTML + text, nothing more
     assert len(json.dumps(tools)) < 60_000
     data, _ = ws_ip.display_formatter.format(ws(ws_ip, "skill tidy"))
-    assert set(data) == {"text/markdown", "text/plain"}  # rendered as Markdown, no raw HTML rival
-    assert data["text/markdown"].count("tidy") == 2 and "- one\n- two" in data["text/markdown"]
+    assert set(data) == {"text/html", "text/plain"}  # rendered from its Markdown, inert
+    assert "<li>one</li>\n<li>two</li>" in data["text/html"] and "<h3>tidy</h3>" in data["text/html"]
     data, _ = ws_ip.display_formatter.format(ws(ws_ip, "cat pixel.png"))
     assert set(data) == {"image/png", "text/plain"}  # the image once, not again inside HTML
 

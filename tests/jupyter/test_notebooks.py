@@ -118,7 +118,7 @@ def test_quickstart(kernel_prefix: Path, tmp_path: Path) -> None:
     assert "csv-summary" in text(cell(nb, "ws.skills.refresh()"))
     skill = cell(nb, "%ws skill csv-summary")
     assert any(
-        "text/markdown" in o.data and "Summarising a CSV file" in o.data["text/markdown"]
+        "text/html" in o.data and "Summarising a CSV file" in o.data["text/html"]
         for o in skill.outputs
     )
     assert "workspace_execute_command" in text(cell(nb, "%ws tools"))

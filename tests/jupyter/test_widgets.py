@@ -378,8 +378,8 @@ def test_skills_browser(ws_dir: Path) -> None:
         browser = SkillsBrowser(ws)
         assert browser.names == ["csv-cleaning", "plot-style"] and browser.selected == "csv-cleaning"
         assert "Clean CSV files." in browser.header.value
-        markdown = browser.detail.outputs[0]["data"]["text/markdown"]
-        assert "Drop empty rows" in markdown and "## References" in markdown
+        shown = browser.detail.outputs[0]["data"]["text/html"]
+        assert "Drop empty rows" in shown and "<h2>References</h2>" in shown
         assert list(browser.files.options) == ["references/pandas.md", "scripts/check.py"]
         browser.files.value = "references/pandas.md"
         assert browser.selected_file == "references/pandas.md" and "dropna" in browser.file_view.value
@@ -503,6 +503,35 @@ def test_tool_call_panel(workspace: Any) -> None:
     assert refused.wait_until_waiting()
     refused.deny_button.click()
     assert refused.wait(10) and refused.status == "refused"
+
+
+def test_tool_call_panel_stop_cancels_the_running_call(workspace: Any) -> None:
+    """The panel's call runs on a thread, so the notebook is free and Stop can act: the command is
+    killed and the call ends as cancelled, in the panel and in the tool log."""
+    from ws_jupyter.jupyter.widgets import ToolActivity, ToolCallPanel
+
+    activity = ToolActivity(workspace, interval=0.1, approvals=False)
+    tool = next(t for t in workspace.tools() if t.name == "workspace_execute_command")
+    panel = ToolCallPanel(workspace, tool, {"command": "echo begun; sleep 60"}, interval=0.1)
+    try:
+        assert panel.wait_until_waiting()
+        assert panel.stop_button.layout.display == "none" and not panel.stop()  # nothing runs yet
+        panel.approve_button.click()
+        assert wait_for(lambda: panel.status == "running", 10)
+        panel._throttle.flush()
+        assert panel.stop_button.layout.display == "" and not panel.stop_button.disabled
+        started = time.monotonic()
+        panel.stop_button.click()
+        assert panel.wait(20) and time.monotonic() - started < 15
+        assert panel.status == "cancelled" and "stopped" in panel.state_line.value
+        assert panel.stop_button.layout.display == "none"
+        activity.refresh()
+        assert activity.calls[-1]["status"] == "cancelled"
+        activity.clear()  # a cancelled call is finished: Clear removes it
+        assert activity.calls == []
+    finally:
+        panel.close()
+        activity.close()
 
 
 def test_dashboard_wires_search_to_files(ws_dir: Path) -> None:

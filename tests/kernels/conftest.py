@@ -9,17 +9,19 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
 
-from ws_jupyter import LocalSandbox
+from ws_jupyter import WORKSPACE_TOOLS, LocalFilesystem, LocalSandbox, Workspace
 
 from ..sandbox.conftest import BWRAP, make_sandbox, marker, processes_with, requires_bwrap
 
 __all__ = [
     "BWRAP",
     "PNG_CODE",
+    "bwrap_workspace",
     "kernel_processes",
     "make_sandbox",
     "marker",
@@ -51,3 +53,15 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalSandbox]:
 def kernel_processes(connection_file: str) -> list[psutil.Process]:
     """Live processes started for this connection file (the kernel, and bwrap around it)."""
     return processes_with(connection_file)
+
+
+def bwrap_workspace(root: Path, **sandbox: Any) -> Workspace:
+    """A workspace over ``root`` whose commands and kernels run under bubblewrap, with the kernel
+    tools approved (``sandbox`` options go to its ``LocalSandbox``). The caller destroys it."""
+    t = WORKSPACE_TOOLS.SANDBOX
+    return Workspace(
+        filesystem=LocalFilesystem(root),
+        sandbox=LocalSandbox(working_directory=str(root), isolation="bwrap", **sandbox),
+        tools={name: {"require_approval": False} for name in (t.RUN_NOTEBOOK, t.EXECUTE_CODE)},
+        bm25=False,
+    )

@@ -250,3 +250,17 @@ def _alive(proc: psutil.Process) -> bool:
         return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
     except psutil.Error:
         return False
+
+
+def test_json_nested_deeper_than_a_notebook_allows_is_cut_with_a_note(kernels) -> None:
+    # the same bound as local kernels (kernels/messages.py), on the websocket's frames
+    r = kernels.execute(
+        "from IPython.display import display\ngw_deep = []\nfor _ in range(300):\n    gw_deep = [gw_deep]\n"
+        "display({'application/json': gw_deep, 'text/plain': 'deep'}, raw=True)"
+    )
+    assert r.ok, r
+    (bundle,) = r.display
+    value, depth = bundle.data["application/json"], 0
+    while isinstance(value, list) and value:
+        value, depth = value[0], depth + 1
+    assert bundle.text == "deep" and depth < 96 and value == "[JSON nested deeper than 96 levels: not kept]"

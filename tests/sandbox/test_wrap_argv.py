@@ -60,10 +60,13 @@ def test_read_only_binds(make_sandbox, tmp_path):
     assert proc.returncode != 0 and "Read-only" in proc.stderr
 
 
-def test_without_isolation_the_argv_is_unchanged(make_sandbox):
+def test_without_isolation_only_the_resource_limits_come_first(make_sandbox):
     sb = make_sandbox()
     spec = sb.wrap_argv(["python", "-V"], env={"A": "1"})
-    assert spec.argv == ["python", "-V"] and spec.cwd == sb.working_directory
+    assert spec.argv[-3:] == ["--", "python", "-V"] and spec.cwd == sb.working_directory
+    assert all(a.startswith("--") for a in spec.argv[1:-2]) and "--core=0:0" in spec.argv
+    proc = subprocess.run(spec.argv, cwd=spec.cwd, env=spec.env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stdout.startswith("Python"), proc.stderr
     assert spec.env["A"] == "1" and spec.env["PATH"].split(os.pathsep)[0] == os.path.dirname(sys.executable)
 
 

@@ -18,6 +18,7 @@ import pytest
 from IPython.utils.capture import capture_output
 
 from ws_jupyter import LocalSandbox
+from ws_jupyter.kernels.result import FRAME_THEME_CSS
 
 ACTIVE = ("application/javascript", "text/markdown", "text/latex", "image/svg+xml",
           "application/vnd.jupyter.widget-view+json")  # fmt: skip
@@ -54,7 +55,10 @@ def _assert_inert(data: dict[str, Any], metadata: dict[str, Any]) -> None:
     assert not set(data) & set(ACTIVE), sorted(data)
     html = data.get("text/html")
     if html is not None:
-        assert html.startswith('<iframe sandbox="" srcdoc="') or html.startswith('<img src="data:image/svg+xml')
+        html = html.removeprefix(FRAME_THEME_CSS)  # a style rule for the page's dark theme, no markup
+        assert html.startswith('<iframe sandbox="" class="ws-html-frame" csp="default-src \'none\';') or html.startswith(
+            '<img src="data:image/svg+xml'
+        )
         body = html.split('srcdoc="', 1)[-1]
         assert "<script" not in body and "<img src=x" not in body
     assert "isolated" not in metadata and "text/html" not in metadata

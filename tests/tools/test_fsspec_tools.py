@@ -105,3 +105,32 @@ def test_index_sees_a_same_second_same_size_change_by_its_etag(s3_ws):
 def test_instructions_name_the_object_store_and_the_sandbox_limit(s3_ws):
     text = s3_ws.filesystem.get_instructions()
     assert text.startswith('Object-storage workspace at "s3://') and "sync_to" in text
+
+
+def test_read_file_on_a_stalled_server_is_an_error_within_the_deadline(s3):
+    """``workspace_read_file`` on a server that stopped answering: the tool's error text within
+    the filesystem's deadline (it waited for minutes of retried read timeouts)."""
+    import time
+
+    from ..filesystem.test_fsspec import stalling_s3
+
+    proxy, fs = stalling_s3(s3, timeout=2)
+    ws = Workspace(filesystem=fs, bm25=False)
+    ws.init()
+    try:
+        proxy.stall()
+        t0 = time.monotonic()
+        out = box(ws).run(T.FILESYSTEM.READ_FILE, path="a.txt")
+        took = time.monotonic() - t0
+    finally:
+        proxy.cut()
+        ws.destroy()
+    assert took < 5, f"the read took {took:.1f}s"
+    assert out.startswith("Error") and "unavailable" in out and "within the 2s deadline" in out, out
+
+
+def test_write_file_to_a_directory_path_is_refused(s3_ws):
+    """``newdir/`` used to be written as a file ``newdir`` on object storage."""
+    out = box(s3_ws).run(T.FILESYSTEM.WRITE_FILE, path="newdir/", content="x")
+    assert out.startswith("Error") and 'cannot end with "/"' in out, out
+    assert not s3_ws.filesystem.exists("newdir")

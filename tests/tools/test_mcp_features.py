@@ -156,6 +156,37 @@ def test_skills_are_prompts_with_their_arguments(make_server, workdir, mode):
     assert missing is not None and "who" in missing
 
 
+def test_a_hostile_skill_prompt_is_refused_at_once(make_server, workdir):
+    """A 1 MiB SKILL.md of placeholders and a 2,000-character argument made a 181 MiB prompt in
+    96 s; an argument holding another's placeholder was substituted again. Now: one pass, and a
+    prompt over the limit is an error that says why."""
+    head = "---\nname: flood\ndescription: Floods.\narguments: [a, b]\n---\n"
+    body = "$ARGUMENTS $a $b\n" * (((1 << 20) - len(head) - 64) // 17)
+    write(workdir, "skills/flood/SKILL.md", head + body)
+    write(
+        workdir,
+        "skills/echo/SKILL.md",
+        "---\nname: echo\ndescription: Echoes.\narguments: [a, b]\n---\n[$a] [$b]\n",
+    )
+    server = make_server(skills=["skills"])
+
+    async def body_(c: Client) -> Any:
+        t0 = time.monotonic()
+        try:
+            await c.get_prompt("flood", {"a": "$b" * 1000, "b": "x" * 2000})
+            flood = None
+        except Exception as exc:
+            flood = str(exc)
+        took = time.monotonic() - t0
+        echo = await c.get_prompt("echo", {"a": "$b" * 3, "b": "x"})
+        return flood, took, echo
+
+    flood, took, echo = session(server, "legacy", body_)
+    assert flood is not None and "over the 2,097,152-character limit" in flood, flood
+    assert took < 10
+    assert echo.messages[0].content.text == "[$b$b$b] [x]"
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_files_are_resources_read_with_containment(make_server, workdir, mode, tmp_path):
     write(workdir, "README.md", "# Project\n")
@@ -285,10 +316,10 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def _stdio(workdir: Path, *extra: str) -> StdioServerParameters:
+def _stdio(workdir: Path, *extra: str, search: bool = False) -> StdioServerParameters:
     return StdioServerParameters(
         command=str(CLI),
-        args=["mcp", "--dir", str(workdir), "--no-search", "--isolation", "none", *extra],
+        args=["mcp", "--dir", str(workdir), *([] if search else ["--no-search"]), "--isolation", "none", *extra],
         env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(workdir.parent)},
         cwd=str(workdir),
     )
@@ -430,3 +461,50 @@ def test_cli_approval_flags(workdir):
     out = anyio.run(main)
     assert "--approve-all" in out["default"]
     assert out["approve"] == "hi" and out["none"] == "hi"
+
+
+@pytest.mark.slow
+def test_a_name_that_is_not_utf8_does_not_break_resources_over_stdio(workdir):
+    """One file name that is not UTF-8 (any bytes are allowed on the disk) failed
+    ``resources/list`` for the whole workspace — and its error text, which held the name, killed
+    the server's output stream. Its bytes are percent-encoded in the URI (it reads back), its
+    name is shown with ``\\xNN``; names that differ only by Unicode normalisation stay apart."""
+    write(workdir, "ok.md", "fine\n")
+    with open(os.path.join(os.fsencode(workdir), b"bad\xff.txt"), "w") as fh:
+        fh.write("not a UTF-8 name\n")
+    write(workdir, "cafe\u0301.md", "decomposed\n")
+    write(workdir, "caf\u00e9.md", "composed\n")
+    params = _stdio(workdir, "--no-vector", search=True)  # with search: indexing meets the name first
+
+    async def main() -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        with anyio.fail_after(60):
+            async with Client(params) as client:
+                out["list"] = (await client.list_resources()).resources
+                out["read"] = {
+                    r.uri: (await client.read_resource(r.uri)).contents[0].text for r in out["list"]
+                }
+                out["tree"] = (await client.call_tool("workspace_list_files", {})).content[0].text
+                out["still"] = (
+                    (await client.call_tool("workspace_read_file", {"path": "ok.md"})).content[0].text
+                )
+        return out
+
+    out = anyio.run(main)
+    by_uri = {str(r.uri): r for r in out["list"]}
+    assert set(by_uri) == {
+        "workspace://ok.md",
+        "workspace://bad%FF.txt",
+        "workspace://cafe%CC%81.md",
+        "workspace://caf%C3%A9.md",
+    }
+    assert by_uri["workspace://bad%FF.txt"].name == "bad\\xff.txt"
+    assert out["read"]["workspace://bad%FF.txt"] == "not a UTF-8 name\n"
+    assert out["read"]["workspace://cafe%CC%81.md"] == "decomposed\n"
+    assert out["read"]["workspace://caf%C3%A9.md"] == "composed\n"
+    assert "cafe\\u0301.md" in by_uri["workspace://cafe%CC%81.md"].description
+    assert "caf\\u00e9.md" in by_uri["workspace://caf%C3%A9.md"].description
+    tree = out["tree"]
+    assert "bad\\xff.txt  [name is not UTF-8" in tree
+    assert "[same-looking name: cafe\\u0301.md]" in tree and "[same-looking name: caf\\u00e9.md]" in tree
+    assert "fine" in out["still"]

@@ -376,3 +376,30 @@ def test_hostile_notebook_files(fs_tools, workdir):
     assert fs_tools.run(EDIT, path="sparse.ipynb", cell_index=0, new_source="x").startswith(
         "Error: File too large: sparse.ipynb is 209,715,200 bytes"
     )
+
+
+def _v3(languages: list[str]) -> str:
+    v3 = nbformat.v3
+    cells = [v3.new_code_cell(input=f"x{i} = {i}", language=lang) for i, lang in enumerate(languages)]
+    return json.dumps(v3.new_notebook(worksheets=[v3.new_worksheet(cells=cells)]))
+
+
+def test_nbformat_3_cell_languages_are_kept_or_the_edit_refused(fs_tools, workdir):
+    """nbformat 3 code cells name their language; nbformat 4 (what an edit writes) has no such
+    field and nbformat's upgrade drops it. One language for all becomes the notebook's
+    language_info; several are never silently lost: the edit is refused, and the read says so."""
+    (workdir / "one.ipynb").write_text(_v3(["python", "python"]), "utf-8")
+    out = fs_tools.run(EDIT, path="one.ipynb", cell_index=1, new_source="y = 2")
+    assert not out.startswith("Error"), out
+    written = nbformat.read(workdir / "one.ipynb", as_version=4)
+    assert written.metadata.language_info.name == "python"
+    assert [c.source for c in written.cells] == ["x0 = 0", "y = 2"]
+
+    (workdir / "mixed.ipynb").write_text(_v3(["python", "r", "python"]), "utf-8")
+    before = (workdir / "mixed.ipynb").read_bytes()
+    read = fs_tools.run("workspace_read_file", path="mixed.ipynb")
+    assert "[nbformat 3 code cells in several languages (python: cells 0, 2; r: cell 1)" in read
+    out = fs_tools.run(EDIT, path="mixed.ipynb", cell_index=1, new_source="y <- 2")
+    assert out.startswith("Error: ") and "several languages (python: cells 0, 2; r: cell 1)" in out, out
+    assert "no per-cell language" in out
+    assert (workdir / "mixed.ipynb").read_bytes() == before

@@ -1,4 +1,5 @@
-"""Filesystem providers: the protocol, the local implementation, containment and the walker."""
+"""Filesystem providers: the protocol, the local implementation, containment, the walker, and
+how file names are shown (``display``)."""
 
 from .containment import Containment, ResolvedPath
 from .local import LocalFilesystem

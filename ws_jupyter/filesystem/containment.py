@@ -26,7 +26,15 @@ from dataclasses import dataclass
 
 from ..errors import InvalidPathError, PathEscapeError
 
-__all__ = ["Containment", "ResolvedPath", "fd_levels", "is_within", "normalize_input_path", "open_child_dir"]
+__all__ = [
+    "Containment",
+    "ResolvedPath",
+    "check_file_path",
+    "fd_levels",
+    "is_within",
+    "normalize_input_path",
+    "open_child_dir",
+]
 
 _DIR_FLAGS = (
     os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -73,6 +81,17 @@ def normalize_input_path(path: object) -> str:
             path.encode("utf-8", "backslashreplace").decode(), "contains unencodable characters"
         ) from None
     return path
+
+
+def check_file_path(path: object) -> None:
+    """Refuse a path that names a directory by its form (``newdir/``, ``newdir/.``) where a file is
+    to be written: normalising it away would write a file ``newdir`` instead."""
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    if isinstance(path, str) and (path.endswith("/") or path.endswith("/.")) and path.strip("/."):
+        raise InvalidPathError(
+            path, 'a file path cannot end with "/" (it names a directory; mkdir creates one)'
+        )
 
 
 def _resolve_below(real_root: str, parts: list[str], follow: bool) -> tuple[str, bool]:

@@ -26,8 +26,14 @@ What it adds on top of the backend:
   ``stat``-ed; where the backend's modification times are coarse (S3: seconds), the ETag seen with
   that mtime decides;
 * **typed errors** — backend exceptions (botocore, aiohttp, fsspec's own) become the
-  :mod:`ws_jupyter.errors` classes; an unreachable server is a ``FilesystemError`` with code
-  ``EUNAVAILABLE`` after bounded timeouts, never a hang;
+  :mod:`ws_jupyter.errors` classes; a conditional write that lost a race (``412
+  PreconditionFailed``, ``409 ConditionalRequestConflict``) is ``FileExists``/``StaleFileError``;
+  an unreachable server is a ``FilesystemError`` with code ``EUNAVAILABLE``, never a hang;
+* **one deadline per call** — ``timeout`` seconds bound a whole call, its requests and the
+  backend's retries together (retries in botocore and s3fs would otherwise multiply their
+  timeouts: minutes for a server that accepts connections and then stalls); a write gets one more
+  second per MiB it sends. Calls over a tree (recursive listing, copy, move or removal of a
+  directory, :meth:`sync_to`/:meth:`sync_from`) bound each of their requests instead;
 * **read-only mode**, bounded streaming reads (:meth:`open_read`), and :meth:`sync_to` /
   :meth:`sync_from` for running commands on a local copy (the sandbox cannot see object storage).
 """
@@ -36,14 +42,16 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import os
 import posixpath
 import secrets
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, TypeVar
 
 from ..errors import (
     DirectoryNotEmpty,
@@ -52,6 +60,7 @@ from ..errors import (
     FileNotFound,
     FilesystemError,
     FilesystemNotReadyError,
+    FileTooLargeError,
     InvalidArgumentError,
     IsADirectory,
     NotADirectory,
@@ -63,13 +72,27 @@ from ..errors import (
 )
 from ..lifecycle import Lifecycle
 from ..request_context import RequestContext
-from .containment import Containment, normalize_input_path
+from .containment import Containment, check_file_path, normalize_input_path
 from .local import _as_timestamp, _check_encoding, _to_bytes
 from .mime import guess_mime_type
 from .reading import CHUNK_BYTES, decode_text, not_regular
 from .types import FileEntry, FileStat, FilesystemInfo, InstructionsOption
 
-__all__ = ["FsspecFilesystem"]
+__all__ = ["DEFAULT_TIMEOUT", "FsspecFilesystem"]
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _bounded(method: _F) -> _F:
+    """One deadline for a whole call of ``method`` (see ``FsspecFilesystem(timeout=)``)."""
+
+    @functools.wraps(method)
+    def call(self: FsspecFilesystem, *args: Any, **kwargs: Any) -> Any:
+        with self._deadline():
+            return method(self, *args, **kwargs)
+
+    return call  # type: ignore[return-value]
+
 
 #: Protocols whose directories exist only as key prefixes (``mkdir`` writes a ``dir/`` marker).
 PREFIX_STORES = frozenset(
@@ -78,9 +101,16 @@ PREFIX_STORES = frozenset(
 _LOCAL_PROTOCOLS = frozenset({"file", "local"})
 _BINARY_ENCODINGS = {"binary", "bytes", None}
 #: Default S3 client bounds (used when ``storage_options`` sets none): an unreachable or stalled
-#: server fails an operation within seconds instead of botocore's 60 s timeouts and retries.
-_S3_CONFIG = {"connect_timeout": 5, "read_timeout": 30, "retries": {"max_attempts": 2, "mode": "standard"}}
+#: server fails a request within seconds instead of botocore's 60 s timeouts (two attempts fit in
+#: one call's deadline).
+_S3_CONFIG = {"connect_timeout": 5, "read_timeout": 15, "retries": {"max_attempts": 2, "mode": "standard"}}
+#: Seconds one call may take by default, retries included (``timeout=``).
+DEFAULT_TIMEOUT = 30.0
+#: A write's deadline grows by this many seconds per MiB sent (a large upload is not a stall).
+_SECONDS_PER_MIB = 1.0
 _SEEN_MAX = 4096
+#: Attempts of a conditional rewrite (append) when no deadline bounds them.
+_MAX_ATTEMPTS = 200
 #: Largest object written with one PUT (s3fs switches to a multipart upload at twice its chunk size).
 _SINGLE_PUT = 256 << 20
 
@@ -92,7 +122,9 @@ class FsspecFilesystem:
     opened with ``storage_options`` (passed to fsspec, e.g. ``{"endpoint_url": ...}``), or an
     ``fsspec.AbstractFileSystem`` instance together with ``root`` (its path of the workspace).
     ``directory_markers`` overrides whether ``mkdir`` writes ``dir/`` marker objects (default: for
-    object stores — s3, gcs, az...). ``destroy()`` never deletes data.
+    object stores — s3, gcs, az...). ``timeout`` (seconds, default ``DEFAULT_TIMEOUT``; None for
+    none) is the deadline of one call, retries included: past it the call raises
+    ``FilesystemError`` with code ``EUNAVAILABLE``. ``destroy()`` never deletes data.
     """
 
     provider = "fsspec"
@@ -110,9 +142,18 @@ class FsspecFilesystem:
         directory_markers: bool | None = None,
         instructions: InstructionsOption = None,
         id: str | None = None,
+        timeout: float | None = DEFAULT_TIMEOUT,
     ) -> None:
         if instructions is not None and not isinstance(instructions, str) and not callable(instructions):
             raise InvalidArgumentError("instructions must be a string, a function or None")
+        if timeout is not None and (
+            isinstance(timeout, bool)
+            or not isinstance(timeout, (int, float))
+            or not 0 < timeout < float("inf")
+        ):
+            raise InvalidArgumentError(
+                f"timeout must be a positive number of seconds or None, not {timeout!r}"
+            )
         try:
             import fsspec
         except ImportError:  # pragma: no cover - depends on the environment
@@ -166,6 +207,10 @@ class FsspecFilesystem:
         self._lifecycle = Lifecycle("pending")
         self._seen: OrderedDict[str, tuple[float, str]] = OrderedDict()  # rel -> (mtime, etag) last seen
         self._seen_lock = threading.Lock()
+        self._timeout = float(timeout) if timeout is not None else None
+        self._calls = threading.local()  # .deadline: monotonic time the current call must end by
+        self._turns: dict[str, tuple[threading.Lock, int]] = {}  # rel -> (appends' lock, users)
+        self._turns_lock = threading.Lock()
 
     # --- properties ----------------------------------------------------------------------------
 
@@ -187,15 +232,75 @@ class FsspecFilesystem:
         """The workspace root in the backend's own path form (``bucket/prefix`` for S3)."""
         return self._root
 
+    @property
+    def timeout(self) -> float | None:
+        """Seconds one call may take, retries included (None: no deadline)."""
+        return self._timeout
+
+    # --- deadlines ------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _deadline(self) -> Iterator[None]:
+        """Bound what runs inside by one deadline (a call nested in another keeps the outer one)."""
+        if self._timeout is None or getattr(self._calls, "deadline", None) is not None:
+            yield
+            return
+        self._calls.deadline = time.monotonic() + self._timeout
+        try:
+            yield
+        finally:
+            self._calls.deadline = None
+
+    @contextlib.contextmanager
+    def _per_request(self) -> Iterator[None]:
+        """Inside a call over a tree: each request (and each nested call) gets a deadline of its own."""
+        saved = getattr(self._calls, "deadline", None)
+        self._calls.deadline = None
+        try:
+            yield
+        finally:
+            self._calls.deadline = saved
+
+    def _run(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """Run a coroutine function of an async backend on its loop, cancelled at the deadline."""
+        from fsspec.asyn import sync
+        from fsspec.exceptions import FSTimeoutError
+
+        deadline = getattr(self._calls, "deadline", None)
+        if self._timeout is None:
+            return sync(self._fs.loop, fn, *args, **kwargs)
+        remaining = self._timeout if deadline is None else deadline - time.monotonic()
+        if remaining <= 0:
+            raise _DeadlinePassed(self._timeout)
+        end = time.monotonic() + remaining
+        try:
+            return sync(self._fs.loop, fn, *args, timeout=remaining, **kwargs)
+        except FSTimeoutError:
+            raise _DeadlinePassed(self._timeout) from None
+        except Exception:
+            # cancelled mid-answer, aiohttp raises its own error (an incomplete payload) instead
+            if time.monotonic() >= end:
+                raise _DeadlinePassed(self._timeout) from None
+            raise
+
+    def _call(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        """``fs.<name>(...)`` within the current deadline (async backends: their coroutine,
+        cancelled when the deadline passes; synchronous ones have no network to wait for)."""
+        if getattr(self._fs, "async_impl", False):
+            coro = getattr(self._fs, "_" + name, None)
+            if coro is not None:
+                return self._run(coro, *args, **kwargs)
+        return getattr(self._fs, name)(*args, **kwargs)
+
     # --- lifecycle ------------------------------------------------------------------------------
 
     def init(self) -> None:
         """Check the root: it must be a directory (or not exist yet: created, unless read-only)."""
 
         def action() -> None:
-            with self._translating(".", "opening the workspace"):
+            with self._deadline(), self._translating(".", "opening the workspace"):
                 try:
-                    info = self._fs.info(self._root)
+                    info = self._call("info", self._root)
                 except FileNotFoundError:
                     info = None
                 if info is not None and info.get("type") != "directory":
@@ -305,7 +410,7 @@ class FsspecFilesystem:
     def _info(self, full: str) -> dict[str, Any] | None:
         """The backend's info for ``full``, or None when nothing is there."""
         try:
-            info: dict[str, Any] = self._fs.info(full)
+            info: dict[str, Any] = self._call("info", full)
         except FileNotFoundError:
             return None
         return info
@@ -340,6 +445,7 @@ class FsspecFilesystem:
             return seen[1]
         return None
 
+    @_bounded
     def exists(self, path: str) -> bool:
         """True when ``path`` exists inside the workspace (False for escaping or malformed paths)."""
         try:
@@ -349,6 +455,7 @@ class FsspecFilesystem:
         except (WorkspaceError, OSError):
             return False
 
+    @_bounded
     def stat(self, path: str) -> FileStat:
         rel, full = self._resolve(path)
         with self._translating(rel, "reading metadata of"):
@@ -371,6 +478,7 @@ class FsspecFilesystem:
             mime_type=None if is_dir else guess_mime_type(rel),
         )
 
+    @_bounded
     def etag(self, path: str) -> str | None:
         """The backend's ETag (or content hash) of a file, when it has one."""
         rel, full = self._resolve(path)
@@ -382,6 +490,7 @@ class FsspecFilesystem:
 
     # --- reading ------------------------------------------------------------------------------------
 
+    @_bounded
     def read_file(self, path: str, encoding: str | None = "utf-8") -> str | bytes:
         """Read a whole file: text in ``encoding``, or bytes with ``encoding="binary"``."""
         if encoding is not None and encoding not in _BINARY_ENCODINGS:
@@ -393,7 +502,7 @@ class FsspecFilesystem:
             # one request (a GET of the whole object); what a failure meant is asked afterwards
             with self._translating(rel, "reading"):
                 try:
-                    data = bytes(self._fs.cat_file(full))
+                    data = bytes(self._call("cat_file", full))
                 except (FileNotFoundError, IsADirectoryError):
                     if self._kind(full) == "directory":
                         raise IsADirectory(rel) from None
@@ -423,15 +532,23 @@ class FsspecFilesystem:
             size = info.get("size")
             if isinstance(size, int) and size <= CHUNK_BYTES:
                 # one request (a GET of the whole object) for the common small file
-                yield bytes(self._fs.cat_file(full))
+                yield bytes(self._call("cat_file", full))
                 return
-            with self._fs.open(full, "rb", block_size=CHUNK_BYTES, cache_type="none") as fh:
-                while True:
-                    chunk = fh.read(CHUNK_BYTES)
-                    if not chunk:
-                        return
-                    yield bytes(chunk)
+            if not isinstance(size, int):  # a backend that does not say: read it as a stream
+                with self._fs.open(full, "rb", block_size=CHUNK_BYTES, cache_type="none") as fh:
+                    while chunk := fh.read(CHUNK_BYTES):
+                        yield bytes(chunk)
+                return
+            # ranged reads, each a request with its own deadline (the caller may stop between them)
+            start = 0
+            while start < size:
+                chunk = bytes(self._call("cat_file", full, start=start, end=min(size, start + CHUNK_BYTES)))
+                if not chunk:
+                    return
+                yield chunk
+                start += len(chunk)
 
+    @_bounded
     def readdir(
         self,
         path: str = ".",
@@ -465,7 +582,8 @@ class FsspecFilesystem:
             if recursive and entry.type == "directory" and not entry.is_symlink and depth < max_depth:
                 child = name if rel == "." else f"{rel}/{name}"
                 try:
-                    children = self._list(child)
+                    with self._per_request():  # a tree: each listing has a deadline of its own
+                        children = self._list(child)
                 except FilesystemError:
                     continue  # vanished while listing
                 stack.append((iter(children), name + "/", depth + 1))
@@ -485,7 +603,7 @@ class FsspecFilesystem:
                 if kind is not None and kind != "directory":
                     raise NotADirectory(rel)
             try:
-                raw = self._fs.ls(full, detail=True)
+                raw = self._call("ls", full, detail=True)
             except FileNotFoundError:
                 if rel == ".":
                     return []
@@ -536,8 +654,25 @@ class FsspecFilesystem:
         existing file (``FileExists``); ``expected_mtime`` refuses the write (``StaleFileError``,
         nothing written) when the file changed since it was stat-ed."""
         self._check_writable("write_file", path)
-        rel, full = self._resolve(path)
-        data = _to_bytes(content)
+        with self._deadline():
+            rel, full = self._resolve(path)
+            check_file_path(path)
+            data = _to_bytes(content)
+            self._extend_deadline(_upload_seconds(data))
+            self._write(
+                rel, full, data, overwrite=overwrite, recursive=recursive, expected_mtime=expected_mtime
+            )
+
+    def _write(
+        self,
+        rel: str,
+        full: str,
+        data: bytes,
+        *,
+        overwrite: bool,
+        recursive: bool,
+        expected_mtime: float | datetime | None,
+    ) -> None:
         if rel == ".":
             raise IsADirectory(rel)
         expected = _as_timestamp(expected_mtime) if expected_mtime is not None else None
@@ -577,8 +712,6 @@ class FsspecFilesystem:
         parent = ancestors[-1] if ancestors else None
         import asyncio
 
-        from fsspec.asyn import sync
-
         async def gather() -> list[Any]:
             calls = [self._list_target(rel)]
             for anc in ancestors:
@@ -587,7 +720,7 @@ class FsspecFilesystem:
                 )
             return list(await asyncio.gather(*calls, return_exceptions=True))
 
-        results = sync(self._fs.loop, gather)
+        results = self._run(gather)
         for anc, res in zip(ancestors, results[1:]):
             if isinstance(res, FileNotFoundError) or res is None:
                 if anc == parent and not create:
@@ -649,7 +782,7 @@ class FsspecFilesystem:
             elif if_match is not None and len(data) < _SINGLE_PUT:
                 kwargs["IfMatch"] = if_match  # compare-and-swap on the ETag seen
             try:
-                self._fs.pipe_file(full, data, chunksize=_SINGLE_PUT // 2, **kwargs)
+                self._call("pipe_file", full, data, chunksize=_SINGLE_PUT // 2, **kwargs)
             except OSError as exc:
                 if _precondition_failed(exc):
                     if create_only:
@@ -657,22 +790,27 @@ class FsspecFilesystem:
                     raise StaleFileError(
                         rel, message=f"File was modified externally: {rel} (changed while writing)"
                     ) from None
+                if if_match is not None and isinstance(exc, FileNotFoundError):
+                    # If-Match on a key deleted since it was read: S3 answers 404
+                    raise StaleFileError(
+                        rel, message=f"File was modified externally: {rel} (deleted while writing)"
+                    ) from None
                 raise
             return
         if self._local is not None:
             # a temporary sibling renamed into place: never a torn file on the local disk
             tmp = posixpath.join(posixpath.dirname(full), f".ws-{secrets.token_hex(6)}.tmp")
             try:
-                self._fs.pipe_file(tmp, data)
-                if create_only and self._fs.exists(full):
+                self._call("pipe_file", tmp, data)
+                if create_only and self._call("exists", full):
                     raise FileExists(rel)
-                self._fs.mv(tmp, full)
+                self._call("mv", tmp, full)
             finally:
                 with contextlib.suppress(Exception):
-                    if self._fs.exists(tmp):
-                        self._fs.rm_file(tmp)
+                    if self._call("exists", tmp):
+                        self._call("rm_file", tmp)
             return
-        self._fs.pipe_file(full, data)
+        self._call("pipe_file", full, data)
 
     def _check_parents(self, rel: str, *, create: bool) -> None:
         """Every ancestor of ``rel`` must be a directory or missing (then created when ``create``,
@@ -693,35 +831,129 @@ class FsspecFilesystem:
                 raise NotADirectory(anc)
 
     def append_file(self, path: str, content: str | bytes) -> None:
-        """Append to a file, creating it and its parents when missing. Object stores cannot
-        append: the object is rewritten whole (so the file must fit ``MAX_FILE_BYTES``), and on S3
-        the rewrite is conditional on the ETag read, retried when another writer came first."""
+        """Append to a file, creating it and its parents when missing.
+
+        Object stores cannot append: the object is rewritten whole (so the file must fit
+        ``MAX_FILE_BYTES``). On S3 the rewrite is conditional on the ETag of the content read
+        (``If-Match``; a new file ``If-None-Match: *``): when another writer came first, the file
+        is read again and the append retried, after a random pause, until the call's deadline —
+        then ``StaleFileError`` says nothing was appended. Appends to one file through this
+        object take turns, so threads of one process do not spend round trips racing each other.
+        """
+        self._check_writable("append_file", path)
+        with self._deadline():
+            rel, full = self._resolve(path)
+            check_file_path(path)
+            data = _to_bytes(content)
+            self._extend_deadline(_upload_seconds(data))
+            with self._translating(rel, "appending to"), self._turn(rel):
+                info = self._probe(rel, create=True)
+                if info is not None and info.get("type") == "directory":
+                    raise IsADirectory(rel)
+                if info is not None:  # it is read, then sent back whole
+                    self._extend_deadline(2 * _upload_seconds(int(info.get("size") or 0)))
+                started = time.monotonic()
+                attempt = 0
+                while True:
+                    attempt += 1
+                    try:
+                        current = self._content_and_etag(rel) if info is not None or attempt > 1 else None
+                        if current is None:
+                            self._put(rel, full, data, create_only=True)
+                        else:
+                            self._put(rel, full, current[0] + data, if_match=current[1])
+                    except (FileExists, FileNotFound, StaleFileError):
+                        pass  # another writer came first (or removed the file): read it again
+                    else:
+                        self._forget(rel)
+                        return
+                    if not self._backoff(attempt):
+                        break
+        raise StaleFileError(
+            rel,
+            message=(
+                f"File kept changing while appending to it: {rel} (another writer changed it before "
+                f"each of {attempt} attempts in {time.monotonic() - started:.1f}s); nothing was appended"
+            ),
+        )
+
+    def _content_and_etag(self, rel: str) -> tuple[bytes, str | None] | None:
+        """The bytes of file ``rel`` and the ETag of exactly those bytes (None when missing): on
+        S3 one GET, whose ETag is what a conditional rewrite must match."""
         from .reading import MAX_FILE_BYTES, read_limited
 
-        self._check_writable("append_file", path)
-        rel, full = self._resolve(path)
-        data = _to_bytes(content)
-        for _attempt in range(5):
-            with self._translating(rel, "appending to"):
-                info = self._probe(rel, create=True)
-                if info is None:
-                    try:
-                        self._put(rel, full, data, create_only=True)
-                    except FileExists:
-                        continue
-                    return
-                if info.get("type") == "directory":
-                    raise IsADirectory(rel)
-                etag = _etag_of(info)
-                old = read_limited(self, rel, MAX_FILE_BYTES, size=int(info.get("size") or 0))
-                try:
-                    self._put(rel, full, old + data, if_match=etag)
-                except StaleFileError:
-                    continue
-                self._forget(rel)
-                return
-        raise StaleFileError(rel, message=f"File kept changing while appending to it: {rel}")
+        if not self._s3:
+            info = self._info(self._full(rel))
+            if info is None:
+                return None
+            size = int(info.get("size") or 0)
+            return read_limited(self, rel, MAX_FILE_BYTES, size=size), _etag_of(info)
+        bucket, key, _ = self._fs.split_path(self._full(rel))
 
+        async def get() -> tuple[bytes, str | None] | None:
+            try:
+                out = await self._fs._call_s3("get_object", Bucket=bucket, Key=key)
+            except FileNotFoundError:
+                return None
+            body = out["Body"]
+            try:
+                size = int(out.get("ContentLength") or 0)
+                if size > MAX_FILE_BYTES:
+                    raise FileTooLargeError(rel, size, MAX_FILE_BYTES)
+                return bytes(await body.read()), out.get("ETag")
+            finally:
+                body.close()
+
+        result: tuple[bytes, str | None] | None = self._run(get)
+        return result
+
+    @contextlib.contextmanager
+    def _turn(self, rel: str) -> Iterator[None]:
+        """Wait for this object's other appends to ``rel`` (until the call's deadline)."""
+        with self._turns_lock:
+            lock, users = self._turns.get(rel, (threading.Lock(), 0))
+            self._turns[rel] = (lock, users + 1)
+        try:
+            deadline = getattr(self._calls, "deadline", None)
+            wait = -1.0 if deadline is None else max(0.0, deadline - time.monotonic())
+            if not lock.acquire(timeout=wait):
+                raise StaleFileError(
+                    rel,
+                    message=f"File was busy: other appends to {rel} took the whole deadline of this call "
+                    f"({self._timeout:g}s); nothing was appended",
+                )
+            try:
+                yield
+            finally:
+                lock.release()
+        finally:
+            with self._turns_lock:
+                lock, users = self._turns[rel]
+                if users > 1:
+                    self._turns[rel] = (lock, users - 1)
+                else:
+                    del self._turns[rel]
+
+    def _backoff(self, attempt: int) -> bool:
+        """Wait before the next attempt of a conditional write (random, growing to 0.5 s); False
+        when the call's deadline (or, without one, ``_MAX_ATTEMPTS``) leaves no room for it."""
+        import random
+
+        pause = random.uniform(0, min(0.5, 0.005 * 2 ** min(attempt, 10)))
+        deadline = getattr(self._calls, "deadline", None)
+        if deadline is None:
+            if attempt >= _MAX_ATTEMPTS:
+                return False
+        elif time.monotonic() + pause >= deadline:
+            return False
+        time.sleep(pause)
+        return True
+
+    def _extend_deadline(self, seconds: float) -> None:
+        if getattr(self._calls, "deadline", None) is not None:
+            self._calls.deadline += seconds
+
+    @_bounded
     def mkdir(self, path: str, recursive: bool = True) -> None:
         """Create a directory (and its parents with ``recursive``). An existing directory is fine."""
         self._check_writable("mkdir", path)
@@ -748,12 +980,15 @@ class FsspecFilesystem:
 
     def _make_dir(self, full: str, parents: bool = False) -> None:
         if self._markers:
-            self._fs.pipe_file(full.rstrip("/") + "/", b"")
+            self._call("pipe_file", full.rstrip("/") + "/", b"")
+        elif parents:
+            self._call("makedirs", full, exist_ok=True)
         else:
-            self._fs.makedirs(full, exist_ok=True) if parents else self._fs.mkdir(full, create_parents=False)
+            self._call("mkdir", full, create_parents=False)
 
     # --- deleting, copying, moving -------------------------------------------------------------------
 
+    @_bounded
     def delete_file(self, path: str, force: bool = False) -> None:
         """Delete a file (a symlink on a local root is removed itself, never its target)."""
         self._check_writable("delete_file", path)
@@ -767,7 +1002,7 @@ class FsspecFilesystem:
             if kind == "directory":
                 raise IsADirectory(rel)
             self._keep_parent(rel)
-            self._fs.rm_file(full)
+            self._call("rm_file", full)
         self._forget(rel)
 
     def _keep_parent(self, rel: str) -> None:
@@ -780,10 +1015,11 @@ class FsspecFilesystem:
             return
         pfull = self._full(parent)
         with contextlib.suppress(FileNotFoundError):
-            names = [e for e in self._fs.ls(pfull, detail=False) if _norm(str(e)) != _norm(pfull)]
+            names = [e for e in self._call("ls", pfull, detail=False) if _norm(str(e)) != _norm(pfull)]
             if len(names) <= 1:
-                self._fs.pipe_file(pfull.rstrip("/") + "/", b"")
+                self._call("pipe_file", pfull.rstrip("/") + "/", b"")
 
+    @_bounded
     def rmdir(self, path: str, recursive: bool = False, force: bool = False) -> None:
         """Remove a directory; ``recursive`` removes its contents."""
         self._check_writable("rmdir", path)
@@ -802,21 +1038,23 @@ class FsspecFilesystem:
             if children and not recursive:
                 raise DirectoryNotEmpty(rel)
             self._keep_parent(rel)
-            self._remove_tree(rel, full)
+            with self._per_request():  # a tree: each request has a deadline of its own
+                self._remove_tree(rel, full)
 
     def _remove_tree(self, rel: str, full: str) -> None:
         if self._markers:
-            keys = [k for k in self._fs.find(full, withdirs=False)]
+            keys = [k for k in self._call("find", full, withdirs=False)]
             keys = [k for k in keys if _norm(str(k)).startswith(_norm(full) + "/")]
             marker = full.rstrip("/") + "/"
             if keys:
-                self._fs.rm(keys)
+                self._call("rm", keys)
             with contextlib.suppress(FileNotFoundError):
-                self._fs.rm_file(marker)
+                self._call("rm_file", marker)
             self._fs.invalidate_cache(full)
             return
-        self._fs.rm(full, recursive=True)
+        self._call("rm", full, recursive=True)
 
+    @_bounded
     def copy_file(self, src: str, dest: str, overwrite: bool = True, recursive: bool = False) -> None:
         """Copy a file (or a directory tree with ``recursive=True``) inside the workspace."""
         self._check_writable("copy_file", dest)
@@ -840,7 +1078,8 @@ class FsspecFilesystem:
                         raise NotADirectory(d_rel)
                     if not overwrite:
                         raise FileExists(d_rel)
-            self._copy_tree(s_rel, d_rel)
+            with self._per_request():  # a tree: each request has a deadline of its own
+                self._copy_tree(s_rel, d_rel)
             return
         if s_kind != "file":
             raise not_regular(s_rel)
@@ -851,7 +1090,7 @@ class FsspecFilesystem:
             if d_kind is not None and not overwrite:
                 raise FileExists(d_rel)
             self._check_parents(d_rel, create=True)
-            self._fs.copy(s_full, d_full)
+            self._call("copy", s_full, d_full)
         self._forget(d_rel)
 
     def _copy_tree(self, s_rel: str, d_rel: str) -> None:
@@ -863,9 +1102,10 @@ class FsspecFilesystem:
                 self.mkdir(dst)
             else:
                 with self._translating(src, "copying"):
-                    self._fs.copy(self._full(src), self._full(dst))
+                    self._call("copy", self._full(src), self._full(dst))
                 self._forget(dst)
 
+    @_bounded
     def move_file(self, src: str, dest: str, overwrite: bool = True) -> None:
         """Move or rename a file or directory. On object stores a move is a copy then a delete
         (the source disappears only after the copy is complete)."""
@@ -892,19 +1132,20 @@ class FsspecFilesystem:
                 raise InvalidArgumentError(f"Cannot move a directory into itself: {s_rel} -> {d_rel}")
             if d_kind is not None and d_kind != "directory":
                 raise NotADirectory(d_rel)
-            self._copy_tree(s_rel, d_rel)
-            with self._translating(s_rel, "moving"):
-                self._keep_parent(s_rel)
-                self._remove_tree(s_rel, s_full)
+            with self._per_request():  # a tree: each request has a deadline of its own
+                self._copy_tree(s_rel, d_rel)
+                with self._translating(s_rel, "moving"):
+                    self._keep_parent(s_rel)
+                    self._remove_tree(s_rel, s_full)
             return
         with self._translating(d_rel, "moving to"):
             self._check_parents(d_rel, create=True)
             if self._local is not None:
-                self._fs.mv(s_full, d_full)
+                self._call("mv", s_full, d_full)
             else:
-                self._fs.copy(s_full, d_full)
+                self._call("copy", s_full, d_full)
                 self._keep_parent(s_rel)
-                self._fs.rm_file(s_full)
+                self._call("rm_file", s_full)
         self._forget(s_rel)
         self._forget(d_rel)
 
@@ -1025,6 +1266,13 @@ class FsspecFilesystem:
             yield
         except WorkspaceError:
             raise
+        except _DeadlinePassed as exc:
+            raise FilesystemError(
+                f"Storage backend unavailable while {doing} {rel} ({self.url}): no answer within the "
+                f"{exc.seconds:g}s deadline of one call (FsspecFilesystem's timeout)",
+                code="EUNAVAILABLE",
+                path=rel,
+            ) from None
         except FileNotFoundError:
             raise (missing or FileNotFound)(rel) from None
         except FileExistsError:
@@ -1178,6 +1426,38 @@ def _is_unavailable(exc: BaseException) -> bool:
     return False
 
 
+#: S3 error codes of a conditional write that lost a race: ``If-Match``/``If-None-Match`` did not
+#: hold (412), or another conditional write to the key was in flight (409).
+_CONDITION_CODES = frozenset({"PreconditionFailed", "ConditionalRequestConflict"})
+
+
 def _precondition_failed(exc: BaseException) -> bool:
-    text = str(exc)
-    return "PreconditionFailed" in text or "412" in text or "ConditionalRequestConflict" in text
+    """Whether ``exc`` is a conditional write's failure. s3fs turns botocore's ``ClientError`` into
+    a plain ``OSError(EINVAL)`` (or ``FileExistsError``) and keeps it as ``__cause__``: the error
+    code and HTTP status are read from there."""
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        response = getattr(cur, "response", None)
+        if isinstance(response, dict):
+            error = response.get("Error") or {}
+            status = (response.get("ResponseMetadata") or {}).get("HTTPStatusCode")
+            if error.get("Code") in _CONDITION_CODES or status == 412:
+                return True
+        cur = cur.__cause__ or cur.__context__
+    return False
+
+
+def _upload_seconds(data: bytes | int) -> float:
+    """The extra seconds a call moving ``data`` (bytes, or a size) gets past its deadline."""
+    size = data if isinstance(data, int) else len(data)
+    return _SECONDS_PER_MIB * size / (1 << 20)
+
+
+class _DeadlinePassed(TimeoutError):
+    """A call's deadline passed (turned into ``FilesystemError(EUNAVAILABLE)`` by ``_translating``)."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"no answer within {seconds:g}s")
+        self.seconds = seconds

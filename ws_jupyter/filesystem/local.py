@@ -38,7 +38,7 @@ from ..errors import (
 )
 from ..lifecycle import Lifecycle
 from ..request_context import RequestContext
-from .containment import Containment, ResolvedPath, fd_levels, is_within, open_child_dir
+from .containment import Containment, ResolvedPath, check_file_path, fd_levels, is_within, open_child_dir
 from .mime import guess_mime_type
 from .reading import decode_text, iter_fd, open_regular
 from .types import FileEntry, FileStat, FilesystemInfo, InstructionsOption, mtime_of
@@ -377,6 +377,7 @@ class LocalFilesystem:
         """
         self._check_writable("write_file", path)
         r = self._resolve(path)
+        check_file_path(path)
         data = _to_bytes(content)
         self._atomic_write(
             r, (data,), recursive=recursive, overwrite=overwrite, expected_mtime=expected_mtime
@@ -386,6 +387,7 @@ class LocalFilesystem:
         """Append to a file, creating it and its parent directories when missing."""
         self._check_writable("append_file", path)
         r = self._resolve(path)
+        check_file_path(path)
         data = _to_bytes(content)
         with _translating(r.rel), self._parent_fd(r, create=True) as dfd:
             fd = os.open(

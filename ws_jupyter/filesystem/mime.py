@@ -13,6 +13,7 @@ import posixpath
 __all__ = [
     "SNIFF_BYTES",
     "guess_mime_type",
+    "image_type",
     "is_media_mime",
     "is_text_mime",
     "looks_like_text",
@@ -102,6 +103,34 @@ def guess_mime_type(path: str) -> str:
         return _EXTRA[ext]
     guessed, _ = mimetypes.guess_type(path, strict=False)
     return guessed or "application/octet-stream"
+
+
+#: The leading bytes of each binary image type a notebook shows inline.
+_IMAGE_MAGIC = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+)
+
+
+def image_type(data: bytes) -> str | None:
+    """The image type ``data`` really is (PNG, JPEG, GIF, WebP, from its magic bytes), else None.
+
+    What an output or attachment *says* it is comes from whoever wrote it: an image is drawn as
+    the type its bytes have, and bytes of no image type are not drawn at all.
+
+    >>> image_type(b"\\x89PNG\\r\\n\\x1a\\n...")
+    'image/png'
+    >>> image_type(b"<svg onload=alert(1)>") is None
+    True
+    """
+    for magic, mime in _IMAGE_MAGIC:
+        if data.startswith(magic):
+            return mime
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    return None
 
 
 def is_text_mime(mime: str | None) -> bool:

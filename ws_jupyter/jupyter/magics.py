@@ -86,14 +86,14 @@ class WsMagics(Magics):
     )
     stream_head_lines = Int(
         HEAD_LINES,
-        help="Lines of output `%ws run` streams into the cell before it shows only the newest (0: no limit).",
+        help="Lines of output `%ws run` and `%%ws py` stream into the cell before they show only the newest (0: no limit).",
     ).tag(config=True)
     stream_tail_lines = Int(
-        TAIL_LINES, help="Newest lines `%ws run` keeps showing (updated live) once the first lines are shown."
+        TAIL_LINES, help="Newest lines `%ws run` and `%%ws py` keep showing (updated live) once the first lines are shown."
     ).tag(config=True)
     max_stream_chars = Int(
         100_000,
-        help="Most characters `%ws run` streams into the cell before it shows only the newest lines (0: no limit).",
+        help="Most characters `%ws run` and `%%ws py` stream into the cell before they show only the newest lines (0: no limit).",
     ).tag(config=True)
     max_output_bytes = Int(
         64 << 20,

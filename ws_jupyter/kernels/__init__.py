@@ -33,6 +33,8 @@ _EXPORTS = {
     "OutputEvent": ".result",
     "OutputLimits": ".result",
     "SandboxKernelManager": ".manager",
+    "clip_text": ".result",
+    "sandboxed_html": ".result",
 }
 
 __all__ = [
@@ -50,6 +52,8 @@ __all__ = [
     "OutputEvent",
     "OutputLimits",
     "SandboxKernelManager",
+    "clip_text",
+    "sandboxed_html",
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)
@@ -61,4 +65,12 @@ if TYPE_CHECKING:  # pragma: no cover
     from .gateway import GatewayKernelManager
     from .kernel import Kernel, KernelInfo
     from .manager import DEFAULT_KERNEL, SandboxKernelManager
-    from .result import ExecutionError, ExecutionResult, MimeBundle, OutputEvent, OutputLimits
+    from .result import (
+        ExecutionError,
+        ExecutionResult,
+        MimeBundle,
+        OutputEvent,
+        OutputLimits,
+        clip_text,
+        sandboxed_html,
+    )

@@ -40,9 +40,8 @@ class KernelsConfig:
     * ``limits``: how much output of one execution is kept (``OutputLimits``).
     * ``max_message_bytes``: the largest message accepted from a kernel; a bigger one (a hostile
       or runaway output) is dropped by ZeroMQ instead of filling memory. It also sizes the
-      receive queue (512 MiB / max_message_bytes messages, 4 at the default): a burst of
-      output faster than it is read loses messages past the kernel's own queue of 1,000 —
-      lower it to queue more small messages.
+      receive queue (512 MiB / max_message_bytes messages, 4 at the default); output faster
+      than it is read waits in the default kernel (which does not drop it) rather than here.
 
     >>> KernelsConfig(idle_timeout=600).idle_timeout
     600.0

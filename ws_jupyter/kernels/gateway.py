@@ -42,6 +42,7 @@ from .config import KernelsConfig
 from .kernel import Kernel, OutputCallback, _Collector, _Execution, _now
 from .launch import ResolvedSpec
 from .manager import SandboxKernelManager
+from .messages import MAX_DEPTH, decode, too_deep
 from .result import ExecutionError, ExecutionResult
 
 __all__ = ["GatewayKernel", "GatewayKernelManager"]
@@ -254,6 +255,7 @@ class _Socket:
         self.max_bytes = manager.config.max_message_bytes
         self.session = session
         self.dropped_big = 0
+        self.too_deep = 0
 
     def send(self, msg: dict[str, Any], channel: str = "shell") -> None:
         from jupyter_client.jsonutil import json_default
@@ -284,8 +286,11 @@ class _Socket:
             self.dropped_big += 1
             return None
         try:
-            msg = json.loads(frame)
+            msg = decode(frame)  # deep parts replaced by a note; a frame too deep to decode is counted
         except ValueError:
+            return None
+        if too_deep(msg):
+            self.too_deep += 1
             return None
         return msg if isinstance(msg, dict) else None
 
@@ -717,21 +722,7 @@ class _RemoteExecution(_Execution):
             self.notes.append(f"the kernel was {cancel} while this code ran")
             self.restarted = True
             return True
-        if self.limit is not None and self.interrupted_at is None and now - self.started >= self.limit:
-            self.status = "timeout"
-            self._interrupt(
-                f"timed out after {self.limit:g} s: the kernel was interrupted (its state is kept)"
-            )
-        if self.abort is not None and self.abort.is_set() and self.interrupted_at is None:
-            self._interrupt("cancelled: the kernel was interrupted (its state is kept)")
-        if self.interrupted_at is not None and now - self.interrupted_at >= self.config.interrupt_timeout:
-            self.notes[-1] = self.notes[-1].replace(
-                "the kernel was interrupted (its state is kept)",
-                f"the kernel did not stop within {self.config.interrupt_timeout:g} s of an interrupt and "
-                "was restarted (its state is lost)",
-            )
-            self.kernel._restart_inline()
-            self.restarted = True
+        if self._stopping(now):
             return True
         if now - self.last_message >= _LIVENESS_EVERY:
             self.last_message = now
@@ -802,4 +793,10 @@ class _RemoteExecution(_Execution):
                 f"{sock.dropped_big} message(s) over max_message_bytes were dropped (some output is missing)"
             )
             sock.dropped_big = 0
+        if sock is not None and sock.too_deep:
+            self.notes.append(
+                f"{sock.too_deep} message(s) nested deeper than {MAX_DEPTH} levels were dropped (some output "
+                "is missing)"
+            )
+            sock.too_deep = 0
         return self._result()

@@ -39,6 +39,7 @@ from ..sandbox.guard import orphan_guard
 from ..sandbox.output import RetainedOutput
 from .launch import ResolvedSpec, prepare_kernel_launch
 from .locks import TurnLock
+from .messages import MAX_DEPTH, bounded_unpacker, too_deep
 from .result import (
     BoundedText,
     ExecutionError,
@@ -52,7 +53,7 @@ from .result import (
 if TYPE_CHECKING:
     from .manager import SandboxKernelManager
 
-__all__ = ["Kernel", "KernelInfo", "OutputCallback"]
+__all__ = ["MALFORMED", "Kernel", "KernelInfo", "OutputCallback", "Stopper"]
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +64,7 @@ _LIVENESS_EVERY = 1.0  # seconds of silence between checks that the kernel proce
 _DEAD_GRACE = 0.3  # after the process died, how long its last messages may still trickle in
 _IDLE_GRACE = 0.5  # after the reply, how long "idle" may lag before IOPub is checked with a barrier
 _BARRIER_EVERY = 1.0
-_RECONNECT_AFTER = 2.0  # seconds of barriers without an answer before the client reconnects
+_RECONNECT_AFTER = 2.0  # seconds of barriers, and of IOPub silence, before the client reconnects
 
 
 def _now() -> datetime:
@@ -107,6 +108,7 @@ class _Collector:
         self.result: MimeBundle | None = None
         self.error: ExecutionError | None = None
         self.execution_count: int | None = None
+        self.too_deep = 0  # messages dropped: nested too deeply to decode
         self._clear_pending = False
 
     def handle(self, msg: dict[str, Any]) -> bool:
@@ -114,6 +116,9 @@ class _Collector:
         kind = msg.get("msg_type") or msg.get("header", {}).get("msg_type")
         content = msg.get("content")
         if not isinstance(content, dict):
+            return False
+        if too_deep(content):
+            self.too_deep += 1
             return False
         if kind == "status":
             return content.get("execution_state") == "idle"
@@ -135,6 +140,7 @@ class _Collector:
             is_result = kind == "execute_result"
             bundle = MimeBundle.from_message(content, "result" if is_result else "display")
             if is_result:
+                bundle = bundle.slim(self.limits.max_display_bytes)
                 self.result = bundle
                 count = content.get("execution_count")
                 self.execution_count = count if isinstance(count, int) else self.execution_count
@@ -160,6 +166,12 @@ class _Collector:
                 self._clear()
             self.emit(OutputEvent("clear", wait=wait))
         return False
+
+    def notes(self) -> list[str]:
+        """What the result must say about output that was not kept."""
+        if not self.too_deep:
+            return []
+        return [f"{self.too_deep} output message(s) nested deeper than {MAX_DEPTH} levels were dropped"]
 
     def _keep(self, bundle: MimeBundle) -> bool:
         size = bundle.size
@@ -346,6 +358,9 @@ class Kernel:
                 shutdown_wait_time=config.shutdown_timeout,
             )
             self._km = km
+            # the kernel's messages are decoded within the notebooks' nesting bound, by every
+            # client of this kernel (ours, and those client() makes for notebook runs)
+            km.session.unpack = bounded_unpacker(km.session.unpack)
             _in_long_lived_thread(
                 lambda: km.start_kernel(
                     env=launch.env,
@@ -530,15 +545,21 @@ class Kernel:
                 self._ensure_running_locked()
                 self._status = "busy"
                 km = self._km
+                # Our own client would be sent every message of the block and read none: the
+                # kernel waits for a reader whose queue is full (it does not drop output), so
+                # the client is disconnected meanwhile and a fresh one connects afterwards.
+                if self._kc is not None:
+                    with contextlib.suppress(Exception):
+                        self._kc.stop_channels()
             try:
                 yield km
             finally:
                 self.last_activity = _now()
                 if self._status == "busy":
                     self._status = "idle"
-                if self._kc is not None:
-                    _drain(self._kc.iopub_channel)
-                    _drain(self._kc.shell_channel)
+                with self._life:
+                    if self._km is not None:
+                        self._reconnect()
         finally:
             self._turn.release()
 
@@ -668,6 +689,70 @@ class Kernel:
             self._status = "busy"  # execute() sets it back to idle
 
 
+class Stopper:
+    """When running code must stop, and how — one rule for executions, on local kernels and on
+    a gateway's, and for notebook runs.
+
+    The time ``limit`` (seconds from ``started``) or ``abort`` (an Event: the caller was
+    cancelled, e.g. an MCP cancel) interrupts the kernel once (``interrupt()``; its state
+    survives). ``check()`` turns True when the code has not stopped ``interrupt_timeout``
+    seconds later: the caller then restarts or kills the kernel (its state is lost).
+    """
+
+    def __init__(
+        self,
+        limit: float | None,
+        abort: threading.Event | None,
+        interrupt_timeout: float,
+        interrupt: Callable[[], Any],
+        started: float | None = None,
+    ) -> None:
+        self.limit = limit
+        self.abort = abort
+        self.interrupt_timeout = interrupt_timeout
+        self._interrupt = interrupt
+        self.started = time.monotonic() if started is None else started
+        self.reason: str | None = None  # "timeout" | "cancelled"
+        self.interrupted_at: float | None = None
+
+    def check(self, now: float) -> bool:
+        """Interrupts when the limit passed or ``abort`` is set; True once the interrupt has had
+        ``interrupt_timeout`` seconds (the caller must restart or kill the kernel)."""
+        if self.interrupted_at is None:
+            if self.limit is not None and now - self.started >= self.limit:
+                self.reason = "timeout"
+            elif self.abort is not None and self.abort.is_set():
+                self.reason = "cancelled"
+            else:
+                return False
+            self.interrupted_at = now
+            with contextlib.suppress(Exception):
+                self._interrupt()
+            return False
+        return now - self.interrupted_at >= self.interrupt_timeout
+
+    def wait(self, now: float) -> float:
+        """Seconds until ``check()`` may change its answer (how long a wait may block)."""
+        if self.interrupted_at is not None:
+            return max(0.0, self.interrupted_at + self.interrupt_timeout - now)
+        waits = [3600.0]
+        if self.limit is not None:
+            waits.append(max(0.0, self.started + self.limit - now))
+        if self.abort is not None:
+            waits.append(0.05)
+        return min(waits)
+
+    def note(self, restarted: bool = False) -> str:
+        """What happened, for the result: ``timed out after 3 s: the kernel was interrupted ...``."""
+        why = f"timed out after {self.limit:g} s" if self.reason == "timeout" else "cancelled"
+        if restarted:
+            return (
+                f"{why}: the kernel did not stop within {self.interrupt_timeout:g} s of an interrupt and "
+                "was restarted (its state is lost)"
+            )
+        return f"{why}: the kernel was interrupted (its state is kept)"
+
+
 class _Execution:
     """The wait for one execution's reply and output, and what ends it early.
 
@@ -676,11 +761,12 @@ class _Execution:
     (restart); the kernel process died (restart); ``restart()``/``shutdown()`` woke it up.
 
     IOPub is a PUB/SUB stream and may lose messages: a message over ``max_message_bytes`` makes
-    ZeroMQ drop the connection for good (the "idle" among what follows is lost), and a flooded
-    subscriber drops messages past its high-water mark. So once the reply is in and "idle" is
-    late, a ``kernel_info`` request serves as a barrier — IOPub is ordered, so the barrier's own
-    status messages arriving means ours never will —, and if even those do not come, the client
-    reconnects.
+    ZeroMQ drop the connection for good (the "idle" among what follows is lost), and a publisher
+    whose queue to a slow reader is full drops what follows (the default kernel waits instead:
+    see ``launch.default_kernel_argv``). So once the reply is in and "idle" is late, a
+    ``kernel_info`` request serves as a barrier — IOPub is ordered, so the barrier's own status
+    messages arriving means ours never will —, and if even those do not come while IOPub is
+    silent, the client reconnects (while messages still arrive, a backlog is being read).
     """
 
     def __init__(
@@ -700,6 +786,7 @@ class _Execution:
         self.barrier_at = 0.0
         self.first_barrier_at: float | None = None
         self.reconnected_at = 0.0
+        self.heard_at = self.started  # the last IOPub message, ours or not
         self._attach(kc)
         self.msg_id = kc.execute(
             code, silent=False, store_history=True, allow_stdin=False, stop_on_error=False
@@ -728,7 +815,7 @@ class _Execution:
         self.reply_at: float | None = None
         self.status: ExecutionStatus | None = None
         self.error: ExecutionError | None = None
-        self.interrupted_at: float | None = None
+        self.stop = Stopper(limit, abort, self.config.interrupt_timeout, kernel.interrupt, self.started)
         self.restarted = False
 
     def _attach(self, kc: Any) -> None:
@@ -744,19 +831,14 @@ class _Execution:
             self.poller.register(self.wake, zmq.POLLIN)
 
     def _timeout_ms(self, now: float) -> int:
-        waits = [_LIVENESS_EVERY]
-        if self.limit is not None and self.interrupted_at is None:
-            waits.append(self.started + self.limit - now)
-        if self.interrupted_at is not None:
-            waits.append(self.interrupted_at + self.config.interrupt_timeout - now)
-        if self.abort is not None and self.interrupted_at is None:
-            waits.append(0.05)
+        waits = [_LIVENESS_EVERY, self.stop.wait(now)]
         if self.reply_at is not None:
             waits.append(max(self.reply_at + _IDLE_GRACE, self.barrier_at + _BARRIER_EVERY) - now)
         return max(0, int(min(waits) * 1000))
 
     def _receive(self, events: dict[Any, int]) -> None:
         if self.iopub.socket in events:
+            self.heard_at = time.monotonic()
             for msg in _pending(self.iopub):
                 parent = msg.get("parent_header", {}).get("msg_id")
                 if parent == self.msg_id:
@@ -765,7 +847,8 @@ class _Execution:
                 elif parent in self.barriers and msg.get("msg_type") == "status" and not self.idle:
                     self.idle = True
                     self.notes.append(
-                        "some output was lost on the way (a message over max_message_bytes, or a flood)"
+                        "some output was lost on the way (a message over max_message_bytes, or a kernel "
+                        "that drops output it cannot queue)"
                     )
         if self.shell.socket in events:
             for msg in _pending(self.shell):
@@ -775,12 +858,21 @@ class _Execution:
             with contextlib.suppress(OSError):
                 os.read(self.wake, 64)
 
-    def _interrupt(self, why: str) -> None:
-        if self.interrupted_at is None:
-            self.interrupted_at = time.monotonic()
-            self.notes.append(why)
-            with contextlib.suppress(Exception):
-                self.kernel.interrupt()
+    def _stopping(self, now: float) -> bool:
+        """The time limit and ``abort`` (see ``Stopper``); True once the kernel was restarted
+        because it did not stop: the wait must end."""
+        was = self.stop.reason
+        restart = self.stop.check(now)
+        if self.stop.reason is not None and was is None:
+            if self.stop.reason == "timeout":
+                self.status = "timeout"
+            self.notes.append(self.stop.note())
+        if not restart:
+            return False
+        self.notes[self.notes.index(self.stop.note())] = self.stop.note(restarted=True)
+        self.kernel._restart_inline()
+        self.restarted = True
+        return True
 
     def _check(self, now: float) -> bool:
         """Everything besides messages; True when the wait must end now."""
@@ -796,21 +888,7 @@ class _Execution:
             return True
         if self.reply_at is not None and not self.idle:
             self._barrier(now)
-        if self.limit is not None and self.interrupted_at is None and now - self.started >= self.limit:
-            self.status = "timeout"
-            self._interrupt(
-                f"timed out after {self.limit:g} s: the kernel was interrupted (its state is kept)"
-            )
-        if self.abort is not None and self.abort.is_set() and self.interrupted_at is None:
-            self._interrupt("cancelled: the kernel was interrupted (its state is kept)")
-        if self.interrupted_at is not None and now - self.interrupted_at >= self.config.interrupt_timeout:
-            self.notes[-1] = self.notes[-1].replace(
-                "the kernel was interrupted (its state is kept)",
-                f"the kernel did not stop within {self.config.interrupt_timeout:g} s of an interrupt and "
-                "was restarted (its state is lost)",
-            )
-            self.kernel._restart_inline()
-            self.restarted = True
+        if self._stopping(now):
             return True
         if now - self.last_check >= _LIVENESS_EVERY or self.dead_since is not None:
             self.last_check = now
@@ -839,7 +917,9 @@ class _Execution:
         if self.first_barrier_at is None:
             self.first_barrier_at = now
         elif (
-            now - self.first_barrier_at >= _RECONNECT_AFTER and now - self.reconnected_at >= _RECONNECT_AFTER
+            now - self.first_barrier_at >= _RECONNECT_AFTER
+            and now - self.reconnected_at >= _RECONNECT_AFTER
+            and now - self.heard_at >= _RECONNECT_AFTER  # still reading a backlog: keep the connection
         ):
             self._attach(self.kernel._reconnect())
             self.reconnected_at = now
@@ -891,10 +971,12 @@ class _Execution:
             duration=time.monotonic() - self.started,
             timeout=self.limit,
             restarted=self.restarted,
-            notes=tuple(self.notes),
+            notes=(*self.notes, *collector.notes()),
             stdout_dropped=collector.stdout.dropped,
             stderr_dropped=collector.stderr.dropped,
             displays_dropped=collector.displays_dropped,
+            stdout_dropped_lines=collector.stdout.dropped_lines,
+            stderr_dropped_lines=collector.stderr.dropped_lines,
         )
 
 
@@ -935,6 +1017,11 @@ def _died_note(code: int | None) -> str:
     )
 
 
+#: What decoding a message that is not a Jupyter message raises (code in the kernel can write
+#: anything to its sockets).
+MALFORMED = (ValueError, KeyError, TypeError, IndexError, UnicodeDecodeError, RecursionError)
+
+
 def _pending(channel: Any) -> Iterator[dict[str, Any]]:
     """The messages already waiting on a channel (one poll each, no waiting).
 
@@ -946,7 +1033,7 @@ def _pending(channel: Any) -> Iterator[dict[str, Any]]:
             yield channel.get_msg(timeout=0)
         except queue.Empty:
             return
-        except (ValueError, KeyError, TypeError, IndexError, UnicodeDecodeError):
+        except MALFORMED:
             log.debug("a malformed message from a kernel was skipped", exc_info=True)
 
 

@@ -23,6 +23,12 @@ Facts this relies on (checked on Debian 12, bubblewrap 0.8, jupyter_client 8.10,
   namespace, so sandboxed kernels are interrupted by message (``interrupt_mode="message"``:
   ipykernel's control thread then signals its own process group). Measured by hand: start in
   bwrap ~0.4 s, execute round trip ~4 ms.
+* Output: ipykernel 7.2+ publishes IOPub on an XPUB socket, which drops what its queue to a
+  subscriber (1,000 messages) cannot hold — 2,626 of 20,000 flushed prints, with no trace, even
+  with a fast reader. ``ZMQ_XPUB_NODROP`` (set by ``IPYKERNEL_MAIN``) makes its sends wait
+  instead; all 20,000 arrive (~3.5 s, in bwrap). A subscriber that never reads then holds the
+  kernel's output back, so the notebook's own client is disconnected while another client
+  drives the kernel (``Kernel.exclusive``).
 """
 
 from __future__ import annotations
@@ -59,8 +65,33 @@ def check_kernel_name(name: object) -> str:
     return name
 
 
+#: ``python -c`` program starting an ipykernel whose IOPub socket waits for a slow reader instead
+#: of dropping what it cannot queue (``ZMQ_XPUB_NODROP``); otherwise ``ipykernel_launcher``'s own.
+IPYKERNEL_MAIN = """\
+import sys
+if sys.path and sys.path[0] == "":
+    del sys.path[0]  # as ipykernel_launcher: the working directory must not shadow imports
+import zmq, ipykernel.kernelapp as kernelapp  # in the kernel's process, not the notebook's
+class SandboxKernelApp(kernelapp.IPKernelApp):
+    def init_iopub(self, context):
+        context.setsockopt(zmq.XPUB_NODROP, 1)  # a context option applies to the sockets it makes
+        try:
+            super().init_iopub(context)
+        finally:
+            context.sockopts.pop(zmq.XPUB_NODROP, None)
+SandboxKernelApp.launch_instance()
+"""
+
+
 def default_kernel_argv(python: str | None = None) -> list[str]:
     """An ipykernel on ``python`` (default: the notebook's own interpreter).
+
+    Its output is never dropped on the way: ipykernel publishes on a ZeroMQ XPUB socket, which
+    drops messages once its queue to a subscriber (1,000 messages) is full — ``print(i,
+    flush=True)`` 20,000 times outran the notebook and lost a third of the lines. Started by
+    ``IPYKERNEL_MAIN``, the socket waits for the reader instead (flow control: the kernel's
+    code slows down to the notebook's pace), so the notebook can queue few messages (memory
+    bound) and lose none.
 
     History is kept in memory: agent kernels need ``In``/``Out`` and ``%history`` but not a
     SQLite file shared by every kernel of the sandbox. Tracebacks are Python's plain ones
@@ -70,8 +101,8 @@ def default_kernel_argv(python: str | None = None) -> list[str]:
     """
     return [
         python or sys.executable,
-        "-m",
-        "ipykernel_launcher",
+        "-c",
+        IPYKERNEL_MAIN,
         "-f",
         "{connection_file}",
         "--HistoryManager.hist_file=:memory:",

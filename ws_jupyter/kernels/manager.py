@@ -55,8 +55,9 @@ def bound_receiving(context: Any, max_message_bytes: int) -> Any:
 
     ZeroMQ queues up to RCVHWM received messages per socket (default 1,000) while the reader is
     busy: 1,000 messages of max_message_bytes, sent by code in the kernel faster than they are
-    parsed, would fill the host's memory. The kernel's own send queue absorbs bursts, so a short
-    queue here loses nothing in practice."""
+    parsed, would fill the host's memory. A short queue here loses nothing: when it is full the
+    kernel's side waits (the default kernel's IOPub does not drop, see
+    ``launch.default_kernel_argv``), so the kernel holds what the notebook has not read yet."""
     import zmq
 
     context.setsockopt(zmq.MAXMSGSIZE, max_message_bytes)
@@ -114,13 +115,17 @@ class SandboxKernelManager:
             return self._context
 
     def runtime_parent(self) -> str | None:
-        """Where kernels' private directories are made (None: the system temp directory).
+        """Where kernels' private directories are made: this process's private temporary folder,
+        which the orphan guard — or the next process — removes when this one is killed (the
+        connection file holds the key that signs kernel messages).
 
         Under seatbelt only the sandbox's own directories are writable, so they go in its HOME.
         """
         if getattr(self.sandbox, "isolation", "none") == "seatbelt":
             return getattr(self.sandbox, "home_directory", None)
-        return None
+        from ..sandbox.tempdirs import process_dir
+
+        return process_dir()
 
     # --- availability ----------------------------------------------------------------------------
 

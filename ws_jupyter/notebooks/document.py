@@ -9,6 +9,10 @@ through this class, so there is one answer to "what are this notebook's cells":
   cells that are not objects) raises :class:`~ws_jupyter.errors.NotebookError`. A notebook that
   reads but does not pass ``nbformat.validate`` is kept, with the reason in :attr:`problem`, so it
   can still be shown;
+* **nbformat 3 code cells name their language**, nbformat 4 has no such field (nbformat's upgrade
+  drops it): one language for every cell becomes the notebook's ``language_info``; cells in
+  several languages are kept in :attr:`cell_languages` and the notebook is not written (an edit
+  would lose them: :meth:`dumps` says so);
 * **cell ids** (nbformat 4.5+) that are missing or repeated are filled in *deterministically*
   (``cell-<index>``, made unique), where nbformat would invent random ones: two reads of the same
   file show the same ids, so an id read by an agent still names the cell when it edits. Notebooks
@@ -118,6 +122,23 @@ def _shape_problem(raw: Any) -> str | None:
     return None
 
 
+def _v3_languages(raw: dict[str, Any]) -> dict[int, str]:
+    """Index (in the converted notebook: worksheets flattened) -> language of each nbformat 3 code
+    cell that names one."""
+    out: dict[int, str] = {}
+    index = 0
+    worksheets = raw.get("worksheets")
+    for ws in worksheets if isinstance(worksheets, list) else ():
+        cells = ws.get("cells") if isinstance(ws, dict) else None
+        for cell in cells if isinstance(cells, list) else ():
+            code = isinstance(cell, dict) and cell.get("cell_type") == "code"
+            language = cell.get("language") if code else None
+            if isinstance(language, str) and language.strip():
+                out[index] = language.strip()[:100]
+            index += 1
+    return out
+
+
 def _nbformat() -> Any:
     import nbformat
 
@@ -202,11 +223,14 @@ class Notebook:
         path: str | None = None,
         source_version: tuple[int, int] | None = None,
         stat: Any = None,
+        cell_languages: dict[int, str] | None = None,
     ) -> None:
         self.node = node
         self.path = path
         self.source_version = source_version or (int(node.nbformat), int(node.nbformat_minor))
         self.stat = stat
+        #: nbformat 3 code cells in several languages, by cell index as read (empty otherwise)
+        self.cell_languages: dict[int, str] = dict(cell_languages or {})
         self.digest: str | None = None
         self.ids_filled = self._fill_ids()
         self.problem = _validation_problem(node)
@@ -259,6 +283,7 @@ class Notebook:
         too_large = _shape_problem(raw)
         if too_large is not None:
             raise NotebookError(f"{label} is not handled as a notebook: {too_large}", path=path)
+        languages = _v3_languages(raw) if major == 3 else {}
         try:
             node = nbformat.versions[major].to_notebook_json(raw, minor=minor)
             if major != 4:
@@ -278,7 +303,14 @@ class Notebook:
             raise NotebookError(f"{label} is not a readable notebook: 'cells' is not a list of cells", path=path)
         if not isinstance(node.get("metadata", {}), dict):
             raise NotebookError(f"{label} is not a readable notebook: 'metadata' is not an object", path=path)
-        return cls(node, path=path, source_version=(major, minor), stat=stat)
+        nb = cls(node, path=path, source_version=(major, minor), stat=stat)
+        if languages:
+            kinds = set(languages.values()) | ({nb.language} if nb.language else set())
+            if len(kinds) == 1 and nb.language is None:
+                nb.metadata["language_info"] = {"name": next(iter(kinds))}
+            elif len(kinds) > 1:
+                nb.cell_languages = languages
+        return nb
 
     @classmethod
     def load(cls, fs: Any, path: str, *, max_bytes: int = MAX_NOTEBOOK_BYTES) -> Notebook:
@@ -352,6 +384,17 @@ class Notebook:
             cid = nbformat.v4.new_code_cell().id
             if cid not in taken:
                 return str(cid)
+
+    def languages_summary(self) -> str:
+        """``python: cells 0, 2; r: cell 1`` — the per-cell languages of an nbformat 3 notebook."""
+        by: dict[str, list[int]] = {}
+        for index, language in sorted(self.cell_languages.items()):
+            by.setdefault(language, []).append(index)
+        parts = []
+        for language, indexes in by.items():
+            shown = ", ".join(map(str, indexes[:10])) + (", ..." if len(indexes) > 10 else "")
+            parts.append(f"{language}: {'cells' if len(indexes) > 1 else 'cell'} {shown}")
+        return "; ".join(parts)
 
     # ------------------------------------------------------------------ cells
     @property
@@ -531,6 +574,14 @@ class Notebook:
 
     def dumps(self) -> str:
         """nbformat's JSON serialisation (validated first), ending with a newline like Jupyter's."""
+        if self.cell_languages:
+            raise NotebookError(
+                f"{self._where()}is an nbformat 3 notebook whose code cells are in several languages "
+                f"({self.languages_summary()}); it is written as nbformat 4, which has no per-cell "
+                "language, so they would be lost: nothing was written (convert it in Jupyter first, "
+                "e.g. with cell magics such as %%R)",
+                path=self.path,
+            )
         self.validate()
         nbformat = _nbformat()
         with warnings.catch_warnings():

@@ -24,15 +24,33 @@ measures it against the sources plus the outputs' text, and against the raw JSON
 
 ``offset``/``limit`` choose cells; over the token budget the rendering stops at a cell boundary
 and says which ``offset`` continues.
+
+**Only the renderer writes structure.** Cell headers and notes start with ``[``, output labels
+with ``»``; no line of a source or an output ever does, so text in a notebook cannot forge a cell,
+an output or a note in the agent's view:
+
+* a block of output text (a stream, a multi-line result, a traceback) in which some line would
+  read as structure — it starts, after blanks and invisible characters, with ``[``, ``»`` or a
+  look-alike (``［``, ``⟦``, ``›``...) — is shown with every line quoted: ``│ [5] code ...``;
+* a one-line cell that would read so is numbered (``1 [5] code ...``) like longer cells (without
+  line numbers, source blocks are quoted as outputs are);
+* fields written into headers and labels (cell type and id, stream name, MIME types, the
+  error's first line) are single lines, with line breaks and control characters escaped;
+* line breaks other than ``\n`` (``\r``, U+2028...) are shown escaped, so a reader that splits
+  lines on them sees the same lines.
+
+Benign notebooks are rendered exactly as before: the quoting costs tokens only where it is needed.
 """
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..tools.tokens import count_tokens
-from .document import Notebook, cell_source
+from .document import CELL_TYPES, Notebook, cell_source
 from .outputs import (
     DEFAULT_MAX_LINES,
     ImageOutput,
@@ -45,6 +63,15 @@ __all__ = ["NotebookRendering", "cell_header", "render_cell", "render_cells", "r
 
 #: At most this many images are attached to one read (the rest are named, with their size).
 MAX_IMAGES = 8
+#: The prefix of each line of a quoted block (text that would otherwise read as structure).
+QUOTE = "│ "
+#: First characters of structural lines, and what looks like them (compared after NFKC).
+_STRUCTURE_START = frozenset("[»›≫⟫⟦〔【〚⁅❲〘«‹≪")
+#: Line breaks other than "\n" (``str.splitlines`` and some viewers break lines there too).
+_OTHER_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+#: Control characters escaped in header and label fields (a tab is harmless there).
+_CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f\x85\u2028\u2029]")
+_ID_SHOWN = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 @dataclass(frozen=True)
@@ -66,13 +93,50 @@ class NotebookRendering:
         return self.total == 0 or (self.first == 0 and self.last == self.total - 1 and not self.cut)
 
 
+def _escape(match: re.Match[str]) -> str:
+    ch = match.group()
+    return {"\r": "\\r", "\t": "\\t", "\n": "\\n"}.get(ch, f"\\u{ord(ch):04x}")
+
+
+def _field(value: object) -> str:
+    """A value written into a header or a label: one line, control characters escaped."""
+    return _CONTROL.sub(_escape, str(value))
+
+
+def _visible(line: str) -> str:
+    """A content line with line breaks other than "\n" escaped (a line's final "\r", the rest of
+    a Windows line end, dropped)."""
+    if line.endswith("\r"):
+        line = line[:-1]
+    return _OTHER_BREAKS.sub(_escape, line) if _OTHER_BREAKS.search(line) else line
+
+
+def reads_as_structure(line: str) -> bool:
+    """Whether ``line`` would look like a header, note or output label: it starts, after blanks
+    and invisible characters, with ``[``, ``»`` or a look-alike."""
+    for ch in line:
+        if ch.isspace() or unicodedata.category(ch) in ("Cf", "Mn"):
+            continue
+        return ch in _STRUCTURE_START or unicodedata.normalize("NFKC", ch)[:1] in _STRUCTURE_START
+    return False
+
+
+def _block(lines: list[str]) -> list[str]:
+    """Content lines as shown: escaped, and all quoted when one of them would read as structure."""
+    shown = [_visible(line) for line in lines]
+    if any(reads_as_structure(line) for line in shown):
+        return [QUOTE + line for line in shown]
+    return shown
+
+
 def cell_header(index: int, cell: object) -> str:
     """``[3] code 9b1d04aa [7]``: index, type, id (when the format has ids), execution count."""
     assert isinstance(cell, dict)
-    parts = [f"[{index}]", str(cell.get("cell_type", "?"))]
+    kind = cell.get("cell_type", "?")
+    parts = [f"[{index}]", kind if kind in CELL_TYPES else repr(_field(kind))]
     cid = cell.get("id")
     if isinstance(cid, str):
-        parts.append(cid)
+        parts.append(cid if _ID_SHOWN.fullmatch(cid) else repr(_field(cid)))
     count = cell.get("execution_count")
     if isinstance(count, int) and not isinstance(count, bool):
         parts.append(f"In[{count}]")
@@ -80,13 +144,14 @@ def cell_header(index: int, cell: object) -> str:
 
 
 def _numbered(source: str, numbers: bool) -> list[str]:
-    """Source lines as ``n text``; a one-line cell's line is shown bare (it is line 1)."""
+    """Source lines as ``n text``; a one-line cell's line is shown bare (it is line 1) unless it
+    would read as structure; without numbers the lines are a block (quoted when needed)."""
     if source == "":
         return []
-    lines = source.split("\n")
-    if numbers and len(lines) > 1:
+    lines = [_visible(line) for line in source.split("\n")]
+    if numbers and (len(lines) > 1 or reads_as_structure(lines[0])):
         return [f"{n} {line}" if line else str(n) for n, line in enumerate(lines, 1)]
-    return lines
+    return _block(lines)
 
 
 def _output_lines(
@@ -94,16 +159,17 @@ def _output_lines(
 ) -> list[str]:
     lines: list[str] = []
     if out.kind == "stream":
-        lines.append(f"» {out.name or 'stream'}:")
+        lines.append(f"» {_field(out.name or 'stream')}:")
         if out.text:
-            lines.append(out.text)
+            lines.extend(_block(out.text.split("\n")))
         return lines
     if out.kind == "error":
-        lines.append(f"» error: {out.headline}")
-        lines.extend(out.traceback)
+        first, *more = out.headline.split("\n")
+        lines.append(f"» error: {_field(first)}")
+        lines.extend(_block([*more, *out.traceback]))
         return lines
     if out.kind not in ("execute_result", "display_data"):
-        lines.append(f"» {out.kind} output")
+        lines.append(f"» {_field(out.kind)} output")
         return lines
     label = f"» Out[{out.execution_count}]" if out.execution_count is not None else "» display"
     attached = [
@@ -111,15 +177,15 @@ def _output_lines(
     ][: max(0, MAX_IMAGES - len(images))]
     if out.text and not attached:  # a front-end shows the image instead of the text (a Figure repr)
         if "\n" in out.text:  # a table or a long repr: its lines as they are, below the label
-            lines += [f"{label}:", out.text]
+            lines += [f"{label}:", *_block(out.text.split("\n"))]
         else:
-            lines.append(f"{label}: {out.text}")
+            lines.append(f"{label}: {_field(out.text)}")
         label = "»"
     for img in out.images:
         if img in attached:
             images.append(img)
             dims = f" {img.width}x{img.height}" if img.width and img.height else ""
-            lines.append(f"{label} image {len(images)}: {img.mime_type.split('/')[-1]}{dims}")
+            lines.append(f"{label} image {len(images)}: {_field(img.mime_type.split('/')[-1])}{dims}")
         else:
             why = (
                 "not attached: over max_media_bytes"
@@ -128,10 +194,10 @@ def _output_lines(
                 if img.mime_type not in attach
                 else f"not attached: more than {MAX_IMAGES} images, read fewer cells"
             )
-            lines.append(f"{label} {img.describe()} ({why})")
+            lines.append(f"{label} {_field(img.describe())} ({why})")
         label = "»"
     if out.others:
-        shown = ", ".join(f"{m} {format_size(n)}" for m, n in out.others)
+        shown = ", ".join(f"{_field(m)} {format_size(n)}" for m, n in out.others)
         lines.append(f"{label} {shown}")
     elif label != "»":
         lines.append(f"{label}: (no data)")
@@ -152,7 +218,7 @@ def render_cell(
     """One cell as in :func:`render_notebook` (``images`` collects what is to be attached; ``note``
     is added to the header line)."""
     collected = images if images is not None else []
-    header = cell_header(index, cell) + (f" {note}" if note else "")
+    header = cell_header(index, cell) + (f" {_field(note)}" if note else "")
     lines = [header, *_numbered(cell_source(cell), numbers)]
     for out in cell_outputs(cell, max_lines=max_output_lines):
         lines.extend(_output_lines(out, collected, attach, max_media_bytes))
@@ -188,12 +254,17 @@ def render_notebook(
     the file size shown in the first line.
     """
     total = len(nb)
-    name = label or nb.path or "notebook"
+    name = _field(label or nb.path or "notebook")
     head = [_heading(nb, name, size)]
     if nb.problem:
-        head.append(f"[not a valid notebook: {nb.problem}; edits are refused until it is fixed]")
+        head.append(f"[not a valid notebook: {_field(nb.problem)}; edits are refused until it is fixed]")
     if nb.ids_filled:
         head.append("[some cells had no id or a repeated one: the ids shown are kept at the next edit]")
+    if nb.cell_languages:
+        head.append(
+            f"[nbformat 3 code cells in several languages ({_field(nb.languages_summary())}): edits are "
+            "refused, as nbformat 4 has no per-cell language]"
+        )
     if offset >= total and total:
         head.append(
             f"[offset {offset} is past the last cell: the notebook has {total} cells (0-{total - 1}); "
@@ -272,8 +343,13 @@ def render_cells(
     return NotebookRendering(text, tuple(images), offset, last, total, note.startswith(("[output", "[cell")))
 
 
+_ATTACHED = re.compile(r"» (?:Out\[\d+\] |display )?image \d+: ")
+
+
 def _images_in(text: str) -> int:
-    return sum(1 for line in text.split("\n") if line.startswith("»") and " image " in line and ": image/" in line)
+    """How many attached images a (cut) block names: its ``» image N:`` labels (no source or
+    output line starts with "»")."""
+    return sum(1 for line in text.split("\n") if _ATTACHED.match(line))
 
 
 def _cut_block(block: str, room: int) -> tuple[str, int]:

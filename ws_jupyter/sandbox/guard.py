@@ -8,7 +8,8 @@ we start and reap, and each sandbox cgroup we make. When the kernel dies for any
 closes, and the guard kills every registered group *and every descendant of its processes*
 (read from /proc, frozen with SIGSTOP before the kill so nothing forks meanwhile) — a
 ``setsid`` grandchild whose parent is alive is one of them — then empties and removes the
-cgroups. What no walk can find is a daemon that double-forked and whose parent already exited
+cgroups, and removes the registered folders (the process's private temporary folder: sandbox
+HOMEs, kernel connection files with their keys, see ``tempdirs``). What no walk can find is a daemon that double-forked and whose parent already exited
 (re-parented to init): only a cgroup or a pid namespace (bubblewrap) holds on to it.
 (``PR_SET_PDEATHSIG`` was not used: it fires when the *thread* that spawned the child exits,
 and reaches only the direct child, not the group.)
@@ -25,13 +26,16 @@ import threading
 __all__ = ["OrphanGuard", "orphan_guard"]
 
 _GUARD_SCRIPT = r"""
-import os, signal, sys, time
+import os, shutil, signal, sys, time
 signal.signal(signal.SIGINT, signal.SIG_IGN)
-groups, cgroups = set(), set()
+groups, cgroups, folders = set(), set(), set()
 for line in sys.stdin.buffer:
     line = line.strip()
     if line[:2] in (b"+c", b"-c"):
         (cgroups.add if line[:1] == b"+" else cgroups.discard)(line[2:].decode())
+        continue
+    if line[:2] in (b"+d", b"-d"):
+        (folders.add if line[:1] == b"+" else folders.discard)(os.fsdecode(line[2:]))
         continue
     try:
         pgid = int(line[1:])
@@ -121,6 +125,8 @@ for path in cgroups:
             if time.monotonic() > deadline:
                 break
             time.sleep(0.02)
+for path in folders:
+    shutil.rmtree(path, ignore_errors=True)
 """
 
 
@@ -188,6 +194,15 @@ class OrphanGuard:
     def unregister_cgroup(self, path: str) -> None:
         if self._proc is not None and "\n" not in path:
             self._send(b"-c" + os.fsencode(path) + b"\n")
+
+    def register_directory(self, path: str) -> None:
+        """After a crash the guard removes the folder (once the processes are dead)."""
+        if "\n" not in path:
+            self._send(b"+d" + os.fsencode(path) + b"\n")
+
+    def unregister_directory(self, path: str) -> None:
+        if self._proc is not None and "\n" not in path:
+            self._send(b"-d" + os.fsencode(path) + b"\n")
 
     def close(self) -> None:
         """Stops the watchdog (it kills whatever is still registered)."""

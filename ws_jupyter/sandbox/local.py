@@ -1,7 +1,7 @@
 """``LocalSandbox``: shell commands and background processes on this machine.
 
 Without isolation commands run on the host as the notebook user (with a curated environment, a
-private HOME and an enforced timeout). With ``isolation="bwrap"`` each command runs in a fresh
+private HOME, an enforced timeout and the configured resource limits). With ``isolation="bwrap"`` each command runs in a fresh
 bubblewrap sandbox: only the working directory (and configured paths) are writable, the system
 is read-only, the rest of the host is invisible, the network is off unless allowed, and no process
 outlives the sandbox. Foreground commands and background processes share one code path — the
@@ -15,7 +15,6 @@ import os
 import shlex
 import shutil
 import sys
-import tempfile
 import threading
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -29,6 +28,7 @@ from ..errors import (
     SandboxStateError,
     WorkspaceConfigError,
 )
+from ..filesystem import host_trusted
 from ..filesystem.containment import is_within
 from ..lifecycle import Lifecycle
 from ..request_context import RequestContext
@@ -38,6 +38,7 @@ from .isolation.bwrap import BwrapPlan, python_prefixes
 from .isolation.cgroups import SandboxCgroup
 from .isolation.config import Mount, NativeSandboxConfig
 from .isolation.detect import detect_isolation, probe_backend
+from .isolation.rlimits import host_prefix
 from .isolation.seatbelt import (
     build_seatbelt_profile,
     is_generated_profile,
@@ -53,6 +54,7 @@ from .processes import (
     _validate_retained,
     validate_timeout,
 )
+from .tempdirs import private_dir
 from .types import (
     CommandResult,
     IsolationBackend,
@@ -255,7 +257,7 @@ class LocalSandbox:
             raise SandboxError(f"{self._working_directory} is not a directory", code="START_FAILED")
         with self._lock:
             if self._state_dir is None or not os.path.isdir(self._state_dir):
-                self._state_dir = tempfile.mkdtemp(prefix=f"ws-sandbox-{self.id[-8:]}-")
+                self._state_dir = private_dir(f"ws-sandbox-{self.id[-8:]}-")
             for sub in ("home", "tmp"):
                 os.makedirs(os.path.join(self._state_dir, sub), exist_ok=True)
             if self._isolation == "bwrap" and self._config.cgroup and self._cgroup is None:
@@ -439,7 +441,7 @@ class LocalSandbox:
             assert profile is not None
             argv = seatbelt_argv(profile, command)
         else:
-            argv = ["/bin/sh", "-c", command]
+            argv = [*self._host_limits(), "/bin/sh", "-c", command]
         return LaunchSpec(argv=argv, cwd=directory, env=environment)
 
     def _launch_context(
@@ -485,6 +487,7 @@ class LocalSandbox:
         directory of a kernel's connection file and ipc sockets. ``env`` is layered over the
         sandbox's environment like a command's (``None`` values unset).
 
+        Without isolation the argv is run as it is, behind ``prlimit`` and the resource limits.
         The returned ``LaunchSpec`` needs no inherited descriptor (``pass_fds`` is empty), so any
         launcher can start it, and start it again: ``subprocess.Popen(spec.argv, cwd=spec.cwd,
         env=spec.env)``, or a jupyter_client kernelspec argv. The caller owns the process: start
@@ -516,8 +519,12 @@ class LocalSandbox:
             assert profile is not None
             wrapped = seatbelt_wrap(profile, argv)
         else:
-            wrapped = list(argv)
+            wrapped = [*self._host_limits(), *argv]
         return LaunchSpec(argv=wrapped, cwd=directory, env=environment)
+
+    def _host_limits(self) -> list[str]:
+        """The ``prlimit`` prefix of a command run without isolation (see ``isolation.rlimits``)."""
+        return host_prefix(self._config) if self._isolation == "none" else []
 
     def is_visible(self, path: str) -> bool:
         """True when ``path`` exists inside the sandbox (everything is visible without bubblewrap)."""
@@ -587,6 +594,12 @@ class LocalSandbox:
         metadata["python_executable"] = os.path.join(self._python_bin, os.path.basename(sys.executable))
         if self._isolation != "none":
             metadata["native_sandbox"] = self._config.to_dict()
+        else:
+            limits = self._host_limits()
+            metadata["hardening"] = {
+                "rlimits": bool(limits),
+                "process_limit": any(a.startswith("--nproc=") for a in limits),
+            }
         plan = self._plan
         if plan is not None:
             metadata["hardening"] = {
@@ -597,7 +610,12 @@ class LocalSandbox:
                 "read_only_python": list(plan.protected_prefixes),
                 "cgroup": dict(self._cgroup.limits) if self._cgroup is not None else None,
             }
-        warnings = [w for w in (self._isolation_warning, self.environment_warning()) if w]
+        trusted = self.host_trusted_files()
+        if trusted["read_only"] or trusted["writable"]:
+            metadata["host_trusted"] = trusted
+        warnings = [
+            w for w in (self._isolation_warning, self.environment_warning(), trusted.get("warning")) if w
+        ]
         if warnings:
             metadata["warning"] = "; ".join(warnings)
         if self._seatbelt_profile:
@@ -639,6 +657,56 @@ class LocalSandbox:
             "and the notebook runs what it finds there; keep the environment outside the workspace"
         )
 
+    def host_trusted_files(self) -> dict[str, Any]:
+        """The host-trusted files in what commands can write, and whether commands can change them.
+
+        Host-trusted files (``ws_jupyter.filesystem.host_trusted``: ``.git``, ``.vscode``,
+        ``.envrc``, virtual environments, ...) decide what programs on the host run — git runs
+        the command in a repository's ``core.fsmonitor`` at every ``git status``. Under
+        bubblewrap those present when the sandbox started are read-only to commands; those that
+        appeared since (a ``git init`` in a subfolder), symbolic links and paths the
+        configuration makes writable are not, and ``warning`` says so. Without isolation (and
+        under seatbelt) commands can change all of them.
+
+        Returns ``{"read_only": [...], "writable": [...], "complete": bool, "note": str}`` with
+        paths relative to the working directory (host paths outside it), plus ``"warning"``
+        when a sandbox that should protect them does not.
+        """
+        plan = self._plan if self._isolation == "bwrap" else None
+        if plan is not None:
+            found = host_trusted.TrustedScan.merge(host_trusted.scan(r) for r in plan.host_trusted_roots)
+            protected = set(plan.protected)
+        else:
+            found = host_trusted.scan(self._working_directory)
+            protected = set()
+        placeholders = set(plan.placeholders) if plan is not None else set()
+        read_only: list[str] = []
+        writable: list[str] = []
+        for e in found.entries:
+            if e.path in placeholders or e.rel == ".":
+                continue
+            shown = self._shown(e.path) + ("/" if e.is_dir else "")
+            (read_only if e.path in protected else writable).append(shown)
+        out: dict[str, Any] = {
+            "read_only": read_only,
+            "writable": writable,
+            "complete": found.complete,
+            "note": found.note,
+        }
+        if plan is not None and writable:
+            out["warning"] = (
+                f"commands can change host-trusted files that git, editors or direnv on the host act on "
+                f"({', '.join(writable)}): they appeared after the sandbox started, are symbolic links or "
+                "were made writable by the configuration; check them before running git there, or "
+                "restart the sandbox to make them read-only"
+            )
+        return out
+
+    def _shown(self, path: str) -> str:
+        if is_within(path, self._working_directory):
+            return os.path.relpath(path, self._working_directory)
+        return path
+
     def default_instructions(self) -> str:
         wd = self._working_directory
         plan = self._plan
@@ -659,6 +727,16 @@ class LocalSandbox:
                 "System directories are read-only and other host paths are not visible; "
                 f"files written elsewhere (except $TMPDIR and $HOME) fail. {net}"
             )
+            if plan is not None and plan.protected:
+                shown = [self._shown(p) for p in plan.protected if p not in plan.placeholders]
+                listed = ", ".join(shown[:8]) + (", ..." if len(shown) > 8 else "")
+                git = any(os.path.basename(p) == ".git" for p in shown)
+                text += (
+                    f" Read-only, because programs on the host act on them: {listed}"
+                    + (" (git can read the repository but not commit)." if git else ".")
+                    if shown
+                    else " The working directory cannot become a git repository (its .git is read-only)."
+                )
         elif self._isolation == "seatbelt":
             net = (
                 "Network access is allowed." if self._config.allow_network else "There is no network access."

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import FilesystemError, FileTooLargeError, InvalidArgumentError, WorkspaceError
+from ..filesystem.display import wire_text
 from ..filesystem.mime import SNIFF_BYTES, looks_like_text
 from ..filesystem.reading import read_limited
 from ..filesystem.walk import WalkEntry, walk
@@ -175,7 +176,7 @@ class AutoIndexer:
                 report.missing.append(scope.raw)
                 continue
             if st.type == "file":
-                if _checkpoint(st.path):
+                if _checkpoint(st.path) or wire_text(st.path) != st.path:
                     continue
                 if (scope.regex is None or scope.regex.match(st.path)) and (only is None or st.path in only):
                     found[st.path] = (st.size, _ns(st.modified_at.timestamp()), _etag(self.fs, st.path))
@@ -184,6 +185,9 @@ class AutoIndexer:
                 if entry.is_dir or (only is not None and entry.path not in only) or _checkpoint(entry.path):
                     continue
                 if scope.regex is not None and not scope.regex.match(entry.path):
+                    continue
+                if wire_text(entry.path) != entry.path:  # the index (and every reader of it) is UTF-8
+                    report.skipped.append((wire_text(entry.path), "name is not UTF-8"))
                     continue
                 state = self._file_state(entry)
                 if state is not None:

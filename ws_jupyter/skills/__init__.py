@@ -4,7 +4,8 @@ and ``WorkspaceSkills`` (list/get/search/read/refresh).
 Modules: ``model`` (values), ``parsing`` (SKILL.md rules), ``source`` (the ``SkillSource``
 protocol, ``LocalSkillSource``, ``FilesystemSkillSource``), ``versioned`` (content-addressed
 published versions), ``discovery`` (paths and globs -> skill folders), ``loader`` (one folder ->
-``Skill``), ``workspace_skills`` (``WorkspaceSkills``).
+``Skill``), ``workspace_skills`` (``WorkspaceSkills``), ``prompt`` (a skill as a prompt with its
+arguments substituted, bounded).
 """
 
 from __future__ import annotations

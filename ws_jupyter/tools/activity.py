@@ -12,7 +12,9 @@ Events (``ToolActivityEvent.kind``):
 * ``"approval_resolved"`` — ``approved`` is True or False;
 * ``"finished"`` — ``output`` (the text the model sees), ``is_error``, ``duration_ms`` (the call's
   own time: a wait for approval is not counted), ``blocked`` (a ``before_tool_call`` hook stopped
-  the call; ``output`` is what the hook said).
+  the call; ``output`` is what the hook said), ``cancelled`` (the call's abort event was set — the
+  user pressed stop, an MCP client cancelled — or the calling thread was interrupted: every call
+  that started gets its ``finished``, however it ended).
 
 Approval: when a call needs approval and the tools config has no ``approver`` function, the call
 is put on hold here *if an interactive approver is attached* (``attach_approver()``, e.g. by the
@@ -68,6 +70,7 @@ class ToolActivityEvent:
     duration_ms: float | None = None
     approved: bool | None = None
     blocked: bool = False
+    cancelled: bool = False
 
 
 @dataclass

@@ -20,6 +20,7 @@ import re
 from typing import Any
 
 from ..errors import KernelError
+from ..kernels.result import omitted
 from .base import ToolCall, ToolSpec
 from .config import DEFAULT_MAX_MEDIA_BYTES
 from .execute_command import _default_approval, _static_default_approval, format_streams
@@ -134,6 +135,12 @@ def trim_traceback(error: Any, max_tokens: int | None) -> str:
     return truncate_head_tail(text, max_tokens, head_ratio=0.2)
 
 
+def _dropped_note(stream: str, chars: int, lines: int) -> str:
+    if not chars:
+        return ""
+    return f"[{omitted(lines, chars)} of {stream} in the middle were not kept; its start and end are shown]"
+
+
 def format_execution(
     result: Any, *, max_tokens: int | None = 2000, max_media_bytes: int = DEFAULT_MAX_MEDIA_BYTES
 ) -> str | ToolResult:
@@ -184,12 +191,8 @@ def format_execution(
         max_tokens=stream_budget,
         empty="",
         notes=(
-            f"[{result.stdout_dropped:,} characters of stdout were not kept]"
-            if result.stdout_dropped
-            else "",
-            f"[{result.stderr_dropped:,} characters of stderr were not kept]"
-            if result.stderr_dropped
-            else "",
+            _dropped_note("stdout", result.stdout_dropped, result.stdout_dropped_lines),
+            _dropped_note("stderr", result.stderr_dropped, result.stderr_dropped_lines),
         ),
     )
     parts = [

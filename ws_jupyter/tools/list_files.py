@@ -3,7 +3,9 @@
 Directories first, then files, one per line, indented with one tab per level, directories marked
 with a trailing ``/``, symlinks as ``name -> target``; ``.git`` skipped, ``.gitignore`` files at
 every level honoured, hidden entries only on request. The last line counts what is shown and says
-``(truncated at depth N)`` only when something deeper really exists.
+``(truncated at depth N)`` only when something deeper really exists. A name that is not UTF-8
+is shown with its bytes as ``\\xNN``, and names of one directory that look the same (they differ
+only by Unicode normalisation) each get their exact, escaped form — with a note saying which.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..errors import NotADirectory, WorkspaceError
+from ..filesystem.display import name_notes, wire_text
 from ..filesystem.walk import WalkEntry, relative_to, walk
 from .base import ToolCall, ToolSpec
 from .globs import compile_globs
@@ -129,12 +132,21 @@ def list_files(call: ToolCall) -> str:
     if filtering and not dirs_only:
         entries = _prune_empty_dirs(entries)
 
-    lines = [base]
+    siblings: dict[str, list[str]] = {}
+    for entry in entries:
+        siblings.setdefault(entry.path.rpartition("/")[0], []).append(entry.name)
+    notes = {
+        (parent, name): note for parent, names in siblings.items() for name, note in name_notes(names).items()
+    }
+    lines = [wire_text(base)]
     n_dirs = n_files = 0
     for entry in entries:
-        name = entry.name + ("/" if entry.is_dir else "")
+        name = wire_text(entry.name) + ("/" if entry.is_dir else "")
         if entry.is_symlink:
-            name = f"{entry.name}{'/' if entry.is_dir else ''} -> {entry.symlink_target}"
+            name += f" -> {wire_text(entry.symlink_target or '')}"
+        note = notes.get((entry.path.rpartition("/")[0], entry.name))
+        if note:
+            name += f"  [{note}]"
         lines.append("\t" * (entry.depth - 1) + name)
         if entry.is_dir:
             n_dirs += 1

@@ -13,10 +13,13 @@ What the server offers:
   :mod:`ws_jupyter.tools.hints`). Text outputs become text content, images image content, PDFs
   embedded resources; failures are flagged ``isError``.
 * **prompts**: the skills that are ``user-invocable``; a skill's declared ``arguments`` (or its
-  ``argument-hint``) become prompt arguments, substituted for ``$ARGUMENTS`` / ``$name``.
+  ``argument-hint``) become prompt arguments, substituted for ``$ARGUMENTS`` / ``$name`` in one
+  linear pass, the prompt bounded (:mod:`ws_jupyter.skills.prompt`).
 * **resources**: workspace files as ``workspace://<path>`` — listed for the top-level files and the
   indexed files, any other through the ``workspace://{path}`` template — read through the
-  workspace filesystem (contained like ``workspace_read_file``; regular files up to 10 MB).
+  workspace filesystem (contained like ``workspace_read_file``; regular files up to 10 MB). A
+  path's bytes are percent-encoded in its URI, so a name that is not UTF-8 is listed (its name
+  shown with ``\\xNN``) and read like any other; same-looking names say so in their description.
 * **progress**: when a ``tools/call`` carries a progress token, a notification every second
   while the call runs (seconds elapsed, and the time limit of a command when it has one).
 * **cancellation**: a cancelled (or timed-out, which the client cancels) call aborts the tool: a
@@ -41,7 +44,6 @@ import collections
 import contextlib
 import logging
 import os
-import re
 import sys
 import threading
 import time
@@ -51,6 +53,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, unquote
 
+from ..filesystem.display import name_notes, wire_text
 from .executor import CANCEL_GRACE, tool_executor
 from .hints import hints_for, title_for
 from .types import Tool, ToolCallContext, ToolOutput, ToolResult, is_error_output, output_text
@@ -84,7 +87,7 @@ _APPROVAL_KEY = "approval"
 def _content(output: ToolOutput) -> list[Any]:
     import mcp_types as types
 
-    parts: list[Any] = [types.TextContent(text=output_text(output))]
+    parts: list[Any] = [types.TextContent(text=wire_text(output_text(output)))]
     if isinstance(output, ToolResult):
         for i, m in enumerate(output.media):
             if m.mime_type.startswith("image/"):
@@ -103,15 +106,16 @@ def _content(output: ToolOutput) -> list[Any]:
 def _error_result(text: str) -> Any:
     import mcp_types as types
 
-    return types.CallToolResult(content=[types.TextContent(text=text)], is_error=True)
+    return types.CallToolResult(content=[types.TextContent(text=wire_text(text))], is_error=True)
 
 
 # --- resources -------------------------------------------------------------------------------------
 
 
 def resource_uri(path: str) -> str:
-    """``workspace://`` URI of a workspace-relative path (each segment percent-encoded)."""
-    return _URI_PREFIX + "/".join(quote(part, safe="") for part in path.split("/"))
+    """``workspace://`` URI of a workspace-relative path: each segment's bytes percent-encoded (a
+    name that is not UTF-8 included: its undecodable bytes are ``%XX`` of those bytes)."""
+    return _URI_PREFIX + "/".join(quote(part, safe="", errors="surrogateescape") for part in path.split("/"))
 
 
 def _uri_path(uri: str) -> str:
@@ -119,7 +123,7 @@ def _uri_path(uri: str) -> str:
 
     if not uri.startswith(_URI_PREFIX):
         raise InvalidPathError(uri, f'Unknown resource "{uri}": workspace resources are workspace://<path>')
-    return unquote(uri[len(_URI_PREFIX) :]) or "."
+    return unquote(uri[len(_URI_PREFIX) :], errors="surrogateescape") or "."
 
 
 def _listed_files(workspace: Any, request_context: Any) -> list[str]:
@@ -190,54 +194,6 @@ def _resource_contents(uri: str, mime: str, data: bytes) -> Any:
 # --- prompts (skills) ----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _PromptArg:
-    name: str
-    description: str | None = None
-    required: bool = False
-
-
-def _skill_arguments(skill: Any) -> list[_PromptArg]:
-    """Arguments a skill declares: ``arguments`` (names, or mappings with name/description/
-    required; top level or in ``metadata``), else one ``arguments`` from ``argument-hint``."""
-    front = dict(skill.frontmatter or {})
-    meta = dict(skill.metadata or {})
-    declared = front.get("arguments", meta.get("arguments"))
-    out: list[_PromptArg] = []
-    if isinstance(declared, (list, tuple)):
-        for item in declared:
-            if isinstance(item, str) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_-]*", item):
-                out.append(_PromptArg(item))
-            elif isinstance(item, dict) and isinstance(item.get("name"), str):
-                desc = item.get("description")
-                out.append(
-                    _PromptArg(
-                        item["name"], desc if isinstance(desc, str) else None, item.get("required") is True
-                    )
-                )
-        return out
-    hint = front.get("argument-hint", meta.get("argument-hint"))
-    if isinstance(hint, str) and hint.strip():
-        return [_PromptArg("arguments", f"Arguments: {hint.strip()}")]
-    return out
-
-
-def _prompt_text(skill: Any, args: dict[str, str]) -> str:
-    text = skill.to_markdown()
-    used = False
-    if "$ARGUMENTS" in text:
-        text = text.replace("$ARGUMENTS", " ".join(v for v in args.values() if v))
-        used = True
-    for name, value in sorted(args.items(), key=lambda kv: -len(kv[0])):
-        token = "$" + name
-        if token in text:
-            text = text.replace(token, value)
-            used = True
-    if args and not used:
-        text += "\n\n## Arguments\n" + "\n".join(f"- {k}: {v}" for k, v in args.items())
-    return text
-
-
 # --- logging -------------------------------------------------------------------------------------
 
 
@@ -260,7 +216,7 @@ class _LogBridge(logging.Handler):
             message = record.getMessage()
         except Exception:  # a malformed record must not break logging
             message = str(record.msg)
-        self.records.append((level, record.name, message))
+        self.records.append((level, record.name, wire_text(message)))
 
     def drain(self) -> list[tuple[str, str, str]]:
         out = []
@@ -469,7 +425,8 @@ def build_mcp_server(
     from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
     from .. import __version__
-    from ..errors import WorkspaceError
+    from ..errors import SkillError, WorkspaceError
+    from ..skills.prompt import skill_arguments, skill_prompt
 
     listed = tools if tools is not None else workspace.tools(request_context)
     state = _State(workspace, request_context, listed, approve_all, elicit)
@@ -555,7 +512,7 @@ def build_mcp_server(
                 description=s.description,
                 arguments=[
                     types.PromptArgument(name=a.name, description=a.description, required=a.required)
-                    for a in _skill_arguments(s)
+                    for a in skill_arguments(s)
                 ]
                 or None,
             )
@@ -575,16 +532,19 @@ def build_mcp_server(
         if skill is None:
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown prompt {params.name!r}")
         given = {k: str(v) for k, v in (params.arguments or {}).items()}
-        declared = _skill_arguments(skill)
+        declared = skill_arguments(skill)
         missing = [a.name for a in declared if a.required and not given.get(a.name)]
         if missing:
             raise MCPError(
                 code=types.INVALID_PARAMS, message=f"Missing required argument(s): {', '.join(missing)}"
             )
-        text = _prompt_text(skill, given)
+        try:
+            text = skill_prompt(skill, given)
+        except SkillError as exc:
+            raise MCPError(code=types.INVALID_PARAMS, message=wire_text(str(exc))) from None
         return types.GetPromptResult(
             description=skill.description,
-            messages=[types.PromptMessage(role="user", content=types.TextContent(text=text))],
+            messages=[types.PromptMessage(role="user", content=types.TextContent(text=wire_text(text)))],
         )
 
     async def on_list_resources(ctx: Any, params: Any) -> Any:
@@ -593,9 +553,16 @@ def build_mcp_server(
         paths = await asyncio.get_running_loop().run_in_executor(
             tool_executor(), _listed_files, workspace, request_context
         )
+        notes = name_notes(paths)
         return types.ListResourcesResult(
             resources=[
-                types.Resource(name=p, uri=resource_uri(p), mime_type=guess_mime_type(p)) for p in paths
+                types.Resource(
+                    name=wire_text(p),
+                    uri=resource_uri(p),
+                    mime_type=guess_mime_type(wire_text(p)),
+                    description=notes.get(p),
+                )
+                for p in paths
             ]
         )
 
@@ -618,7 +585,7 @@ def build_mcp_server(
                 tool_executor(), _read_resource, workspace, request_context, uri
             )
         except WorkspaceError as exc:
-            raise MCPError(code=types.INVALID_PARAMS, message=str(exc)) from None
+            raise MCPError(code=types.INVALID_PARAMS, message=wire_text(str(exc))) from None
         return types.ReadResourceResult(contents=[_resource_contents(uri, mime, data)])
 
     async def on_set_level(ctx: Any, params: Any) -> Any:

@@ -13,22 +13,37 @@ only if nobody changed the file meanwhile, and the tool's read tracking and writ
 model gets a per-cell summary — status, duration, the first lines of output — and the first error
 with its traceback; images stay in the notebook.
 
-Bounds: ``timeout`` is for the whole run (the kernel is interrupted when it passes); each cell
-keeps at most 4 MB of output (the rest is replaced by a note), and a kernel message over the
-sandbox's ``max_message_bytes`` is dropped by ZeroMQ.
+Bounds: ``timeout`` is for the whole call, kernel start included: when it passes the kernel is
+interrupted and no further cell starts; a cell still running ``interrupt_timeout`` seconds later
+(``KernelsConfig``) is abandoned and the kernel killed — a fresh one is shut down, a named one
+restarted (its state is lost) — so the call returns within about ``timeout + interrupt_timeout``
+seconds however many cells there are. The caller's cancel (``call.context.abort``: an MCP
+cancel, a cancelled ``arun``) stops the run the same way (``Stopper``, shared with
+``workspace_execute_code``). Each cell's stream output is kept as one output per stream, of at
+most ``max_stream_chars`` (``OutputLimits``): its start and end, the lines left out counted in
+place; its other outputs at most 4 MB and 500 outputs (the rest counted in a note). A kernel
+message over the sandbox's ``max_message_bytes`` is dropped by ZeroMQ, and parts of an output
+nested deeper than the notebooks allow are replaced by a note; the outputs that arrived are
+saved whatever happened.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import os
 import posixpath
 import threading
 import time
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
 from ..errors import KernelError, NotebookError, StaleFileError
+from ..kernels.kernel import MALFORMED, Stopper
+from ..kernels.messages import MAX_DEPTH, too_deep
+from ..kernels.result import BoundedText
 from .base import ToolCall, ToolSpec
 from .execute_command import _default_approval, _static_default_approval
 from .kernels import _kernels
@@ -44,6 +59,8 @@ _MAX_CELL_OUTPUT_BYTES = 4 * 1024 * 1024
 #: Outputs kept per cell: a notebook holds at most 10,000 cells and outputs to be read as one
 #: (``ws_jupyter.notebooks.document``), and a display loop makes one output per call.
 _MAX_CELL_OUTPUTS = 500
+#: Seconds between looks at the time limit and the caller's cancel while a notebook runs.
+_TICK = 0.1
 _runs = iter(range(1, 1 << 62))
 _runs_lock = threading.Lock()
 
@@ -53,7 +70,9 @@ DESCRIPTION = (
     "workspace_read_file shows it] status, "
     "time, first output lines) and the first error with its traceback. By default a fresh kernel runs it "
     "in the notebook's folder; kernel names a kernel of workspace_execute_code to run it in instead "
-    "(sharing its variables). timeout is in seconds for the whole run (default: the sandbox's command limit)."
+    "(sharing its variables). timeout is in seconds for the whole run (default: the sandbox's command limit): "
+    "when it passes the running cell is interrupted, the cells after it do not run, and the outputs so far "
+    "are saved."
 )
 
 PARAMS = (
@@ -79,16 +98,50 @@ def _first_line(source: str, width: int = 60) -> str:
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
-def _notebook_client(kernel: Any, km: Any, node: Any, per_cell_timeout: float | None, context: Any) -> Any:
-    """nbclient's ``NotebookClient`` driving one of the sandbox's kernels, with bounded outputs."""
+class _Streams:
+    """One cell's stream output as it arrives: one output per stream name, its text bounded.
+
+    Jupyter shows consecutive stream messages as one output, and nbclient merges a cell's stream
+    outputs by name once the cell ends (``coalesce_streams``). Doing it on arrival keeps one
+    output per name however many messages come (a ``print`` loop sends one each), and a
+    ``BoundedText`` keeps its start and end with the lines left out counted — nothing is cut
+    off the end as a cap on the number of outputs would."""
+
+    def __init__(self, max_chars: int) -> None:
+        self.max_chars = max_chars
+        self.open: dict[str, tuple[Any, BoundedText]] = {}  # name -> (output node, its text)
+
+    def add(self, name: str, text: str, new_output: Callable[[], Any]) -> None:
+        entry = self.open.get(name)
+        if entry is None:
+            node = new_output()
+            if node is None:
+                return
+            entry = self.open[name] = (node, BoundedText(self.max_chars))
+        entry[1].append(text)
+
+    def finish(self) -> None:
+        """Writes the kept text into the outputs (before nbclient's own merge and \\r handling)."""
+        for node, text in self.open.values():
+            node["text"] = text.text
+        self.open.clear()
+
+
+def _notebook_client(kernel: Any, km: Any, node: Any, context: Any, limits: Any, stop: Stopper) -> Any:
+    """nbclient's ``NotebookClient`` driving one of the sandbox's kernels, with bounded outputs
+    that stops starting cells once ``stop`` has a reason."""
     from nbclient import NotebookClient
     from nbclient.util import ensure_async
 
     class SandboxNotebookClient(NotebookClient):
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
-            self.dropped: dict[int, int] = {}  # cell index -> bytes of output not kept
+            self.dropped: dict[int, list[int]] = {}  # cell index -> [outputs, bytes] not kept
             self.used: dict[int, int] = {}
+            self.too_deep: dict[int, int] = {}
+            self.streams = _Streams(limits.max_stream_chars)
+            self.running: int | None = None  # the cell executing (still set if it was abandoned)
+            self.on_cell_executed = lambda **_: self.streams.finish()  # before nbclient's merge
 
         async def async_start_new_kernel_client(self) -> Any:
             # The sandbox's kernel, reached with an asyncio client of our own (nbclient runs on
@@ -100,14 +153,51 @@ def _notebook_client(kernel: Any, km: Any, node: Any, per_cell_timeout: float | 
             kc.allow_stdin = False
             return kc
 
+        async def async_execute_cell(self, cell: Any, cell_index: int, *args: Any, **kwargs: Any) -> Any:
+            if stop.reason is not None and cell.cell_type == "code":
+                raise _RunStopped()
+            self.running = cell_index
+            try:
+                done = await super().async_execute_cell(cell, cell_index, *args, **kwargs)
+            finally:
+                self.streams.finish()  # a cell that raised or was cut short keeps its text too
+            self.running = None
+            return done
+
+        def clear_output(self, outs: Any, msg: dict[str, Any], cell_index: int) -> None:
+            if not msg.get("content", {}).get("wait"):
+                self.streams.open.clear()
+            super().clear_output(outs, msg, cell_index)
+
         def output(self, outs: Any, msg: dict[str, Any], display_id: Any, cell_index: int) -> Any:
             content = msg.get("content", {})
+            if too_deep(content):
+                self.too_deep[cell_index] = self.too_deep.get(cell_index, 0) + 1
+                return None
+            parent = msg.get("parent_header", {}).get("msg_id")
+            if (
+                msg.get("msg_type") == "stream"
+                and isinstance(content.get("text"), str)
+                and isinstance(content.get("name"), str)
+                and not self.output_hook_stack[parent]
+            ):
+                if self.clear_before_next_output:  # a clear_output(wait=True) takes effect now
+                    self.streams.open.clear()
+                self.streams.add(
+                    content["name"],
+                    content["text"],
+                    lambda: super(SandboxNotebookClient, self).output(
+                        outs, {**msg, "content": {**content, "text": ""}}, display_id, cell_index
+                    ),
+                )
+                return None
             size = sum(len(v) for v in (content.get("data") or {}).values() if isinstance(v, str))
-            size += len(content.get("text") or "") if isinstance(content.get("text"), str) else 0
             used = self.used.get(cell_index, 0)
             full = used + size > _MAX_CELL_OUTPUT_BYTES or len(outs) >= _MAX_CELL_OUTPUTS
             if full and msg.get("msg_type") != "error":
-                self.dropped[cell_index] = self.dropped.get(cell_index, 0) + size
+                dropped = self.dropped.setdefault(cell_index, [0, 0])
+                dropped[0] += 1
+                dropped[1] += size
                 return None
             self.used[cell_index] = used + size
             return super().output(outs, msg, display_id, cell_index)
@@ -115,7 +205,7 @@ def _notebook_client(kernel: Any, km: Any, node: Any, per_cell_timeout: float | 
     return SandboxNotebookClient(
         node,
         km=km,
-        timeout=per_cell_timeout,
+        timeout=None,  # the run's own limit applies (see _drive)
         allow_errors=False,
         interrupt_on_timeout=False,
         record_timing=True,
@@ -123,11 +213,50 @@ def _notebook_client(kernel: Any, km: Any, node: Any, per_cell_timeout: float | 
     )
 
 
-def run_notebook(call: ToolCall) -> str:
+class _RunStopped(Exception):
+    """The run's time limit passed or it was cancelled: no further cell starts."""
+
+
+async def _drive(client: Any, stop: Stopper) -> str | None:
+    """Runs the notebook until it ends or ``stop`` gives up on it; returns how it failed (None:
+    it ran to the end). The time limit and ``abort`` interrupt the kernel; a cell still running
+    ``interrupt_timeout`` later is abandoned ("stuck": the caller then kills the kernel)."""
     from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
+
+    before = asyncio.all_tasks()
+    task = asyncio.ensure_future(client.async_execute())
+    while not task.done():
+        await asyncio.wait({task}, timeout=min(_TICK, stop.wait(time.monotonic())) or 0.001)
+        if not task.done() and stop.check(time.monotonic()):
+            # nbclient's own tasks (its kernel watcher) outlive a cancelled cell: end them too
+            leftovers = asyncio.all_tasks() - before - {asyncio.current_task()}
+            for t in leftovers:
+                t.cancel()
+            with contextlib.suppress(BaseException):
+                await asyncio.gather(*leftovers, return_exceptions=True)
+            return "stuck"
+    try:
+        task.result()
+    except _RunStopped:
+        return "stopped"
+    except CellExecutionError:
+        return "stopped" if stop.reason is not None else "error"
+    except CellTimeoutError:
+        return "stuck"
+    except DeadKernelError:
+        return "died"
+    except MALFORMED:  # code in the kernel wrote a frame that is not a Jupyter message
+        log.info("notebook run stopped at a malformed kernel message", exc_info=True)
+        return "garbled"
+    return None
+
+
+def run_notebook(call: ToolCall) -> str:
+    from jupyter_core.utils import run_sync
 
     from ..notebooks import Notebook
 
+    started = time.monotonic()
     args = call.args
     fs = call.filesystem()
     sandbox = call.sandbox()
@@ -160,37 +289,17 @@ def run_notebook(call: ToolCall) -> str:
     from ..kernels.manager import bound_receiving
 
     context = bound_receiving(zmq.asyncio.Context(), config.max_message_bytes)
-    started = time.monotonic()
     failure: str | None = None
-    timed_out = threading.Event()
+    # the whole call, kernel start included, within the limit; the caller's cancel (an MCP
+    # cancel sets call.context.abort) stops it the same way
+    stop = Stopper(timeout, call.context.abort, config.interrupt_timeout, kernel.interrupt, started)
     try:
         with kernel.exclusive() as km:
-            timer = None
-            if timeout is not None:
-
-                def expire() -> None:
-                    timed_out.set()
-                    kernel.interrupt()
-
-                timer = threading.Timer(timeout, expire)
-                timer.daemon = True
-                timer.start()
-            backstop = timeout + config.interrupt_timeout if timeout is not None else None
-            client = _notebook_client(kernel, km, nb.node, backstop, context)
+            client = _notebook_client(kernel, km, nb.node, context, config.limits, stop)
             try:
-                client.execute()
-            except CellExecutionError:
-                failure = "error"
-            except CellTimeoutError:
-                failure = "stuck"
-            except DeadKernelError:
-                failure = "died"
-            except ValueError:  # code in the kernel wrote a frame that is not a Jupyter message
-                log.info("notebook run of %s stopped at a malformed kernel message", rel, exc_info=True)
-                failure = "garbled"
+                failure = run_sync(_drive)(client, stop)
             finally:
-                if timer is not None:
-                    timer.cancel()
+                client.streams.finish()
                 if client.kc is not None:  # ours: nbclient stops only the clients of kernels it started
                     client.kc.stop_channels()
     finally:
@@ -200,24 +309,31 @@ def run_notebook(call: ToolCall) -> str:
         elif failure in ("stuck", "died", "garbled"):
             kernel.restart()
     elapsed = time.monotonic() - started
-    _note_dropped(nb.node, client.dropped)
+    _note_dropped(nb.node, client.dropped, client.too_deep)
     try:
         nb.save(fs, expected_mtime=mtime)
         saved = "outputs saved"
     except StaleFileError:
         saved = "outputs NOT saved: the file changed while it ran (read it again and rerun)"
-    return _summary(rel, nb.node, elapsed, failure, timed_out.is_set(), timeout, saved, temporary, kernel.name, call)
+    killed = client.running if failure == "stuck" else None
+    return _summary(rel, nb.node, elapsed, failure, stop, killed, saved, temporary, kernel.name, call)
 
 
-def _note_dropped(node: Any, dropped: dict[int, int]) -> None:
+def _note_dropped(node: Any, dropped: dict[int, list[int]], deep: dict[int, int]) -> None:
     import nbformat
 
-    for index, size in dropped.items():
-        cell = node.cells[index]
-        cell.outputs.append(
-            nbformat.v4.new_output(
-                "stream", name="stderr", text=f"[{size:,} bytes of output not kept: over 4 MB or {_MAX_CELL_OUTPUTS} outputs for this cell]\n"
+    for index in sorted({*dropped, *deep}):
+        notes = []
+        if index in dropped:
+            count, size = dropped[index]
+            notes.append(
+                f"[{count:,} output(s) of {size:,} bytes not kept: over 4 MB or {_MAX_CELL_OUTPUTS} outputs "
+                "for this cell]"
             )
+        if index in deep:
+            notes.append(f"[{deep[index]:,} output(s) nested deeper than {MAX_DEPTH} levels not kept]")
+        node.cells[index].outputs.append(
+            nbformat.v4.new_output("stream", name="stderr", text="\n".join(notes) + "\n")
         )
 
 
@@ -226,8 +342,8 @@ def _summary(
     node: Any,
     elapsed: float,
     failure: str | None,
-    timed_out: bool,
-    timeout: float | None,
+    stop: Stopper,
+    killed: int | None,
     saved: str,
     temporary: bool,
     kernel: str,
@@ -243,7 +359,9 @@ def _summary(
         count = cell.get("execution_count")
         summaries = cell_outputs(cell, max_lines=3, max_chars=160)
         error = next((s for s in summaries if s.kind == "error"), None)
-        if count is None and not summaries:
+        if index == killed:
+            status = "killed"  # still running when the run gave up on it
+        elif count is None and not summaries:
             status = "not run"
         elif error is not None:
             status = "error"
@@ -270,8 +388,17 @@ def _summary(
     where = "a fresh kernel" if temporary else f"kernel {kernel!r}"
     header = f"Ran {rel} in {where}: {outcome} ({elapsed:.1f}s); {saved}."
     parts = [header, "\n".join(lines) if lines else "(no code cells)"]
-    if timed_out:
-        parts.append(f"[timed out after {timeout:g} s: the kernel was interrupted]")
+    if stop.reason is not None:
+        why = f"timed out after {stop.limit:g} s" if stop.reason == "timeout" else "cancelled"
+        if failure == "stuck":
+            what = (
+                f"the kernel was interrupted and, as a cell did not stop within {stop.interrupt_timeout:g} s, "
+                + ("shut down" if temporary else "restarted (its state is lost)")
+            )
+        else:
+            what = "the kernel was interrupted"
+        not_run = sum(1 for i, c in code_cells if i != killed and c.get("execution_count") is None)
+        parts.append(f"[{why}: {what}; {not_run} code cell(s) not run]")
     elif failure == "stuck":
         parts.append("[a cell did not stop after an interrupt: the kernel was shut down]")
     elif failure == "died":

@@ -6,7 +6,10 @@
 2. an activity event (``started``), see :mod:`ws_jupyter.tools.activity`;
 3. approval — ``run(..., approved=...)`` from the caller, else the config's ``approver``, else an
    interactive approver attached to the activity feed (the notebook widget); a refusal returns
-   ``Tool call refused by user.``;
+   ``Tool call refused by user.``. Unless the config sets ``require_approval`` for the tool, a
+   write to a host-trusted file (``.git/config``, ``.vscode/``, ``.envrc``, a virtual
+   environment: see :mod:`ws_jupyter.filesystem.host_trusted`) always asks: programs on the host
+   run what those files name, so writing one is running code on the host;
 4. the ``before_tool_call`` hook, which may skip the tool with its own output;
 5. for writing tools: the path's write lock (held until the write has finished) and, inside it,
    the read-tracking checks (stale file, read-before-write);
@@ -34,6 +37,7 @@ from ..errors import (
     WorkspaceError,
     WriteLockTimeoutError,
 )
+from ..filesystem.host_trusted import write_reason
 from ..filesystem.reading import MAX_FILE_BYTES, file_chunks
 from .activity import ToolActivity, ToolActivityEvent
 from .base import ToolCall, ToolSpec, iso_time, rel_path
@@ -127,6 +131,8 @@ class ToolRunner:
         ctx = self._context(context)
         rule = self.resolved.require_approval
         if rule is None:
+            if self.host_trusted_reason(args, ctx) is not None:
+                return True
             default = self.spec.default_approval
             if default is None:
                 return False
@@ -144,6 +150,22 @@ class ToolRunner:
                 "require_approval function of %s raised; asking for approval", self.spec.name, exc_info=True
             )
             return True
+
+    def host_trusted_reason(self, args: Mapping[str, Any], ctx: ToolCallContext) -> str | None:
+        """Why this call would write a host-trusted file, or None (also for arguments the tool
+        itself will reject: it reports those)."""
+        if self.spec.write_path is None:
+            return None
+        try:
+            path = self.spec.write_path(dict(args))
+            if not isinstance(path, str):
+                return None
+            return write_reason(self._filesystem(ctx), path)
+        except Exception:
+            return None
+
+    def _filesystem(self, ctx: ToolCallContext) -> Any:
+        return self.workspace.resolve_filesystem(ctx.request_context)
 
     def _approve(
         self, call_id: str, args: dict[str, Any], ctx: ToolCallContext, approved: bool | None
@@ -181,7 +203,12 @@ class ToolRunner:
                 raise _Skip(ToolErrorText(REFUSED))
             return
         why = ""
-        if self.resolved.require_approval is None and self.spec.default_approval is not None:
+        trusted = self.host_trusted_reason(args, ctx) if self.resolved.require_approval is None else None
+        if trusted is not None and self.spec.write_path is not None:
+            why = (
+                f" ({rel_path(self._filesystem(ctx), self.spec.write_path(args))} is host-trusted: {trusted})"
+            )
+        elif self.resolved.require_approval is None and self.spec.default_approval is not None:
             why = " because the sandbox runs commands on the host without isolation"
         raise _Skip(
             ToolErrorText(
@@ -270,7 +297,27 @@ class ToolRunner:
             if not isinstance(exc, WorkspaceError):
                 log.warning("tool %s failed", self.spec.name, exc_info=True)
             output = error_output(exc)
+        except BaseException:
+            # KeyboardInterrupt (the notebook's stop button in the calling thread), SystemExit: the
+            # call ends here, and the feed says so (a log would otherwise show it running forever).
+            interrupted = ToolErrorText("Error: Tool call interrupted.")
+            self._publish_finished(call_id, args, ctx, interrupted, started, blocked=False, cancelled=True)
+            raise
         output = self._after(args, ctx, output, error)
+        self._publish_finished(call_id, args, ctx, output, started, blocked=blocked, cancelled=ctx.aborted)
+        return output
+
+    def _publish_finished(
+        self,
+        call_id: str,
+        args: dict[str, Any],
+        ctx: ToolCallContext,
+        output: ToolOutput,
+        started: float,
+        *,
+        blocked: bool,
+        cancelled: bool,
+    ) -> None:
         self.activity.publish(
             ToolActivityEvent(
                 "finished",
@@ -283,9 +330,9 @@ class ToolRunner:
                 is_error=is_error_output(output),
                 duration_ms=(time.perf_counter() - started) * 1000,
                 blocked=blocked,
+                cancelled=cancelled,
             )
         )
-        return output
 
     def _publish_rejected(self, raw_args: Any, output: ToolErrorText, started: float) -> None:
         """Calls with bad arguments appear in the activity feed too (started and finished at once)."""

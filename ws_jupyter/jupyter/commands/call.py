@@ -6,6 +6,13 @@ policy applies: hooks, read tracking, output budgets — and approval. A tool th
 (by default `workspace_execute_command` on a sandbox without isolation) shows Approve and Deny
 buttons and runs once approved; --approve approves it up front.
 
+A call that takes a while shows its progress in the cell as it runs — what it is doing (starting
+the kernel, running) with the time so far and, for `workspace_execute_code`, the newest lines of
+its output —, replaced by the output the model gets when it ends. The kernel's stop button (■)
+cancels the call the way an agent's client does: the sandbox kernel is interrupted (its state
+is kept), a command is killed, and the call ends as "interrupted" (pressed twice, the cell stops
+waiting for a tool that does not stop).
+
 Examples:
   %ws call workspace_read_file {"path": "README.md", "limit": 20}
   %ws call workspace_grep dict(pattern="TODO", context_lines=1)
@@ -18,13 +25,18 @@ Examples:
 from __future__ import annotations
 
 import json
+import queue
+import time
+from collections import deque
 from typing import Any
 
 from IPython.display import display
 
-from ..calls import run_observed
+from ..calls import CallOutcome, new_call_tag, run_observed
 from ..parsing import WsArgumentParser
-from ..views.tools import ToolCallView
+from ..views.base import MessageView
+from ..views.tools import CallProgressView, ToolCallView
+from ._foreground import drain, run_in_foreground
 from .base import Invocation, Subcommand
 
 __all__ = ["COMMAND", "find_tool", "parse_arguments"]
@@ -89,8 +101,170 @@ def run(inv: Invocation) -> Any:
             inv.session.track(panel.close)
             display(panel)
             return None
-    call = run_observed(workspace, tool, arguments, approved=True if inv.args.approve else None)
-    return ToolCallView.of(tool.name, arguments, call.output, call.seconds, call.blocked)
+    progress = _Progress(workspace, tool, arguments, live=inv.in_kernel)
+    try:
+        done = run_in_foreground(
+            lambda abort: run_observed(
+                workspace,
+                tool,
+                arguments,
+                tag=progress.tag,
+                approved=True if inv.args.approve else None,
+                abort=abort,
+            ),
+            progress.pump,
+            name="ws-call",
+            abandon_on_second_interrupt=True,
+            on_interrupt=progress.stop,
+        )
+    finally:
+        progress.close()
+    if done.abandoned:
+        message = MessageView(
+            f"{tool.name}: interrupted; the tool did not stop when asked, so it finishes in the background "
+            "(its output is not shown; the ToolActivity log gets it)",
+            "warn",
+        )
+        return progress.finish(message)
+    if done.error is not None:
+        raise done.error
+    call = done.value
+    assert isinstance(call, CallOutcome)
+    view = ToolCallView.of(tool.name, arguments, call.output, call.seconds, call.blocked, call.cancelled)
+    return progress.finish(view)
+
+
+class _Progress:
+    """The cell's live display of a running call, drawn from the main thread (see the module doc).
+
+    Subscribers (on the call's threads) only queue events: the call's own events from the tool
+    feed and, for code, its execution's events from the kernels' feed (matched by the call's
+    ``tool_call_id``). ``pump`` applies them and, once the call has run for ``_SHOW_AFTER``
+    seconds or printed something, shows the progress, updated at most every ``_UPDATE`` seconds.
+    A quick call shows nothing until its result, as before.
+    """
+
+    _SHOW_AFTER = 0.5
+    _UPDATE = 0.3
+    _LINES = 20
+    _LINE = 500  # characters of one line kept
+
+    def __init__(self, workspace: Any, tool: Any, arguments: dict[str, Any], *, live: bool) -> None:
+        from ... import WORKSPACE_TOOLS, tool_activity
+
+        self.tool = tool
+        self.arguments = arguments
+        self.live = live
+        self.tag = new_call_tag()
+        self.started = time.monotonic()
+        self.state = "running"
+        self.kernel: str | None = None
+        self.lines: deque[tuple[str, str]] = deque(maxlen=self._LINES)
+        self.hidden = 0
+        self.partial = {"stdout": "", "stderr": ""}
+        self.rich: list[str] = []
+        self.stopping = False
+        self._events: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._display: Any = None
+        self._shown_at = 0.0
+        self._dirty = False
+        self._urgent = False
+        self._unsubscribe = [tool_activity(workspace).subscribe(self._on_event)] if live else []
+        self.kernels: Any = None
+        if live and tool.workspace_tool_name == WORKSPACE_TOOLS.SANDBOX.EXECUTE_CODE:
+            self.kernels = getattr(workspace.sandbox, "kernels", None)  # None: a per-request sandbox
+            if self.kernels is not None:
+                self._unsubscribe.append(self.kernels.activity.subscribe(self._on_event))
+
+    def _on_event(self, event: Any) -> None:
+        if getattr(event, "tool_call_id", None) == self.tag:
+            self._events.put(event)
+
+    def pump(self, timeout: float) -> None:
+        if not self.live:  # terminal IPython: nothing to update in place
+            time.sleep(timeout)
+            return
+        drain(self._events, self._apply, timeout)
+        now = time.monotonic()
+        if self._display is None:
+            due = self._dirty or now - self.started >= self._SHOW_AFTER
+        else:  # new output a few times a second; the time so far every second
+            due = self._urgent or now - self._shown_at >= (self._UPDATE if self._dirty else 1.0)
+        if due:
+            self._show(now)
+
+    def _apply(self, event: Any) -> None:
+        kind = event.kind
+        if kind == "approval_requested":
+            self.state = "waiting for approval"
+        elif kind == "approval_resolved":
+            self.state = "running"
+        elif kind == "queued":
+            self.kernel = event.kernel
+            kernel = self.kernels.get(event.kernel) if self.kernels is not None else None
+            starting = kernel is None or kernel.status in ("stopped", "starting", "dead")
+            self.state = (
+                f"starting kernel {event.kernel!r}" if starting else f"waiting for kernel {event.kernel!r}"
+            )
+        elif kind == "started":
+            self.kernel = getattr(event, "kernel", self.kernel)
+            self.state = f"running in kernel {self.kernel!r}" if self.kernel else "running"
+        elif kind == "output" and event.output is not None:
+            output = event.output
+            if output.kind in ("stdout", "stderr"):
+                self._add_text(output.kind, output.text)
+            elif output.kind == "display" and output.bundle is not None:
+                types = output.bundle.mime_types
+                self.rich.append(next((t for t in types if t != "text/plain"), "text/plain"))
+                self._dirty = True
+
+    def stop(self) -> None:
+        """The stop button was pressed: say so at once (the call is being cancelled)."""
+        self.stopping = True
+        self._dirty = self._urgent = True
+
+    def _add_text(self, stream: str, text: str) -> None:
+        *complete, rest = (self.partial[stream] + text).split("\n")
+        self.partial[stream] = rest[-self._LINE :]
+        overflow = len(self.lines) + len(complete) - self._LINES
+        if overflow > 0:
+            self.hidden += overflow
+        self.lines.extend((stream, line[: self._LINE]) for line in complete[-self._LINES :])
+        self._dirty = True
+
+    def view(self) -> CallProgressView:
+        lines = list(self.lines) + [(k, t) for k, t in self.partial.items() if t]
+        return CallProgressView(
+            self.tool.name,
+            self.arguments,
+            self.state,
+            time.monotonic() - self.started,
+            lines,
+            self.hidden,
+            list(self.rich),
+            stopping=self.stopping,
+        )
+
+    def _show(self, now: float) -> None:
+        view = self.view()
+        if self._display is None:
+            self._display = display(view, display_id=True)
+        else:
+            self._display.update(view)
+        self._shown_at = now
+        self._dirty = self._urgent = False
+
+    def finish(self, view: Any) -> Any:
+        """The final view: in place of the progress when that was shown, else as the cell's value."""
+        if self._display is None:
+            return view
+        self._display.update(view)
+        return view.shown_in_place() if isinstance(view, ToolCallView) else None
+
+    def close(self) -> None:
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
+        self._unsubscribe = []
 
 
 COMMAND = Subcommand(

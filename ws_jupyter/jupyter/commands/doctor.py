@@ -3,7 +3,8 @@
 The table `ws-jupyter doctor` prints in a terminal: sandbox isolation (a real bubblewrap probe),
 what a sandboxed command can do when the notebook runs as root, ripgrep, the default model, the
 kernelspec, the workspace's Chroma server (when it uses one), the JupyterLab and ipywidgets
-versions, exact token counting. What is *needed* comes from the notebook's workspace — its
+versions, exact token counting, and the host-trusted files in the workspace's folder (.git,
+.vscode, .envrc, ...) with whether sandboxed commands can change them. What is *needed* comes from the notebook's workspace — its
 isolation, vector search, Chroma server — or, before `%ws init`, from the `%config WsMagics`
 settings; --strict counts every missing piece.
 

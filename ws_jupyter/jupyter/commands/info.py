@@ -1,5 +1,6 @@
-"""Show the workspace: id, status, filesystem, sandbox and isolation, search modes and index size,
-skills count.
+"""Show the workspace: id, status, filesystem, sandbox and isolation, the host-trusted files in the
+workspace (.git, .vscode, .envrc, virtual environments: what git, editors or direnv on the host act
+on) and whether sandboxed commands can change them, search modes and index size, skills count.
 
 Examples:
   %ws info

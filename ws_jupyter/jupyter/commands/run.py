@@ -26,19 +26,17 @@ Examples:
 from __future__ import annotations
 
 import contextlib
-import queue
-import sys
 import threading
 import time
-from collections import deque
 from typing import Any
 
 from IPython.core.error import UsageError
 
 from ..parsing import WsArgumentParser
-from ..views.processes import TAIL_LINES, OutputTailView, RunSummary
+from ..views.processes import TAIL_LINES, RunSummary
 from ._common import require_sandbox
 from ._process_args import add_launch_options, env_from_args
+from ._stream import CellStream
 from .base import Invocation, Subcommand
 
 __all__ = ["COMMAND", "run_streaming"]
@@ -55,148 +53,6 @@ def configure(parser: WsArgumentParser) -> None:
     parser.add_argument(
         "command", nargs="*", metavar="CMD", help="the command line (everything after the options)"
     )
-
-
-class _Streamer:
-    """Moves output chunks from the I/O thread to the cell, in the kernel's main thread.
-
-    Writing to ``sys.stdout`` from the main thread (not from the I/O thread) is what makes ipykernel
-    put the text in *this* cell, whatever other cells or threads are doing.
-
-    A browser tab chokes on megabytes of output, so the cell shows the first ``head_lines`` lines
-    (at most ``max_chars`` characters) as they arrive, then one display updated in place at most
-    a few times a second: "… N lines not shown …" and the newest ``tail_lines`` lines. The command's
-    result keeps the output itself. ``live=False`` (terminal IPython, where a display cannot be
-    updated) prints that tail once, at the end.
-    """
-
-    _UPDATE = 0.3  # seconds between updates of the tail display
-    _LINE = 2000  # characters of one tail line kept (a line can be megabytes)
-
-    def __init__(
-        self,
-        quiet: bool,
-        max_chars: int = 0,
-        *,
-        head_lines: int = 0,
-        tail_lines: int = TAIL_LINES,
-        live: bool = False,
-    ) -> None:
-        self.queue: queue.SimpleQueue[tuple[str, str]] = queue.SimpleQueue()
-        self.quiet = quiet
-        self.max_chars = max_chars  # 0: no limit
-        self.head_lines = head_lines  # 0: no limit
-        self.live = live
-        self.written = 0
-        self.lines_written = 0
-        self.cut = False  # past the head: only the tail is shown
-        self.hidden = 0  # complete lines neither in the head nor in the tail
-        self.tail: deque[tuple[str, str]] = deque(maxlen=max(0, tail_lines))
-        self.partial = {"stdout": "", "stderr": ""}
-        self._display: Any = None
-        self._dirty = False
-        self._shown_at = 0.0
-
-    def on_stdout(self, text: str) -> None:
-        self.queue.put(("stdout", text))
-
-    def on_stderr(self, text: str) -> None:
-        self.queue.put(("stderr", text))
-
-    def pump(self, timeout: float) -> None:
-        try:
-            items = [self.queue.get(timeout=timeout)]
-        except queue.Empty:
-            items = []
-        while True:
-            try:
-                items.append(self.queue.get_nowait())
-            except queue.Empty:
-                break
-        if self.quiet:
-            return
-        for kind, text in items:
-            if not self.cut:
-                text = self._head(kind, text)
-            if text:
-                self._add_to_tail(kind, text)
-        sys.stdout.flush()
-        sys.stderr.flush()
-        if self._dirty and self.live and time.monotonic() - self._shown_at >= self._UPDATE:
-            self._show_tail(running=True)
-
-    def _head(self, kind: str, text: str) -> str:
-        """Writes what fits in the head; returns the rest (then the tail takes over)."""
-        cut = len(text)
-        if self.head_lines:
-            left = self.head_lines - self.lines_written
-            pos = -1
-            for _ in range(max(left, 0)):
-                pos = text.find("\n", pos + 1)
-                if pos < 0:
-                    break
-            if left <= 0:
-                cut = 0
-            elif pos >= 0:
-                cut = pos + 1
-        if self.max_chars and self.written + cut > self.max_chars:
-            room = max(0, self.max_chars - self.written)
-            newline = text.rfind("\n", 0, room)
-            cut = newline + 1 if newline >= 0 else room
-        shown = text[:cut]
-        if shown:
-            (sys.stdout if kind == "stdout" else sys.stderr).write(shown)
-            self.written += len(shown)
-            self.lines_written += shown.count("\n")
-        rest = text[cut:]
-        if rest:
-            self.cut = True
-        return rest
-
-    def _add_to_tail(self, kind: str, text: str) -> None:
-        buf = self.partial[kind] + text
-        n = buf.count("\n")
-        if n == 0:
-            self.partial[kind] = buf[-self._LINE :]
-            return
-        k = min(n, (self.tail.maxlen or 0) + 1)
-        parts = buf.rsplit("\n", k)
-        self.partial[kind] = parts[-1][-self._LINE :]
-        if k == n:
-            new = parts[:-1]
-        else:  # parts[0] holds the n - k + 1 oldest lines, older than a full tail
-            new = parts[1:-1]
-            self.hidden += n - k + 1
-        self.hidden += max(0, len(self.tail) + len(new) - (self.tail.maxlen or 0))
-        self.tail.extend((kind, line[: self._LINE]) for line in new)
-        self._dirty = True
-
-    def _show_tail(self, *, running: bool, truncated: bool = False) -> None:
-        from IPython.display import display
-
-        view = OutputTailView(self.hidden, list(self.tail), running=running, truncated=truncated)
-        if self._display is None:
-            self._display = display(view, display_id=True)
-        else:
-            self._display.update(view)
-        self._dirty = False
-        self._shown_at = time.monotonic()
-
-    def finish(self, truncated: bool = False) -> None:
-        """The command ended: the last lines (also an unfinished one) and the final notice."""
-        self.pump(0)
-        if self.quiet or not self.cut:
-            return
-        for kind in ("stdout", "stderr"):
-            unfinished, self.partial[kind] = self.partial[kind], ""
-            if unfinished:
-                self._add_to_tail(kind, unfinished + "\n")
-        if self.live:
-            self._show_tail(running=False, truncated=truncated)
-        else:
-            view = OutputTailView(self.hidden, list(self.tail), running=False, truncated=truncated)
-            sys.stdout.write(view.text() + "\n")
-            sys.stdout.flush()
 
 
 def run_streaming(
@@ -220,7 +76,7 @@ def run_streaming(
     "… N lines not shown …" and the newest ``tail_lines`` (updated in place when ``live``). The
     result keeps the output (each stream's newest ``max_output_bytes``; None: the sandbox's default).
     """
-    streamer = _Streamer(quiet, max_chars, head_lines=head_lines, tail_lines=tail_lines, live=live)
+    streamer = CellStream(quiet, max_chars, head_lines=head_lines, tail_lines=tail_lines, live=live)
     limit = timeout if timeout is not None else getattr(sandbox, "timeout", None)
     manager = getattr(sandbox, "processes", None)
     started = time.perf_counter()
@@ -270,7 +126,7 @@ def _run_without_manager(
     cwd: str | None,
     env: dict[str, str] | None,
     limit: float | None,
-    streamer: _Streamer,
+    streamer: CellStream,
     stdin_text: str | None,
 ) -> Any:
     # A sandbox without a process manager: run it on a worker thread so output still streams.

@@ -1,8 +1,9 @@
 """The shared building blocks of every view: theme-following inline styles, escaping, tables,
 badges, paths as links and the number/duration formats.
 
-Views put their HTML together from these (and nothing else defines a colour or a table), so all
-``%ws`` outputs look alike and follow the JupyterLab theme through its CSS variables.
+Views and widgets put their HTML together from these (and nothing else defines a colour or a
+table), so all ``%ws`` outputs look alike and follow the JupyterLab theme through its CSS
+variables; every text colour keeps a 4.5:1 contrast on the light and the dark theme.
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ __all__ = [
     "BORDER",
     "CELL",
     "CODE",
+    "ERROR_BACKGROUND",
+    "GREY",
+    "INFO",
     "MARK",
     "MONO",
     "MUTED",
@@ -38,15 +42,34 @@ __all__ = [
     "path_link",
     "table",
     "text_table",
+    "theme_colour",
     "to_json_text",
 ]
+
+
+
+def theme_colour(colour: str) -> str:
+    """``colour`` made legible on both JupyterLab themes: mixed with the theme's strongest text
+    colour (``--jp-content-font-color0``: black on the light theme, white on the dark one), it
+    keeps a 4.5:1 contrast (WCAG AA) on either background while keeping its hue. ``colour`` may
+    be a CSS variable: the mix happens in the browser, for whatever theme is on."""
+    return f"color-mix(in srgb, {colour} {_THEME_MIX}%, var(--jp-content-font-color0, #000))"
+
+
+#: Per cent of the colour itself in ``theme_colour`` (the rest is the theme's text colour): the
+#: most saturated of JupyterLab's own editor colours need it to reach 4.5:1 on both themes.
+_THEME_MIX = 65
 
 MUTED = "color: var(--jp-ui-font-color2, #6a737d)"
 MONO = "font-family: var(--jp-code-font-family, SFMono-Regular, Menlo, Consolas, monospace); font-size: var(--jp-code-font-size, 12.5px)"
 BORDER = "var(--jp-border-color2, #e0e0e0)"
-OK = "#1a7f37"
-BAD = "#cf222e"
-WARN = "#9a6700"
+OK = theme_colour("#1a7f37")
+BAD = theme_colour("#cf222e")
+WARN = theme_colour("#9a6700")
+INFO = theme_colour("#0969da")
+GREY = theme_colour("#6a737d")
+#: Behind stderr text: JupyterLab's own (light red on the light theme, dark red on the dark one).
+ERROR_BACKGROUND = "var(--jp-rendermime-error-background, #fdd)"
 MARK = "background: rgba(255, 200, 0, 0.45); color: inherit; padding: 0 1px; border-radius: 2px"
 #: Code as typed: indentation kept, long lines wrapped only where they would overflow.
 CODE = f"{MONO}; white-space: pre-wrap; overflow-wrap: anywhere; text-align: left"

@@ -10,7 +10,10 @@ from typing import Any
 from .base import RichView
 from .common import BORDER, MARK, MONO, MUTED, cell_link, code_table, esc, format_bytes, path_link
 
-__all__ = ["FileView", "GrepMatch", "GrepView", "TreeEntry", "TreeView"]
+__all__ = ["MAX_LINE_CHARS", "FileView", "GrepMatch", "GrepView", "TreeEntry", "TreeView"]
+
+#: Characters of one line ``%ws cat`` shows (the rest of the line is counted).
+MAX_LINE_CHARS = 2_000
 
 
 @dataclass(frozen=True)
@@ -155,14 +158,20 @@ class FileView(RichView):
     def _omitted_count(self) -> int:
         return self.omitted[1] - self.omitted[0] + 1 if self.omitted else 0
 
-    def _numbered(self) -> list[tuple[int | None, str]]:
-        out: list[tuple[int | None, str]] = []
+    def _numbered(self) -> list[tuple[int | None, str, str]]:
+        """``(number, line, cut note)``: each line at most ``MAX_LINE_CHARS`` (a minified file or a
+        one-line JSON can be megabytes, which the notebook would save twice, as HTML and text)."""
+        out: list[tuple[int | None, str, str]] = []
         n = self.first_line
         for line in self.lines:
             if self.omitted and n == self.omitted[0]:
-                out.append((None, f"… {self._omitted_count()} lines not shown (use --lines A:B) …"))
+                out.append((None, f"… {self._omitted_count()} lines not shown (use --lines A:B) …", ""))
                 n = self.omitted[1] + 1
-            out.append((n, line))
+            cut = len(line) - MAX_LINE_CHARS
+            if cut > 0:
+                out.append((n, line[:MAX_LINE_CHARS], f" … ({cut:,} more characters on this line)"))
+            else:
+                out.append((n, line, ""))
             n += 1
         return out
 
@@ -171,7 +180,7 @@ class FileView(RichView):
         if self.text_content is None:
             return head + ("" if self.is_image else "\nbinary file: not shown as text")
         width = len(str(self.first_line + len(self.lines) + self._omitted_count()))
-        body = [f"{'' if n is None else n:>{width}}  {line}" for n, line in self._numbered()]
+        body = [f"{'' if n is None else n:>{width}}  {line}{cut}" for n, line, cut in self._numbered()]
         return "\n".join([head, *body])
 
     def html_body(self) -> str:
@@ -182,11 +191,12 @@ class FileView(RichView):
         if self.text_content is None:
             return f'<div style="{MUTED}">Binary file ({esc(self.mime_type)}): not shown as text.</div>'
         rows = []
-        for n, line in self._numbered():
+        for n, line, cut in self._numbered():
             style = MUTED + "; font-style: italic" if n is None else ""
             if n is not None and n == self.highlight:
                 style = MARK
-            rows.append(("" if n is None else str(n), esc(line), style))
+            more = f'<span style="{MUTED}; font-style: italic">{esc(cut)}</span>' if cut else ""
+            rows.append(("" if n is None else str(n), esc(line) + more, style))
         return (
             f'<div style="max-height: 32em; overflow: auto; border: 1px solid {BORDER}; padding: 4px 6px">'
             f"{code_table(rows)}</div>"

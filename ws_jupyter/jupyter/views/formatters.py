@@ -33,20 +33,17 @@ def _workspace_info_html(info: Any) -> str:
     return InfoView(f"Workspace {info.name}", info_rows(info)).html()
 
 
+def _skill_html(skill: Any) -> str:
+    """A skill as inert HTML (its Markdown is workspace content: see ``SkillView``)."""
+    return SkillView(skill).html()
+
+
 _HTML_FORMATTERS: list[tuple[str, str, Callable[[Any], str]]] = [
     ("ws_jupyter.sandbox.types", "CommandResult", _command_result_html),
     ("ws_jupyter.kernels.result", "ExecutionResult", _execution_result_html),
     ("ws_jupyter.search.results", "SearchResult", _search_result_html),
     ("ws_jupyter.workspace", "WorkspaceInfo", _workspace_info_html),
-]
-
-
-def _skill_markdown(skill: Any) -> str:
-    return SkillView(skill).markdown()
-
-
-_MARKDOWN_FORMATTERS: list[tuple[str, str, Callable[[Any], str]]] = [
-    ("ws_jupyter.skills.model", "Skill", _skill_markdown),
+    ("ws_jupyter.skills.model", "Skill", _skill_html),
 ]
 
 
@@ -55,20 +52,12 @@ def register_formatters(shell: Any) -> None:
     formatters = shell.display_formatter.formatters
     for module, name, fn in _HTML_FORMATTERS:
         formatters["text/html"].for_type_by_name(module, name, fn)
-    for module, name, mfn in _MARKDOWN_FORMATTERS:
-        formatters["text/markdown"].for_type_by_name(module, name, mfn)
 
 
 def unregister_formatters(shell: Any) -> None:
-    formatters = shell.display_formatter.formatters
-    tables: list[tuple[str, list[Any]]] = [
-        ("text/html", _HTML_FORMATTERS),
-        ("text/markdown", _MARKDOWN_FORMATTERS),
-    ]
-    for mime, table in tables:
-        fmt = formatters[mime]
-        for module, name, _ in table:
-            fmt.deferred_printers.pop((module, name), None)
-            for typ in list(fmt.type_printers):
-                if getattr(typ, "__module__", None) == module and typ.__name__ == name:
-                    fmt.type_printers.pop(typ, None)
+    fmt = shell.display_formatter.formatters["text/html"]
+    for module, name, _ in _HTML_FORMATTERS:
+        fmt.deferred_printers.pop((module, name), None)
+        for typ in list(fmt.type_printers):
+            if getattr(typ, "__module__", None) == module and typ.__name__ == name:
+                fmt.type_printers.pop(typ, None)

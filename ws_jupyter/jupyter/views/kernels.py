@@ -5,8 +5,10 @@ the result, the error), its status and duration — and serves both ``ExecutionV
 ``ExecutionResult`` displayed in a cell) and the live ``KernelActivity`` widget.
 
 The code that produced these outputs ran in the workspace kernel, i.e. it is the agent's: its HTML
-is shown in a sandboxed ``iframe`` (no scripts, no access to JupyterLab), images only from decoded
-and re-encoded bytes, SVG as an image (an ``<img>`` never runs the SVG's scripts).
+is shown in a sandboxed ``iframe`` (no scripts, no access to JupyterLab, drawn inverted on a dark theme,
+and a content security policy that lets it fetch nothing: ``ws_jupyter.kernels.sandboxed_html``), images only from
+decoded bytes of the image type they claim, re-encoded, SVG as an image (an ``<img>`` never runs
+the SVG's scripts).
 """
 
 from __future__ import annotations
@@ -18,7 +20,23 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .base import RichView
-from .common import BAD, BORDER, MONO, MUTED, OK, PRE, WARN, badge, esc, format_duration, table, text_table
+from .common import (
+    BAD,
+    BORDER,
+    ERROR_BACKGROUND,
+    GREY,
+    INFO,
+    MONO,
+    MUTED,
+    OK,
+    PRE,
+    WARN,
+    badge,
+    esc,
+    format_duration,
+    table,
+    text_table,
+)
 
 __all__ = [
     "ExecutionView",
@@ -27,55 +45,51 @@ __all__ = [
     "execution_head_html",
     "execution_html",
     "outputs_html",
+    "shown_status",
     "status_badge",
 ]
 
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
-_GREY = "#6a737d"
-_BLUE = "#0969da"
 #: Executions (ok, error...) and kernels (idle, busy...).
 _STATUS_COLOURS = {
     "ok": OK,
     "error": BAD,
     "timeout": WARN,
+    "interrupted": WARN,
     "failed": BAD,
-    "running": _BLUE,
-    "queued": _GREY,
+    "running": INFO,
+    "queued": GREY,
     "idle": OK,
-    "busy": _BLUE,
-    "starting": _BLUE,
+    "busy": INFO,
+    "starting": INFO,
     "dead": BAD,
-    "stopped": _GREY,
+    "stopped": GREY,
 }
-_IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 _MAX_TEXT = 20_000  # characters of one text output drawn (the rest is counted)
 
 
 def status_badge(status: str) -> str:
-    return badge(status, _STATUS_COLOURS.get(status, _GREY))
+    return badge(status, _STATUS_COLOURS.get(status, GREY))
+
+
+def shown_status(status: str, result: Any = None, error: str | None = None) -> str:
+    """The status a person reads: code stopped by an interrupt (the stop button, KernelActivity's
+    Interrupt, an agent's cancellation) is "interrupted", not an error or a failure."""
+    if status == "error" and getattr(getattr(result, "error", None), "ename", None) == "KeyboardInterrupt":
+        return "interrupted"
+    if status == "failed" and error == "interrupted":  # the caller's thread got the interrupt
+        return "interrupted"
+    return status
 
 
 def _clip(text: str) -> str:
-    if len(text) <= _MAX_TEXT:
-        return text
-    return (
-        text[: _MAX_TEXT // 5]
-        + f"\n[… {len(text) - _MAX_TEXT:,} characters not shown …]\n"
-        + text[-_MAX_TEXT * 4 // 5 :]
-    )
+    from ws_jupyter.kernels import clip_text
+
+    return clip_text(text, _MAX_TEXT)
 
 
 def _pre(text: str, style: str = "") -> str:
     return f'<pre style="{PRE}; padding: 2px 4px; {style}">{esc(_clip(_ANSI.sub("", text)))}</pre>'
-
-
-def _iframe(markup: str) -> str:
-    rows = markup.count("<tr")
-    height = min(420, max(60, 26 * rows + 40)) if rows else 160
-    return (
-        f'<iframe sandbox="" srcdoc="{esc(markup)}" style="width: 100%; height: {height}px; '
-        f'border: 1px solid {BORDER}; background: white"></iframe>'
-    )
 
 
 def bundle_html(bundle: Any) -> str:
@@ -88,7 +102,9 @@ def bundle_html(bundle: Any) -> str:
         encoded = base64.b64encode(svg.encode("utf-8")).decode("ascii")
         return f'<img src="data:image/svg+xml;base64,{encoded}" style="max-width: 100%" alt="SVG output">'
     if bundle.html:
-        return _iframe(bundle.html)
+        from ws_jupyter.kernels import sandboxed_html
+
+        return f'<div style="border: 1px solid {BORDER}">{sandboxed_html(bundle.html)}</div>'
     if bundle.markdown:
         return _pre(bundle.markdown)
     if bundle.text is not None:
@@ -145,7 +161,7 @@ def outputs_html(events: Iterable[Any]) -> str:
         if p.kind == "stdout":
             out.append(_pre(p.text))
         elif p.kind == "stderr":
-            out.append(_pre(p.text, "background: rgba(255, 221, 221, 0.5)"))
+            out.append(_pre(p.text, f"background: {ERROR_BACKGROUND}"))
         elif p.kind == "bundle":
             out.append(f'<div style="margin: 2px 0">{bundle_html(p.bundle)}</div>')
         elif p.kind == "error":
@@ -238,7 +254,7 @@ class ExecutionView(RichView):
         return execution_html(
             code=r.code,
             kernel=r.kernel,
-            status=r.status,
+            status=shown_status(r.status, r),
             events=result_events(r),
             execution_count=r.execution_count,
             duration=r.duration,

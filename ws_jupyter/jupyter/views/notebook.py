@@ -1,12 +1,18 @@
 """``NotebookView``: a notebook shown as cells — ``%ws cat nb.ipynb`` and the file browser preview.
 
-Markdown cells are rendered (markdown-it-py, CommonMark with tables; raw HTML in them is shown as
-text, never run, and ``attachment:`` images come from the cell's attachments), code cells are
-highlighted (Pygments, inline styles) with their cell-relative line numbers, raw cells are shown
-as they are, and outputs compactly: streams and results cut to their first and last lines, errors
-as ``ename: evalue`` with the last traceback lines, images inline, anything else named with its
-size. HTML outputs are *not* embedded: they come from another notebook's run and could carry
-scripts into this one (their ``text/plain`` is shown instead, when there is one).
+Markdown cells are rendered inert (``views.markdown``: raw HTML shown as text, never run; images
+only from the cell's attachments or ``data:`` URIs, any other image as a link, so showing a
+notebook makes the browser fetch nothing), code cells are highlighted (``syntax.py``: JupyterLab's editor colours, legible on both themes)
+with their cell-relative line numbers, raw cells are shown as they are, and outputs compactly:
+streams and results cut to their first and last lines, errors as ``ename: evalue`` with the last
+traceback lines, images inline, anything else named with its size. HTML outputs are *not*
+embedded: they come from another notebook's run and could carry scripts into this one (their
+``text/plain`` is shown instead, when there is one).
+
+A notebook can be megabytes of base64 and thousands of outputs: one view draws each image once
+(an attachment referenced twenty times is inlined at its first reference), at most
+``MAX_VIEW_IMAGE_BYTES`` of images and ``MAX_VIEW_OUTPUTS`` outputs in all, and its last line
+says what it left out.
 
 Each cell header links to the cell in JupyterLab: ``nb.ipynb#cell-id=<id>`` opens the notebook
 and scrolls to that cell (JupyterLab 4's fragment navigation); a notebook without cell ids
@@ -15,22 +21,19 @@ and scrolls to that cell (JupyterLab 4's fragment navigation); a notebook withou
 
 from __future__ import annotations
 
-import base64
-import re
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 from .base import RichView
 from .common import BAD, BORDER, MARK, MONO, MUTED, PRE, cell_link, code_table, esc, format_bytes
+from .markdown import ImageBudget, image_html, render_markdown
+from .syntax import SYNTAX_COLOURS, highlight_lines
 
 __all__ = ["NotebookView"]
 
 #: Cells drawn at most (a longer notebook says how to see the rest: ``%ws cat nb.ipynb --cells A:B``).
 MAX_CELLS = 200
 _OUTPUT_LINES = 12
-_INLINE_IMAGES = ("image/png", "image/jpeg", "image/gif", "image/webp")
-_ATTACHMENT = re.compile(r"attachment:([^\s)\"'>]+)")
 #: Lines of one code cell drawn at most (Pygments on a megabyte cell would stall the kernel).
 MAX_CELL_LINES = 400
 #: Characters of one cell drawn at most, and of all cells of one view that are rendered (Markdown)
@@ -39,52 +42,10 @@ MAX_CELL_LINES = 400
 #: cells are drawn as plain text.
 MAX_CELL_CHARS = 20_000
 MAX_VIEW_CHARS = 100_000
+#: Outputs drawn per view (each at most ``_OUTPUT_LINES`` lines); the rest are counted.
+MAX_VIEW_OUTPUTS = 500
 #: Tokens of the plain-text form (what a front-end without HTML shows, and the notebook stores).
 TEXT_BUDGET = 25_000
-#: ``attachment:`` images inlined per Markdown cell (each is a data URI of the whole image).
-MAX_ATTACHMENT_IMAGES = 20
-
-
-@lru_cache(maxsize=1)
-def _markdown() -> Any:
-    from markdown_it import MarkdownIt
-
-    return MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
-
-
-def render_markdown(source: str, attachments: Any = None) -> str:
-    """Markdown to HTML; ``attachment:name`` images point at the cell's attachments (data URIs)."""
-    if isinstance(attachments, dict) and "attachment:" in source:
-
-        def inline(m: re.Match[str]) -> str:
-            bundle = attachments.get(m.group(1))
-            if isinstance(bundle, dict):
-                for mime in _INLINE_IMAGES:
-                    data = bundle.get(mime)
-                    if isinstance(data, str):
-                        return f"data:{mime};base64,{''.join(data.split())}"
-            return m.group(0)
-
-        source = _ATTACHMENT.sub(inline, source, count=MAX_ATTACHMENT_IMAGES)
-    return str(_markdown().render(source))
-
-
-def highlight_lines(source: str, language: str | None) -> list[str]:
-    """The source as HTML lines, highlighted with inline styles (each line self-contained)."""
-    from pygments import highlight
-    from pygments.formatters import HtmlFormatter
-    from pygments.lexers import get_lexer_by_name
-    from pygments.util import ClassNotFound
-
-    try:
-        lexer = get_lexer_by_name(language or "python", stripnl=False, ensurenl=False)
-    except ClassNotFound:
-        return [esc(line) for line in source.split("\n")]
-    html = highlight(source, lexer, HtmlFormatter(noclasses=True, nowrap=True, style="default"))
-    lines = html.split("\n")
-    if lines and lines[-1] == "" and not source.endswith("\n"):
-        lines.pop()
-    return lines
 
 
 @dataclass(repr=False)
@@ -156,17 +117,20 @@ class NotebookView(RichView):
         from ...notebooks.document import cell_source
 
         left = MAX_VIEW_CHARS
+        drawing = _Drawing()
         for i in range(first, last + 1):
             size = min(len(cell_source(nb.cells[i])), MAX_CELL_CHARS)
-            parts.append(self._cell_html(i, nb.cells[i], rich=size <= left))
+            parts.append(self._cell_html(i, nb.cells[i], drawing, rich=size <= left))
             left -= size
         if last < len(nb) - 1:
             parts.append(
                 f'<div style="{MUTED}">… cells {last + 1}-{len(nb) - 1} not shown (use --cells A:B)</div>'
             )
-        return f'<div style="max-height: 48em; overflow: auto">{"".join(parts)}</div>'
+        for note in drawing.notes():
+            parts.append(f'<div style="{MUTED}; font-style: italic">{esc(note)}</div>')
+        return f'<div style="max-height: 48em; overflow: auto; {SYNTAX_COLOURS}">{"".join(parts)}</div>'
 
-    def _cell_html(self, index: int, cell: Any, rich: bool = True) -> str:
+    def _cell_html(self, index: int, cell: Any, drawing: _Drawing, rich: bool = True) -> str:
         from ...notebooks.document import cell_source
 
         kind = str(cell.get("cell_type", "?"))
@@ -186,7 +150,7 @@ class NotebookView(RichView):
         cut = len(source) - MAX_CELL_CHARS
         more = f'<div style="{MUTED}; font-style: italic">… {cut:,} more characters</div>' if cut > 0 else ""
         if kind == "markdown" and rich and cut <= 0:
-            body = f'<div class="ws-nb-markdown" style="padding: 0 4px">{render_markdown(source, cell.get("attachments"))}</div>'
+            body = f'<div class="ws-nb-markdown" style="padding: 0 4px">{render_markdown(source, cell.get("attachments"), drawing.images)}</div>'
         elif kind == "code":
             shown, hidden = source, 0
             if source.count("\n") >= MAX_CELL_LINES:
@@ -214,7 +178,7 @@ class NotebookView(RichView):
             if hidden:
                 rows.append(("", f"… {hidden} more lines", MUTED + "; font-style: italic"))
             body = code_table(rows) if rows else f'<div style="{MUTED}; {MONO}">(empty)</div>'
-            body += self._outputs_html(cell)
+            body += self._outputs_html(cell, drawing)
         else:  # raw cells, and Markdown past the limits: plain text
             body = f'<pre style="{PRE}">{esc(source[:MAX_CELL_CHARS])}</pre>{more}'
         frame = "rgba(255, 200, 0, 0.9)" if marked else BORDER
@@ -224,11 +188,20 @@ class NotebookView(RichView):
             f'padding: 2px 0 2px 8px">{head}{body}</div>'
         )
 
-    def _outputs_html(self, cell: Any) -> str:
-        from ...notebooks.outputs import cell_outputs
+    def _outputs_html(self, cell: Any, drawing: _Drawing) -> str:
+        from ...notebooks.outputs import summarize_output
 
+        outputs = cell.get("outputs") if isinstance(cell, dict) else None
+        if not isinstance(outputs, list):
+            return ""
         blocks: list[str] = []
-        for out in cell_outputs(cell, max_lines=_OUTPUT_LINES):
+        for n, output in enumerate(outputs):
+            if drawing.outputs_left <= 0:
+                drawing.outputs_omitted += len(outputs) - n
+                blocks.append(f'<div style="{MUTED}; font-style: italic">… {len(outputs) - n:,} more outputs</div>')
+                break
+            drawing.outputs_left -= 1
+            out = summarize_output(output, max_lines=_OUTPUT_LINES)
             if out.kind == "stream":
                 colour = f"color: {BAD}; " if out.name == "stderr" else ""
                 blocks.append(f'<pre style="{PRE}; {colour}">{esc(out.text)}</pre>')
@@ -240,14 +213,8 @@ class NotebookView(RichView):
                     + "</pre>"
                 )
             else:
-                items: list[str] = []
-                for img in out.images:
-                    if img.mime_type in _INLINE_IMAGES:
-                        data = base64.b64encode(img.data).decode("ascii")
-                        items.append(
-                            f'<img src="data:{esc(img.mime_type)};base64,{data}" alt="{esc(img.describe())}" '
-                            'style="max-width: 100%; max-height: 24em; display: block"/>'
-                        )
+                shown = "max-width: 100%; max-height: 24em; display: block"
+                items = [image_html(img.data, img.describe(), drawing.images, style=shown) for img in out.images]
                 if out.text and not items:
                     items.append(f'<pre style="{PRE}">{esc(out.text)}</pre>')
                 if out.others:
@@ -260,3 +227,21 @@ class NotebookView(RichView):
             f'<div class="ws-nb-outputs" style="margin: 2px 0 0 0; padding: 2px 6px; '
             f'border-top: 1px dashed {BORDER}">{"".join(blocks)}</div>'
         )
+
+
+class _Drawing:
+    """What one drawing of a view has spent: images (``ImageBudget``) and outputs."""
+
+    def __init__(self) -> None:
+        self.images = ImageBudget()
+        self.outputs_left = MAX_VIEW_OUTPUTS
+        self.outputs_omitted = 0
+
+    def notes(self) -> list[str]:
+        out = [self.images.note()] if self.images.left_out else []
+        if self.outputs_omitted:
+            out.append(
+                f"{self.outputs_omitted:,} outputs not shown: a view draws at most {MAX_VIEW_OUTPUTS} "
+                "(open the notebook, or pick cells with --cells A:B)"
+            )
+        return out

@@ -139,16 +139,23 @@ class RunSummary(RichView):
 
 @dataclass(repr=False)
 class OutputTailView(RichView):
-    """The newest lines of a long ``%ws run`` output, after its first lines and a count of those
-    in between. The cell updates it live while the command runs; ``running`` picks the notice."""
+    """The newest lines of a long ``%ws run`` (or ``%%ws py``) output, after its first lines and a
+    count of those in between. The cell updates it live while the command runs; ``running`` picks
+    the notice, ``kept`` says where the whole output is (None: the ``%ws run`` result)."""
 
     hidden: int
     lines: list[tuple[str, str]]  # (stream, line): the newest complete lines
     running: bool = True
     truncated: bool = False
+    kept: str | None = None
     kind = "run-tail"
 
     def notice(self) -> str:
+        if self.kept is not None:
+            return _omitted(
+                self.hidden,
+                f" ({self.kept})" if not self.running else f" so far; the newest follow ({self.kept})",
+            )
         if self.running:
             where = " so far; the newest follow (all of it will be in the result: r = _; r.stdout)"
         elif self.truncated:

@@ -72,10 +72,12 @@ def _count_files(skill: Any) -> str:
 
 @dataclass(repr=False)
 class SkillView:
-    """``%ws skill NAME``: the skill rendered as Markdown (instructions, then its files).
+    """``%ws skill NAME``: the skill rendered from its Markdown (instructions, then its files).
 
-    Its bundle is Markdown and plain text only: the front-end renders the SKILL.md as Markdown
-    (headings, lists, code), as the SkillsBrowser does, instead of an HTML rival showing it raw.
+    A SKILL.md is workspace content, which an agent or a sandboxed command may have written, and
+    JupyterLab renders a session's own ``text/markdown`` outputs unsanitised (``<img onerror>``
+    runs, remote images load). So the bundle is HTML rendered here by ``views.markdown`` (raw
+    HTML shown as text, remote images as links) and plain text — never the Markdown itself.
     """
 
     skill: Any
@@ -101,5 +103,10 @@ class SkillView:
     def __repr__(self) -> str:
         return self.text()
 
+    def html(self) -> str:
+        from .markdown import render_markdown
+
+        return f'<div class="ws-jupyter ws-skill" style="text-align: left">{render_markdown(self.markdown())}</div>'
+
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        return {"text/markdown": self.markdown(), "text/plain": self.text()}
+        return {"text/html": self.html(), "text/plain": self.text()}

@@ -23,7 +23,7 @@ from .common import (
     to_json_text,
 )
 
-__all__ = ["JSONView", "ToolCallView", "ToolTableView"]
+__all__ = ["CallProgressView", "JSONView", "ToolCallView", "ToolTableView"]
 
 
 @dataclass(repr=False)
@@ -123,22 +123,35 @@ class ToolCallView(RichView):
     is_error: bool = False
     media: list[tuple[str, str]] = field(default_factory=list)  # (mime, base64)
     blocked: bool = False  # a before_tool_call hook stopped the call: ``output`` is what it said
+    cancelled: bool = False  # the notebook's stop button interrupted the call
     kind = "call"
 
     @classmethod
-    def of(cls, tool: str, arguments: Any, output: Any, duration: float, blocked: bool = False) -> ToolCallView:
+    def of(
+        cls,
+        tool: str,
+        arguments: Any,
+        output: Any,
+        duration: float,
+        blocked: bool = False,
+        cancelled: bool = False,
+    ) -> ToolCallView:
         """The view of what ``Tool.run`` returned: text (``ToolErrorText`` marks an error) or a
         ``ToolResult`` with media parts; ``duration``: the call's own time (not an approval wait)."""
         from ...tools.types import is_error_output, output_text
 
         media = [(m.mime_type, m.data) for m in getattr(output, "media", ())]
-        return cls(tool, arguments, output_text(output), duration, is_error_output(output), media, blocked)
+        return cls(
+            tool, arguments, output_text(output), duration, is_error_output(output), media, blocked, cancelled
+        )
 
     @property
     def status(self) -> str:
-        """done, error, refused (by the user or the approver) or blocked (by a hook)."""
+        """done, error, refused (by the user or the approver), blocked (by a hook) or cancelled."""
         if self.blocked:
             return "blocked"
+        if self.cancelled:
+            return "cancelled"
         if self.output.startswith("Tool call refused by user."):
             return "refused"
         return "error" if self.is_error else "done"
@@ -147,16 +160,34 @@ class ToolCallView(RichView):
         return f"{self.tool}({_short_args(self.arguments)})"
 
     def meta(self) -> str:
-        status = {"blocked": "blocked by a hook · ", "refused": "refused · ", "error": "error · "}
+        status = {
+            "blocked": "blocked by a hook · ",
+            "refused": "refused · ",
+            "error": "error · ",
+            "cancelled": "interrupted · ",
+        }
         return status.get(self.status, "") + format_duration(self.duration)
+
+    def shown_in_place(self) -> ToolCallView:
+        """Says the cell's live display already became this view, so the cell's value does not
+        show it a second time (``_`` still holds it). Once: a later ``display(view)`` shows it."""
+
+        def skip_once() -> None:
+            self.__dict__.pop("_ipython_display_", None)
+
+        self.__dict__["_ipython_display_"] = skip_once
+        return self
 
     def text(self) -> str:
         return self.output
 
     def html_body(self) -> str:
-        colour = {"error": f"color: {BAD}; ", "refused": f"color: {BAD}; ", "blocked": f"color: {WARN}; "}.get(
-            self.status, ""
-        )
+        colour = {
+            "error": f"color: {BAD}; ",
+            "refused": f"color: {BAD}; ",
+            "blocked": f"color: {WARN}; ",
+            "cancelled": f"color: {WARN}; ",
+        }.get(self.status, "")
         body = (
             f'<pre style="{PRE}; {colour}max-height: 36em; overflow: auto; '
             f'border-left: 3px solid {BORDER}; padding-left: 8px">{esc(self.output)}</pre>'
@@ -172,3 +203,54 @@ def _short_args(arguments: Any, width: int = 80) -> str:
     if isinstance(arguments, Mapping):
         text = text[1:-1]
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+@dataclass(repr=False)
+class CallProgressView(RichView):
+    """``%ws call`` while it runs: the call, what it is doing, and the newest lines of its output.
+
+    The cell updates it in place (a few times a second) and finally replaces it with the
+    ``ToolCallView``. ``lines`` are ``(stream, line)``, the newest complete ones; ``rich`` counts
+    the rich outputs (plots, tables) so far, which the final view shows as the model gets them.
+    """
+
+    tool: str
+    arguments: Any
+    state: str  # what the call is doing: "starting kernel 'default'", "running in kernel 'default'"...
+    elapsed: float
+    lines: list[tuple[str, str]] = field(default_factory=list)
+    hidden: int = 0  # earlier lines not shown
+    rich: list[str] = field(default_factory=list)  # MIME types of the rich outputs so far
+    stopping: bool = False  # the stop button was pressed; the call is being cancelled
+    kind = "call-progress"
+
+    def title(self) -> str:
+        return f"{self.tool}({_short_args(self.arguments)})"
+
+    def meta(self) -> str:
+        state = "stopping…" if self.stopping else self.state + "…"
+        return f"{state} {format_duration(self.elapsed)}"
+
+    def _notes(self) -> list[str]:
+        notes = []
+        if self.hidden:
+            notes.append(f"… {self.hidden:,} earlier line{'' if self.hidden == 1 else 's'} not shown …")
+        if self.rich:
+            kinds = ", ".join(sorted(set(self.rich)))
+            notes.append(f"{len(self.rich)} rich output{'' if len(self.rich) == 1 else 's'} so far ({kinds})")
+        if not self.stopping:
+            notes.append("The notebook's stop button (■) interrupts it.")
+        return notes
+
+    def text(self) -> str:
+        return "\n".join([f"{self.title()} — {self.meta()}", *self._notes(), *(line for _, line in self.lines)])
+
+    def html_body(self) -> str:
+        notes = "".join(f'<div style="{MUTED}; font-style: italic">{esc(n)}</div>' for n in self._notes())
+        if not self.lines:
+            return notes
+        body = "".join(
+            f'<span style="color: {BAD}">{esc(line)}</span>\n' if kind == "stderr" else f"{esc(line)}\n"
+            for kind, line in self.lines
+        )
+        return f'{notes}<pre style="{PRE}; border-left: 3px solid {BORDER}; padding-left: 8px">{body}</pre>'

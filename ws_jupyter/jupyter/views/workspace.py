@@ -42,6 +42,25 @@ class InfoView(RichView):
         return dict(self.rows)
 
 
+def _host_trusted_text(trusted: dict[str, Any], isolation: str) -> str:
+    """The host-trusted files row: which ones commands can and cannot change."""
+
+    def names(key: str) -> str:
+        items = [str(x) for x in trusted.get(key) or ()]
+        return ", ".join(items[:12]) + (f" and {len(items) - 12} more" if len(items) > 12 else "")
+
+    parts = []
+    if trusted.get("read_only"):
+        parts.append(f"{names('read_only')}: read-only to the sandbox")
+    if trusted.get("writable"):
+        who = "commands (no isolation)" if isolation == "none" else "commands"
+        parts.append(f"{names('writable')}: {who} can change them")
+    text = "; ".join(parts) + " — git, editors or direnv on the host run what they name"
+    if not trusted.get("complete", True):
+        text += f" ({trusted.get('note') or 'the search was cut short'}; deeper ones are not listed)"
+    return text
+
+
 def info_rows(info: Any) -> list[tuple[str, str]]:
     """Rows for a ``WorkspaceInfo`` (duck-typed, so other providers' infos render too)."""
     rows: list[tuple[str, str]] = [("id", str(info.id)), ("status", str(info.status))]
@@ -63,7 +82,13 @@ def info_rows(info: Any) -> list[tuple[str, str]]:
         rows.append(("isolation", str(getattr(sb, "isolation", "none"))))
         if getattr(sb, "working_directory", None):
             rows.append(("working directory", str(sb.working_directory)))
-        warning = (getattr(sb, "metadata", None) or {}).get("warning")
+        metadata = getattr(sb, "metadata", None) or {}
+        trusted = metadata.get("host_trusted")
+        if isinstance(trusted, dict):
+            rows.append(
+                ("host-trusted files", _host_trusted_text(trusted, str(getattr(sb, "isolation", "none"))))
+            )
+        warning = metadata.get("warning")
         if warning:
             rows.append(("warning", str(warning)))
     search = getattr(info, "search", None)

@@ -19,7 +19,7 @@ from typing import Any
 import ipywidgets as w
 from traitlets import Bool, Float, Int, List, Unicode
 
-from ..views.common import PRE, format_duration
+from ..views.common import BAD, OK, PRE, WARN, format_duration
 from .controls import button, stretch
 from .live import on_enter
 from .process_output import ProcessOutput
@@ -92,17 +92,17 @@ class CommandRunner(Snapshotting, w.VBox):
             self.command_box.value = command
         text = self.command_box.value.strip()
         if not text:
-            self.status_line.value = "<span style='color:#9a6700'>Type a command first.</span>"
+            self.status_line.value = f"<span style='color: {WARN}'>Type a command first.</span>"
             return None
         if self.running:
-            self.status_line.value = "<span style='color:#9a6700'>A command is running: Stop it first.</span>"
+            self.status_line.value = f"<span style='color: {WARN}'>A command is running: Stop it first.</span>"
             return None
         manager = self.sandbox.processes
         limit = self.timeout if self.timeout is not None else getattr(self.sandbox, "timeout", None)
         try:
             handle = manager.spawn(text, timeout=limit, stdin="pipe")
         except Exception as exc:
-            self.status_line.value = f"<span style='color:#cf222e'>{html.escape(str(exc))}</span>"
+            self.status_line.value = f"<span style='color: {BAD}'>{html.escape(str(exc))}</span>"
             return None
         self.command = text
         self.handle = handle
@@ -145,12 +145,13 @@ class CommandRunner(Snapshotting, w.VBox):
         self.history = [self.command, *[c for c in self.history if c != self.command]][:MAX_HISTORY]
         self.history_list.options = list(self.history)
         self.history_list.value = None
-        colour = "#1a7f37" if result.exit_code == 0 and not result.killed else "#cf222e"
+        ok = result.exit_code == 0 and not result.killed
+        colour = OK if ok else BAD
         what = "stopped" if result.killed else f"exit {result.exit_code}"
         if result.timed_out:
             what = f"timed out (exit {result.exit_code})"
         self.status_line.value = (
-            f"<span style='color:{colour}'>{'✓' if colour == '#1a7f37' else '✗'} {what}</span> · "
+            f"<span style='color:{colour}'>{'✓' if ok else '✗'} {what}</span> · "
             f"{format_duration(self.duration)} · <code>{html.escape(self.command)}</code>"
         )
         self.running = False

@@ -25,7 +25,7 @@ import ipywidgets as w
 from traitlets import Bool, Int, List, Unicode
 
 from ..files import load_file_view
-from ..views.common import MUTED, PRE, base_path_of, format_bytes
+from ..views.common import BAD, MUTED, PRE, base_path_of, format_bytes
 from .controls import button, stretch
 from .snapshot import Snapshotting
 
@@ -291,7 +291,7 @@ class FileBrowser(Snapshotting, w.VBox):
             else:
                 self.select(value)
         except Exception as exc:  # a file deleted meanwhile, a permission error...
-            self.message.value = f"<span style='color:#cf222e'>{html.escape(str(exc))}</span>"
+            self.message.value = f"<span style='color: {BAD}'>{html.escape(str(exc))}</span>"
 
     # --- preview ----------------------------------------------------------------------------------
 

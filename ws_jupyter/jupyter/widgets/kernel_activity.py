@@ -4,15 +4,20 @@ The headline view of an agent at work: each piece of code the agent runs through
 ``workspace_execute_code`` (and anything ``%%ws py`` or Python code runs in those kernels) appears
 as a cell — its source, its output streaming in, plots and tables, its status and duration —
 with **Interrupt** (while it runs) and **Restart kernel** buttons. It follows the sandbox's
-execution feed (``sandbox.kernels.activity``), and shows what ran before it was opened.
+execution feed (``sandbox.kernels.activity``), and shows what ran before it was opened. Code
+stopped by an interrupt shows as "interrupted".
+
+A click is handled only while the notebook is idle (ipywidgets#1349): while a cell runs the
+buttons are disabled and say so — code run by the cell itself (``%ws call``, ``%%ws py``) stops
+with the notebook's stop button, which interrupts the workspace kernel too.
 
 Drawing happens on the shared widget thread, at most ``interval`` times a second, by changing
 widget traits only (see ``live.py``); button actions run on their own thread, so a click never
 blocks the notebook. Output the agent produced is shown safely: HTML in a sandboxed frame.
 
 State for code and tests: ``cells`` (dicts: execution_id, kernel, origin, code, status, stdout,
-stderr, outputs — the MIME types shown —, error, duration, notes), ``interrupt(execution_id=None)``,
-``restart(kernel=None)``, ``refresh()``.
+stderr, outputs — the MIME types shown —, error, duration, notes), ``notebook_busy``,
+``interrupt(execution_id=None)``, ``restart(kernel=None)``, ``refresh()``.
 """
 
 from __future__ import annotations
@@ -25,9 +30,10 @@ from typing import Any
 import ipywidgets as w
 from traitlets import Dict, List
 
+from ..notebook_busy import BUSY_HINT, busy_state
 from ..views.common import MUTED, esc, format_duration, one_line
-from ..views.kernels import execution_body_html, execution_head_html, execution_html
-from .controls import button
+from ..views.kernels import execution_body_html, execution_head_html, execution_html, shown_status
+from .controls import button, flexible
 from .live import Throttle
 from .snapshot import Snapshotting
 
@@ -75,7 +81,7 @@ class _Cell:
             "kernel": self.kernel,
             "origin": self.origin,
             "code": self.code,
-            "status": self.status,
+            "status": shown_status(self.status, r, self.error),
             "stdout": stdout,
             "stderr": stderr,
             "outputs": outputs,
@@ -92,7 +98,7 @@ class _CellView(w.VBox):
     def __init__(self, owner: KernelActivity, cell: _Cell) -> None:
         self.cell = cell
         self.head = w.HTML(layout=w.Layout(margin="0 6px 0 0"))
-        self.body = w.HTML(layout=w.Layout(width="100%"))
+        self.body = w.HTML()  # stretched by the column (a 100% width plus its margins would stick out)
         self.interrupt_button = button(
             "Interrupt", icon="stop", button_style="warning", tooltip="Interrupt this code", height="24px"
         )
@@ -108,15 +114,13 @@ class _CellView(w.VBox):
         super().__init__(
             [
                 w.HBox(
-                    [self.head, self.interrupt_button, self.restart_button],
-                    layout=w.Layout(align_items="center"),
+                    [flexible(self.head), self.interrupt_button, self.restart_button],
+                    layout=w.Layout(align_items="center", flex_flow="row wrap"),
                 ),
                 self.body,
             ],
             # no shrinking: in the scrolling list a cell keeps its full height
-            layout=w.Layout(
-                width="100%", flex="0 0 auto", border_bottom="1px solid var(--jp-border-color2, #e0e0e0)"
-            ),
+            layout=w.Layout(flex="0 0 auto", border_bottom="1px solid var(--jp-border-color2, #e0e0e0)"),
         )
         self.add_class("ws-kernel-cell")
 
@@ -124,7 +128,7 @@ class _CellView(w.VBox):
         c = self.cell
         self.head.value = execution_head_html(
             kernel=c.kernel,
-            status=status,
+            status=shown_status(status, result, error),
             execution_count=result.execution_count if result is not None else None,
             duration=result.duration if result is not None else None,
             origin=c.origin,
@@ -136,6 +140,15 @@ class _CellView(w.VBox):
         )
         running = status in ("running", "queued")
         self.interrupt_button.layout.display = "" if running else "none"
+
+    def follow_busy(self, busy: bool) -> None:
+        """Disables the buttons while the notebook runs a cell (their clicks would wait for it)."""
+        for b, tip in (
+            (self.interrupt_button, "Interrupt this code"),
+            (self.restart_button, f"Restart kernel {self.cell.kernel!r} (its state is lost)"),
+        ):
+            b.disabled = busy
+            b.tooltip = BUSY_HINT if busy else tip
 
     def close(self) -> None:
         for widget in (self.head, self.body, self.interrupt_button, self.restart_button):
@@ -166,10 +179,15 @@ class KernelActivity(Snapshotting, w.VBox):
         self.header = w.HTML()
         self.clear_button = button("Clear", icon="trash", tooltip="Forget finished executions")
         self.clear_button.on_click(lambda _: self.clear())
-        self.cells_box = w.VBox(layout=w.Layout(width="100%", max_height="60em", overflow="auto"))
+        self._busy = busy_state()
+        self.busy_note = w.HTML(layout=w.Layout(display="none"))
+        self.busy_note.add_class("ws-busy-note")
+        self._unsubscribe_busy: Callable[[], None] | None = None
+        self.cells_box = w.VBox(layout=w.Layout(max_height="60em", overflow="auto"))
         super().__init__(
             [
                 w.HBox([self.header, self.clear_button], layout=w.Layout(justify_content="space-between")),
+                self.busy_note,
                 self.cells_box,
             ],
             layout=w.Layout(width="100%"),
@@ -185,7 +203,14 @@ class KernelActivity(Snapshotting, w.VBox):
                 cell.result = record.result
                 cell.error = record.error
         self._unsubscribe: Callable[[], None] | None = self.feed.subscribe(self._on_event)
+        if self._busy is not None:
+            self._unsubscribe_busy = self._busy.subscribe(self._throttle.request)
         self._render()
+
+    @property
+    def notebook_busy(self) -> bool:
+        """True while the notebook runs a cell: the buttons are disabled (see the module doc)."""
+        return self._busy is not None and self._busy.busy
 
     # --- events (on the executing thread) ---------------------------------------------------------
 
@@ -236,6 +261,13 @@ class KernelActivity(Snapshotting, w.VBox):
             cell.drawn = version
         for gone in [i for i in self._views if i not in self._cells]:
             self._views.pop(gone).close()
+        busy = self.notebook_busy
+        for view in self._views.values():
+            view.follow_busy(busy)
+        self.clear_button.disabled = busy
+        self.clear_button.tooltip = BUSY_HINT if busy else "Forget finished executions"
+        self.busy_note.value = f"<div style='{MUTED}; font-size: 0.92em'>{esc(BUSY_HINT)}</div>" if busy else ""
+        self.busy_note.layout.display = "" if busy else "none"
         children = tuple(self._views[c.execution_id] for c in cells)
         if children != tuple(self.cells_box.children):
             self.cells_box.children = children
@@ -272,6 +304,7 @@ class KernelActivity(Snapshotting, w.VBox):
             count = result.execution_count if result is not None else None
             duration = result.duration if result is not None else None
             notes = (result.notes if result is not None else ()) + ((error,) if error else ())
+            status = shown_status(status, result, error)
             parts.append(
                 execution_html(
                     code=cell.code,
@@ -337,14 +370,16 @@ class KernelActivity(Snapshotting, w.VBox):
         if not getattr(self, "_closed", True):
             self.close_snapshot()
         self._closed = True
-        unsubscribe, self._unsubscribe = getattr(self, "_unsubscribe", None), None
-        if unsubscribe is not None:
-            unsubscribe()
+        for name in ("_unsubscribe", "_unsubscribe_busy"):
+            unsubscribe = getattr(self, name, None)
+            setattr(self, name, None)
+            if unsubscribe is not None:
+                unsubscribe()
         if hasattr(self, "_throttle"):
             self._throttle.close()
         for view in self._views.values():
             view.close()
         self._views.clear()
-        for widget in (self.header, self.clear_button, self.cells_box):
+        for widget in (self.header, self.clear_button, self.busy_note, self.cells_box):
             widget.close()
         super().close()

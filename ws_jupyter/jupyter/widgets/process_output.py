@@ -21,7 +21,7 @@ from typing import Any
 import ipywidgets as w
 from traitlets import Int, Unicode
 
-from ..views.common import PRE, format_duration
+from ..views.common import BAD, PRE, format_duration
 from ..views.processes import STATE_COLOURS, process_state
 from .controls import button, flexible
 from .live import TextTail, Throttle, _scheduler, on_enter
@@ -123,7 +123,7 @@ class ProcessOutput(Snapshotting, w.VBox):
             parts = [(kind, clean_terminal_text(text)) for kind, text in self._tail.parts()]
             self.output = "".join(text for _, text in parts)
             body = "".join(
-                f'<span style="color: #cf222e">{html.escape(t)}</span>'
+                f'<span style="color: {BAD}">{html.escape(t)}</span>'
                 if kind == "stderr"
                 else html.escape(t)
                 for kind, t in parts

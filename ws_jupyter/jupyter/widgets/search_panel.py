@@ -25,7 +25,7 @@ from traitlets import Dict, Int, List, Unicode
 
 from ...tools.search import available_modes
 from ..files import load_file_view
-from ..views.common import MONO, MUTED, base_path_of
+from ..views.common import BAD, MONO, MUTED, base_path_of
 from ..views.search import hit_snippet
 from .controls import button
 from .index_progress import IndexProgressBar
@@ -131,7 +131,7 @@ class SearchPanel(Snapshotting, w.VBox):
     def _set_status(self, text: str, error: bool = False) -> None:
         self.status = text
         self.snapshot_changed()
-        colour = "#cf222e" if error else "var(--jp-ui-font-color2, #6a737d)"
+        colour = BAD if error else "var(--jp-ui-font-color2, #6a737d)"
         self.status_line.value = f"<span style='color: {colour}'>{html.escape(text)}</span>"
 
     # --- searching --------------------------------------------------------------------------------
@@ -215,7 +215,7 @@ class SearchPanel(Snapshotting, w.VBox):
                 f"{view.html_body()}</div>"
             )
         except Exception as exc:
-            self.preview.value = f"<span style='color:#cf222e'>{html.escape(str(exc))}</span>"
+            self.preview.value = f"<span style='color: {BAD}'>{html.escape(str(exc))}</span>"
 
     # --- indexing ---------------------------------------------------------------------------------
 

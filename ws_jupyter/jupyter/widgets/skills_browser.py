@@ -19,7 +19,8 @@ from traitlets import List, Unicode
 
 from ..files import skill_file_view
 from ..skill_problems import skill_problems
-from ..views.common import MUTED, one_line, table
+from ..views.common import BAD, MUTED, WARN, one_line, table
+from ..views.markdown import render_markdown
 from .controls import button, flexible, stretch
 from .snapshot import Snapshotting
 
@@ -104,7 +105,7 @@ class SkillsBrowser(Snapshotting, w.VBox):
         ]
         issues = self.skills.issues()
         self.issues_html.value = "".join(
-            f"<div style='color: {'#cf222e' if i.is_error else '#9a6700'}; font-size: 0.9em'>"
+            f"<div style='color: {BAD if i.is_error else WARN}; font-size: 0.9em'>"
             f"! {html.escape(i.kind)}: {html.escape(i.message)}</div>"
             for i in issues
         )
@@ -162,12 +163,14 @@ class SkillsBrowser(Snapshotting, w.VBox):
             f"<div style='{MUTED}'>{' · '.join(facts)}</div></div>"
         )
         # A display_data output built here (not through the shell's formatters, which a terminal or
-        # test shell may have turned off), so the Markdown renders wherever the widget is shown.
+        # test shell may have turned off), so the instructions render wherever the widget is shown.
+        # HTML rendered here, never the Markdown: the SKILL.md is workspace content, and the
+        # front-end would render its raw HTML and remote images (see views.markdown).
         markdown = skill.to_markdown()
         self.detail.outputs = (
             {
                 "output_type": "display_data",
-                "data": {"text/markdown": markdown, "text/plain": markdown},
+                "data": {"text/html": render_markdown(markdown), "text/plain": markdown},
                 "metadata": {},
             },
         )
@@ -192,7 +195,7 @@ class SkillsBrowser(Snapshotting, w.VBox):
             try:
                 self.open_file(change["new"])
             except Exception as exc:
-                self.file_view.value = f"<span style='color:#cf222e'>{html.escape(str(exc))}</span>"
+                self.file_view.value = f"<span style='color: {BAD}'>{html.escape(str(exc))}</span>"
 
     def close(self) -> None:
         self.close_snapshot()

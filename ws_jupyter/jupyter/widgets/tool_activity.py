@@ -7,13 +7,15 @@ is open it is the workspace's interactive approver: a call that requires approva
 buttons, until one is clicked — the agent then gets the tool's output, or ``Tool call refused by
 user.`` Closing the widget refuses whatever still waits.
 
-A click can only be handled while the notebook is idle, so run the agent loop on a thread
-(``threading.Thread(target=agent.run).start()``), not in the cell that shows the widget.
+A click can only be handled while the notebook is idle (ipywidgets#1349), so run the agent loop
+on a thread (``threading.Thread(target=agent.run).start()``), not in the cell that shows the
+widget: while a cell runs, Approve, Deny and Clear are disabled and say so.
 
 State for code and tests: ``calls`` (dicts: call_id, tool, input, status — running, waiting, done,
-error, refused, blocked by a hook — output, is_error, duration_ms: the call's own time, a wait for
-approval not counted), ``pending`` (call ids waiting); ``approve(call_id=None)`` / ``deny(call_id=None)``
-(None: the oldest waiting call).
+error, refused, blocked by a hook, cancelled (stopped while it ran: the notebook's stop button, an
+MCP client's cancellation) — output, is_error, duration_ms: the call's own time, a wait for
+approval not counted), ``pending`` (call ids waiting), ``notebook_busy``;
+``approve(call_id=None)`` / ``deny(call_id=None)`` (None: the oldest waiting call).
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ from typing import Any
 import ipywidgets as w
 from traitlets import Dict, List, Unicode
 
-from ..views.common import BORDER, CELL, MONO, MUTED, format_duration, one_line, table
+from ..notebook_busy import BUSY_HINT, busy_state
+from ..views.common import BAD, BORDER, INFO, MONO, MUTED, OK, WARN, format_duration, one_line, table
 from .controls import button, flexible
 from .live import Throttle
 from .snapshot import Snapshotting
@@ -36,13 +39,50 @@ __all__ = ["ToolActivity"]
 
 MAX_ROWS = 200
 _STATUS_COLOURS = {
-    "running": "#0969da",
-    "waiting": "#9a6700",
-    "refused": "#cf222e",
-    "error": "#cf222e",
-    "done": "#1a7f37",
-    "blocked": "#9a6700",
+    "running": INFO,
+    "waiting": WARN,
+    "refused": BAD,
+    "error": BAD,
+    "done": OK,
+    "blocked": WARN,
+    "cancelled": WARN,
 }
+
+
+_APPROVE_TIP = "Let this call run"
+_DENY_TIP = "Refuse this call"
+_CLEAR_TIP = "Clear the log (waiting calls stay)"
+#: Long words (tool names, paths, JSON without spaces) break anywhere rather than stick out.
+_WRAP = "overflow-wrap: anywhere; min-width: 0"
+
+
+def _call_row(c: dict[str, Any]) -> str:
+    """One call of the log: time, tool, status and duration, its input, then its output below.
+
+    A row of boxes that wrap (not a table), so a narrow notebook — a small window, a zoomed page —
+    moves the input and output to the next line instead of clipping columns.
+    """
+    output = c["output"]
+    out = ""
+    if output is not None:
+        out = (
+            f"<details style='flex: 1 1 100%; {_WRAP}'><summary style='cursor: pointer'>"
+            f"{html.escape(_short(output, 70))}</summary>"
+            f"<pre style='{MONO}; white-space: pre-wrap; {_WRAP}; margin: 2px 0; max-height: 20em; "
+            f"overflow: auto'>{html.escape(output)}</pre></details>"
+        )
+    duration = format_duration(c["duration_ms"] / 1000) if c["duration_ms"] is not None else ""
+    colour = _STATUS_COLOURS.get(c["status"], "inherit")
+    return (
+        "<div class='ws-call-row' style='display: flex; flex-wrap: wrap; align-items: baseline; "
+        f"gap: 0 10px; padding: 2px 0; border-bottom: 1px solid {BORDER}; line-height: 1.4'>"
+        f"<span style='{MUTED}; flex: 0 0 auto'>{c['time']}</span>"
+        f"<strong style='{MONO}; flex: 0 1 16em; {_WRAP}'>{html.escape(c['tool'])}</strong>"
+        f"<span style='color: {colour}; flex: 0 0 5.5em'>{c['status']}</span>"
+        f"<span style='flex: 0 0 4.5em'>{duration}</span>"
+        f"<span style='{MONO}; flex: 1 1 18em; {_WRAP}'>{html.escape(_short(c['input']))}</span>"
+        f"{out}</div>"
+    )
 
 
 def _short(value: Any, width: int = 90) -> str:
@@ -70,16 +110,19 @@ class ToolActivity(Snapshotting, w.VBox):
         self._order: list[str] = []
         self._closed = False
         self.header = w.HTML()
-        self.pending_box = w.VBox(layout=w.Layout(width="100%"))
-        self.log_view = w.HTML(layout=w.Layout(width="100%"))
-        self.clear_button = button("Clear", icon="trash", tooltip="Clear the log (waiting calls stay)")
+        self.pending_box = w.VBox()
+        self.log_view = w.HTML()
+        self.clear_button = button("Clear", icon="trash", tooltip=_CLEAR_TIP)
+        self.busy_note = w.HTML(layout=w.Layout(display="none"))
+        self.busy_note.add_class("ws-busy-note")
         self._pending_rows: dict[str, w.HBox] = {}
         super().__init__(
             [
                 w.HBox(
                     [flexible(self.header), self.clear_button],
-                    layout=w.Layout(justify_content="space-between"),
+                    layout=w.Layout(justify_content="space-between", flex_flow="row wrap"),
                 ),
+                self.busy_note,
                 self.pending_box,
                 self.log_view,
             ],
@@ -88,6 +131,8 @@ class ToolActivity(Snapshotting, w.VBox):
         self.add_class("ws-tool-activity")
         self._throttle = Throttle(self._render, interval)
         self.clear_button.on_click(lambda _: self.clear())
+        self._busy = busy_state()
+        self._unsubscribe_busy = self._busy.subscribe(self._throttle.request) if self._busy else None
         for event in self.feed.recent(MAX_ROWS):
             self._apply(event)
         self._unsubscribe = self.feed.subscribe(self._on_event)
@@ -116,7 +161,15 @@ class ToolActivity(Snapshotting, w.VBox):
                 call["is_error"] = bool(event.is_error)
                 call["duration_ms"] = event.duration_ms
                 if call["status"] != "refused":
-                    call["status"] = "blocked" if event.blocked else "error" if event.is_error else "done"
+                    call["status"] = (
+                        "blocked"
+                        if event.blocked
+                        else "cancelled"
+                        if getattr(event, "cancelled", False)
+                        else "error"
+                        if event.is_error
+                        else "done"
+                    )
 
     def _apply_pending(self, pending: Any) -> None:
         with self._lock:
@@ -154,39 +207,16 @@ class ToolActivity(Snapshotting, w.VBox):
         self.header.value = (
             f"<strong>Agent tool activity</strong> <span style='{MUTED}'>{len(calls)} call"
             f"{'' if len(calls) == 1 else 's'}"
-            + (f", <span style='color:#9a6700'>{len(waiting)} waiting for approval</span>" if waiting else "")
+            + (f", <span style='color: {WARN}'>{len(waiting)} waiting for approval</span>" if waiting else "")
             + "</span>"
         )
         self._draw_pending(waiting)
+        self._follow_busy()
         self.snapshot_changed()
         if not calls:
             self.log_view.value = f"<div style='{MUTED}'>No tool calls yet. Calls made through <code>ws.tools()</code> appear here.</div>"
             return
-        rows = []
-        for c in reversed(calls[-MAX_ROWS:]):
-            colour = _STATUS_COLOURS.get(c["status"], "inherit")
-            output = c["output"]
-            out_cell = ""
-            if output is not None:
-                out_cell = (
-                    f"<details><summary style='cursor: pointer'>{html.escape(_short(output, 70))}</summary>"
-                    f"<pre style='{MONO}; white-space: pre-wrap; margin: 2px 0; max-height: 20em; overflow: auto'>"
-                    f"{html.escape(output)}</pre></details>"
-                )
-            duration = format_duration(c["duration_ms"] / 1000) if c["duration_ms"] is not None else ""
-            rows.append(
-                f"<tr style='background: none'><td style='{MUTED}; padding-right: 8px; {CELL}'>{c['time']}</td>"
-                f"<td style='{MONO}; padding-right: 8px; {CELL}'><strong>{html.escape(c['tool'])}</strong></td>"
-                f"<td style='{MONO}; padding-right: 8px; {CELL}'>{html.escape(_short(c['input']))}</td>"
-                f"<td style='color: {colour}; padding-right: 8px; {CELL}'>{c['status']}</td>"
-                f"<td style='padding-right: 8px; {CELL}'>{duration}</td>"
-                f"<td style='{CELL}'>{out_cell}</td></tr>"
-            )
-        head = "".join(
-            f"<th style='{CELL}; border-bottom: 1px solid {BORDER}; padding-right: 8px'>{h}</th>"
-            for h in ("time", "tool", "input", "status", "duration", "output")
-        )
-        self.log_view.value = f"<table style='border-collapse: collapse; width: 100%; line-height: 1.4'><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        self.log_view.value = "".join(_call_row(c) for c in reversed(calls[-MAX_ROWS:]))
 
     def snapshot(self) -> tuple[str, str]:
         """The newest calls, one line each (tool, input, status, duration, output)."""
@@ -221,20 +251,38 @@ class ToolActivity(Snapshotting, w.VBox):
                 continue
             label = flexible(
                 w.HTML(
-                    f"<span style='color:#9a6700'>● waiting:</span> <code>{html.escape(c['tool'])}</code> "
-                    f"<span style='{MONO}'>{html.escape(_short(c['input'], 120))}</span>"
+                    f"<div style='{_WRAP}; line-height: 1.4'><span style='color: {WARN}'>● waiting:</span> "
+                    f"<code>{html.escape(c['tool'])}</code> "
+                    f"<span style='{MONO}'>{html.escape(_short(c['input'], 120))}</span></div>"
                 )
             )
-            approve = button("Approve", icon="check", button_style="success", tooltip="Let this call run")
-            deny = button("Deny", icon="times", button_style="danger", tooltip="Refuse this call")
+            label.layout.flex = "1 1 14em"  # narrower than that, the buttons go to the next line
+            approve = button("Approve", icon="check", button_style="success", tooltip=_APPROVE_TIP)
+            deny = button("Deny", icon="times", button_style="danger", tooltip=_DENY_TIP)
             approve.add_class("ws-approve")
             deny.add_class("ws-deny")
             approve.on_click(lambda _, cid=c["call_id"]: self.approve(cid))
             deny.on_click(lambda _, cid=c["call_id"]: self.deny(cid))
             self._pending_rows[c["call_id"]] = w.HBox(
-                [label, approve, deny], layout=w.Layout(align_items="center")
+                [label, approve, deny], layout=w.Layout(align_items="center", flex_flow="row wrap")
             )
         self.pending_box.children = [self._pending_rows[c] for c in wanted if c in self._pending_rows]
+
+    @property
+    def notebook_busy(self) -> bool:
+        """True while the notebook runs a cell: the buttons are disabled (see the module doc)."""
+        return self._busy is not None and self._busy.busy
+
+    def _follow_busy(self) -> None:
+        busy = self.notebook_busy
+        for row in self._pending_rows.values():
+            for b, tip in zip(row.children[1:], (_APPROVE_TIP, _DENY_TIP)):
+                b.disabled = busy
+                b.tooltip = BUSY_HINT if busy else tip
+        self.clear_button.disabled = busy
+        self.clear_button.tooltip = BUSY_HINT if busy else _CLEAR_TIP
+        self.busy_note.value = f"<div style='{MUTED}; font-size: 0.92em'>{html.escape(BUSY_HINT)}</div>" if busy else ""
+        self.busy_note.layout.display = "" if busy else "none"
 
     def refresh(self) -> None:
         """Draws the current state now (normally done by the throttle)."""
@@ -275,9 +323,11 @@ class ToolActivity(Snapshotting, w.VBox):
         if not getattr(self, "_closed", True):
             self.close_snapshot()
         self._closed = True
-        unsubscribe = getattr(self, "_unsubscribe", None)  # absent if __init__ failed half-way
-        if unsubscribe is not None:
-            unsubscribe()
+        for name in ("_unsubscribe", "_unsubscribe_busy"):  # absent if __init__ failed half-way
+            unsubscribe = getattr(self, name, None)
+            setattr(self, name, None)
+            if unsubscribe is not None:
+                unsubscribe()
         detach, self._detach = getattr(self, "_detach", None), None
         if detach is not None:
             detach()
@@ -287,6 +337,6 @@ class ToolActivity(Snapshotting, w.VBox):
             for child in row.children:
                 child.close()
             row.close()
-        for widget in (self.header, self.pending_box, self.log_view, self.clear_button):
+        for widget in (self.header, self.busy_note, self.pending_box, self.log_view, self.clear_button):
             widget.close()
         super().close()

@@ -20,7 +20,11 @@ Layout inside the sandbox:
   Docker's read-only and masked /proc paths (``proc_hardening``), uid/gid 1000 inside, a
   seccomp filter (``seccomp.py``), and rlimits set by ``prlimit`` in front of the command;
 * the running Python, when it lies inside a writable bind (a ``.venv`` in the workspace),
-  bound read-only again on top.
+  bound read-only again on top;
+* the host-trusted files found in the writable binds (``ws_jupyter.filesystem.host_trusted``:
+  ``.git``, ``.vscode``, ``.envrc``, virtual environments, ...) bound read-only on top, so a
+  command cannot plant what git, direnv or an editor would run on the host; a workspace root
+  without ``.git`` gets an empty read-only one, so commands cannot make it a repository either.
 
 The environment is *not* put on the command line (``--setenv`` would show secrets in ``ps``
 to every user of the machine): bwrap gets exactly the curated environment from its parent and
@@ -29,18 +33,19 @@ passes it on unchanged.
 
 from __future__ import annotations
 
-import atexit
 import functools
 import os
 import shlex
 import shutil
 import sys
-import tempfile
 import threading
 from collections.abc import Iterable, Sequence
 
+from ...filesystem.host_trusted import TrustedScan, scan, submodule_paths
+from ..tempdirs import private_dir
 from .cgroups import join_value
 from .config import DEFAULT_SANDBOX_UID, Mount, NativeSandboxConfig, working_directory_writable
+from .rlimits import prlimit_path, rlimit_args
 
 __all__ = [
     "PROC_MASKED",
@@ -48,7 +53,6 @@ __all__ = [
     "BwrapPlan",
     "proc_hardening",
     "python_prefixes",
-    "rlimit_args",
     "system_binds",
 ]
 
@@ -107,7 +111,7 @@ def _staged_etc() -> str | None:
             return _staged[0]
         path: str | None = None
         try:
-            path = tempfile.mkdtemp(prefix="ws-sandbox-etc-")
+            path = private_dir("ws-sandbox-etc-")
             for name in _ETC_ENTRIES:
                 src = "/etc/" + name
                 dst = os.path.join(path, name)
@@ -128,7 +132,6 @@ def _staged_etc() -> str | None:
                     full = os.path.join(root, f)
                     if not os.path.islink(full):
                         os.chmod(full, 0o644)
-            atexit.register(shutil.rmtree, path, True)
         except OSError:
             if path:
                 shutil.rmtree(path, ignore_errors=True)
@@ -239,10 +242,11 @@ PROC_MASKED = (
 )
 
 
+@functools.lru_cache(maxsize=1)
 def _empty_dir() -> str:
-    path = tempfile.mkdtemp(prefix="ws-sandbox-empty-")
+    """An empty read-only folder, the source of masking and placeholder binds (one per process)."""
+    path = private_dir("ws-sandbox-empty-")
     os.chmod(path, 0o555)
-    atexit.register(shutil.rmtree, path, True)
     return path
 
 
@@ -296,41 +300,12 @@ def user_namespaces_available() -> bool:
     return os.path.exists("/proc/self/ns/user")
 
 
-@functools.lru_cache(maxsize=1)
-def _prlimit() -> str | None:
-    return shutil.which("prlimit", path="/usr/bin:/bin:/usr/sbin:/sbin")
-
-
-def _mib(value: int | None) -> int | None:
-    return None if value is None else value << 20
-
-
-def rlimit_args(config: NativeSandboxConfig) -> list[str]:
-    """``prlimit`` options for the configured limits (soft = hard, so a command cannot raise them).
-
-    Each limit is clamped to this process's own hard limit, which an unprivileged process could
-    not exceed anyway. Core dumps are always off: nothing writes multi-GB ``core`` files into the
-    workspace, and no sandboxed crash feeds the host's core handler.
-    """
-    import resource
-
-    wanted = (
-        ("nproc", resource.RLIMIT_NPROC, config.max_processes),
-        ("data", resource.RLIMIT_DATA, _mib(config.max_memory_mb)),
-        ("cpu", resource.RLIMIT_CPU, config.max_cpu_seconds),
-        ("fsize", resource.RLIMIT_FSIZE, _mib(config.max_file_size_mb)),
-        ("nofile", resource.RLIMIT_NOFILE, config.max_open_files),
-        ("core", resource.RLIMIT_CORE, 0),
-    )
-    out = []
-    for name, which, value in wanted:
-        if value is None:
-            continue
-        hard = resource.getrlimit(which)[1]
-        if hard != resource.RLIM_INFINITY:
-            value = min(value, hard)
-        out.append(f"--{name}={value}:{value}")
-    return out
+def _empty_folder(path: str) -> bool:
+    """True for a real (not symlinked) folder with nothing in it."""
+    try:
+        return os.path.isdir(path) and not os.path.islink(path) and not os.listdir(path)
+    except OSError:
+        return False
 
 
 #: The fd bwrap reads the seccomp filter from when the argv must stand alone (see ``wrap``).
@@ -363,6 +338,11 @@ class BwrapPlan:
     ) -> None:
         self.config = config = config or NativeSandboxConfig()
         self.working_directory = working_directory
+        self.state_dir = state_dir
+        self.host_trusted = TrustedScan()
+        self.host_trusted_roots: tuple[str, ...] = ()
+        self.protected: tuple[str, ...] = ()
+        self.placeholders: tuple[str, ...] = ()
         mounts = list(mounts)
         sys_args, sys_roots = system_binds(config.allow_system_binaries)
         # The seccomp program is compiled once per process; a missing libseccomp is an error
@@ -388,6 +368,7 @@ class BwrapPlan:
         for m in mounts:
             if m.path != working_directory:
                 binds.append((m.path, not m.read_only, False))
+        binds += self._host_trusted_binds(binds, working_directory)
         # Shallow paths first so a nested bind lands on top of its parent; on ties read-only
         # first, so listing a path both ways leaves it writable (the explicit, stronger grant).
         binds.sort(key=lambda b: (b[0].rstrip("/").count("/"), b[1]))
@@ -422,6 +403,8 @@ class BwrapPlan:
             if rw:
                 args += ["--bind" if must_exist else "--bind-try", path, path]
                 writable.append(path)
+            elif path in self.placeholders:  # bwrap makes the mount point again if it went missing
+                args += ["--ro-bind", _empty_dir(), path]
             else:
                 args += ["--ro-bind" if must_exist else "--ro-bind-try", path, path]
             roots.append(path)
@@ -438,9 +421,60 @@ class BwrapPlan:
         # Per-command limits, set inside the sandbox (after the user namespace exists, so the
         # process limit counts the sandbox's processes, not every process of the notebook user).
         limits = rlimit_args(config)
-        prlimit = _prlimit()
+        prlimit = prlimit_path()
         self.rlimits_applied = bool(limits) and prlimit is not None and self.is_visible(prlimit)
         self._inner: tuple[str, ...] = (prlimit, *limits, "--") if self.rlimits_applied and prlimit else ()
+
+    def _host_trusted_binds(
+        self, binds: Sequence[tuple[str, bool, bool]], working_directory: str
+    ) -> list[tuple[str, bool, bool]]:
+        """Read-only binds over the host-trusted entries of the writable binds.
+
+        Sets ``host_trusted`` (what the scan found), ``protected`` (the host paths bound
+        read-only), and ``placeholders``: paths bound read-only from an empty folder so that
+        commands cannot create them — the working directory's ``.git`` when it has none (an
+        empty ``.git`` folder, which git on the host ignores) and the submodule folders of a
+        repository that are not checked out (``git status`` in the repository runs git inside a
+        submodule folder as soon as it holds a ``.git``). The empty folders stay on the host
+        when the sandbox ends: removing one would detach the read-only mount of every other
+        sandbox over the same folder (Linux detaches a mount whose mount point is removed in
+        another namespace), and git ignores them.
+
+        A path the configuration makes writable itself (``read_write_paths``, a read-write mount)
+        stays writable: that is the explicit way to let commands commit, for instance. Symbolic
+        links cannot be bound over; ``host_trusted`` reports them.
+        """
+        granted = {path for path, rw, _ in binds if rw}
+        self.host_trusted_roots = tuple(path for path, rw, _ in binds if rw and path != self.state_dir)
+        self.host_trusted = TrustedScan.merge(scan(r) for r in self.host_trusted_roots)
+        protected = [e.path for e in self.host_trusted.entries if not e.symlink and e.rel != "."]
+        wanted: list[str] = []
+        if self.working_directory_writable:
+            wanted.append(os.path.join(working_directory, ".git"))
+        for e in self.host_trusted.entries:
+            if e.rel.rsplit("/", 1)[-1] == ".git" and not e.symlink:
+                wanted += [
+                    p
+                    for p in submodule_paths(os.path.dirname(e.path))
+                    if not os.path.lexists(os.path.join(p, ".git"))
+                ]
+        placeholders = []
+        for path in wanted:
+            if path in granted or not any(_under(path, r) for r in self.host_trusted_roots):
+                continue
+            if not os.path.lexists(path):
+                try:
+                    os.mkdir(path, 0o755)  # on the host: an empty folder, ignored by git
+                except OSError:
+                    continue
+            if _empty_folder(path):
+                placeholders.append(path)
+            elif path not in protected and os.path.isdir(path) and not os.path.islink(path):
+                protected.append(path)  # a submodule folder with files but no .git
+        protected = [p for p in protected if p not in granted and p not in placeholders]
+        self.placeholders = tuple(placeholders)
+        self.protected = tuple(protected) + self.placeholders
+        return [(p, False, False) for p in self.protected]
 
     def _abs(self, path: str) -> str:
         return os.path.realpath(os.path.join(self.working_directory, path))

@@ -58,7 +58,8 @@ def _paths(value: object, name: str) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class NativeSandboxConfig:
-    """Options for ``isolation="bwrap"`` / ``"seatbelt"`` (ignored with ``isolation="none"``).
+    """Options for ``isolation="bwrap"`` / ``"seatbelt"``; without isolation only the resource
+    limits apply (see ``max_processes`` below).
 
     * ``allow_network``: share the host network (default: a private network namespace with
       only loopback, so nothing outside is reachable).
@@ -80,7 +81,10 @@ class NativeSandboxConfig:
       ``None`` keeps the notebook's ids.
     * ``max_processes``, ``max_memory_mb``, ``max_cpu_seconds``, ``max_file_size_mb``,
       ``max_open_files``: limits per command (rlimits, set by ``prlimit`` inside the sandbox)
-      and, where a cgroup can be created, processes and memory for the whole sandbox;
+      and, where a cgroup can be created, processes and memory for the whole sandbox. With
+      ``isolation="none"`` the rlimits hold too (``isolation/rlimits.py``); the process limit
+      then counts all of the notebook user's processes, so it is set to what the user runs
+      plus ``max_processes``, and root is exempt from it;
       ``tmp_size_mb`` bounds the RAM-backed ``/tmp`` and ``/dev/shm``. ``None`` lifts a limit.
     * ``cgroup``: put each sandbox in its own cgroup when this machine allows it (root, or a
       delegated cgroup v2 tree): limits then hold for the sandbox as a whole, and every process

@@ -14,6 +14,7 @@ import sys
 import tempfile
 import threading
 
+from ..tempdirs import process_dir
 from ..types import IsolationBackend, IsolationDetection
 from .bwrap import BwrapPlan
 from .config import NativeSandboxConfig
@@ -32,7 +33,7 @@ def _probe_bwrap() -> IsolationDetection:
     exe = shutil.which("bwrap")
     if exe is None:
         return IsolationDetection("bwrap", False, f"bubblewrap (bwrap) not found; {_BWRAP_INSTALL_HINT}")
-    with tempfile.TemporaryDirectory(prefix="ws-bwrap-probe-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="ws-bwrap-probe-", dir=process_dir()) as tmp:
         # Namespaces only: whether the seccomp filter can be built is the sandbox's own check
         # (it depends on the sandbox's options).
         plan = BwrapPlan(working_directory=tmp, config=NativeSandboxConfig(seccomp=False), bwrap_path=exe)

@@ -184,16 +184,14 @@ def filter_path() -> str:
         if _compiled and os.path.exists(_compiled[0]):
             return _compiled[0]
         program = _build(_binding())
-        directory = tempfile.mkdtemp(prefix="ws-sandbox-seccomp-")
+        from ..tempdirs import private_dir
+
+        directory = private_dir("ws-sandbox-seccomp-")
         path = os.path.join(directory, "filter.bpf")
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o400)
         try:
             os.write(fd, program)
         finally:
             os.close(fd)
-        import atexit
-        import shutil
-
-        atexit.register(shutil.rmtree, directory, True)
         _compiled[:] = [path]
         return path

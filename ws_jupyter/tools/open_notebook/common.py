@@ -50,8 +50,13 @@ def cell_note(view: NotebookView, cell: CellView) -> str:
     return f"v={cell.version}" + (f" ({', '.join(flags)})" if flags else "")
 
 
+def _line(text: str) -> str:
+    """A value from the page shown in a state line: as it is when printable, else quoted."""
+    return text if text.isprintable() else repr(text)
+
+
 def _ids(ids: tuple[str, ...], total: int, limit: int = 8) -> str:
-    shown = ", ".join(ids[:limit])
+    shown = ", ".join(_line(i) for i in ids[:limit])
     return shown + (f" and {total - limit} more" if total > limit else "")
 
 
@@ -59,15 +64,15 @@ def notebook_head(view: NotebookView, what: str = "") -> list[str]:
     """The lines above the cells: the notebook, and its state right now."""
     facts = [f"{view.total} {'cell' if view.total == 1 else 'cells'}"]
     if view.language:
-        facts.append(view.language)
-    head = [f"{view.path} — open in the user's notebook, as the user sees it now ({', '.join(facts)}){what}"]
-    state = [f"kernel {view.kernel}"]
+        facts.append(_line(view.language))
+    head = [f"{_line(view.path)} — open in the user's notebook, as the user sees it now ({', '.join(facts)}){what}"]
+    state = [f"kernel {_line(view.kernel)}"]
     if view.running:
-        state.append(f"running: {view.running}")
+        state.append(f"running: {_line(view.running)}")
     if view.queued:
         state.append(f"queued: {_ids(view.queued, len(view.queued))}")
     if view.active:
-        state.append(f"active cell: {view.active}" + (" (the user is typing in it)" if view.editing else ""))
+        state.append(f"active cell: {_line(view.active)}" + (" (the user is typing in it)" if view.editing else ""))
     if view.unsaved_total:
         state.append(f"unsaved changes in {view.unsaved_total} cells ({_ids(view.unsaved, view.unsaved_total)})")
     if view.deleted_since_save:
