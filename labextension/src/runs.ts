@@ -2,8 +2,8 @@
  * Runs the agent asks for.
  *
  * ``show_outputs``: code ran in the workspace's sandbox kernel; its outputs (made inert by the
- * Python side, and checked again here: only plain text, JSON, images and the sandboxed-frame or
- * image forms of HTML) go into the cell if the cell still has the version that ran, and the cell
+ * Python side, and checked again here: only plain text, JSON, images and HTML that is a sandboxed
+ * frame loading nothing or an image from data) go into the cell if the cell still has the version that ran, and the cell
  * is marked as showing sandbox outputs until the user runs it in their own kernel.
  *
  * ``run_user``: code runs in the user's own kernel — on the host, unsandboxed — so nothing runs
@@ -27,9 +27,48 @@ import { attachToCell, button, isolate, text } from './ui';
 type JSONObject = { [key: string]: unknown };
 
 const INERT = new Set(['text/plain', 'application/json', 'image/png', 'image/jpeg', 'image/gif', 'image/webp']);
-/** The two HTML forms the inert conversion makes: a sandboxed frame, an image of an SVG. */
-const INERT_HTML = [/^<iframe sandbox="" /, /^<img src="data:image\/svg\+xml;base64,[A-Za-z0-9+/=]*" [^<>]*>$/];
 export const SANDBOX_KEY = 'ws_jupyter';
+
+/** Attributes each element of an inert HTML output may have. */
+const HTML_ALLOWED: { [tag: string]: string[] } = {
+  STYLE: [],
+  IFRAME: ['sandbox', 'class', 'csp', 'srcdoc', 'style'],
+  IMG: ['src', 'alt', 'style']
+};
+
+/**
+ * Whether an HTML output is one of the inert forms the Python side makes of a sandbox's HTML (a
+ * frame with ``sandbox=""`` and a policy that loads nothing, an image from a ``data:`` URI, a style
+ * rule without ``url()``/``@import``), checked on a parsed copy (parsing runs and fetches nothing).
+ */
+export function inertHtml(html: string): boolean {
+  const doc = new DOMParser().parseFromString(html, 'text/html');
+  const elements = [...Array.from(doc.head.children), ...Array.from(doc.body.children)];
+  if (elements.length === 0 || doc.body.textContent?.trim()) {
+    return false;
+  }
+  for (const el of elements) {
+    const allowed = HTML_ALLOWED[el.tagName];
+    if (!allowed || el.children.length > 0) {
+      return false;
+    }
+    for (const attr of Array.from(el.attributes)) {
+      if (!allowed.includes(attr.name) || /url\s*\(|expression\s*\(/i.test(attr.name === 'srcdoc' ? '' : attr.value)) {
+        return false;
+      }
+    }
+    if (el.tagName === 'STYLE' && /url\s*\(|@import/i.test(el.textContent ?? '')) {
+      return false;
+    }
+    if (el.tagName === 'IFRAME' && (el.getAttribute('sandbox') !== '' || !/default-src 'none'/.test(el.getAttribute('csp') ?? ''))) {
+      return false;
+    }
+    if (el.tagName === 'IMG' && !/^data:image\/[a-z+.-]+;base64,[A-Za-z0-9+/=]*$/.test(el.getAttribute('src') ?? '')) {
+      return false;
+    }
+  }
+  return true;
+}
 
 /** ``outputs`` with only inert MIME types (anything else is dropped), at most MAX_SHOWN_OUTPUTS. */
 export function inertOutputs(outputs: unknown): JSONObject[] {
@@ -48,7 +87,7 @@ export function inertOutputs(outputs: unknown): JSONObject[] {
     } else if (type === 'display_data' || type === 'execute_result') {
       const data: JSONObject = {};
       for (const [mime, value] of Object.entries((o['data'] ?? {}) as JSONObject)) {
-        if (INERT.has(mime) || (mime === 'text/html' && typeof value === 'string' && INERT_HTML.some(r => r.test(value)))) {
+        if (INERT.has(mime) || (mime === 'text/html' && typeof value === 'string' && inertHtml(value))) {
           data[mime] = value;
         }
       }
@@ -116,6 +155,12 @@ export class Runs {
       code.execution_count = null;
       shared.setMetadata(SANDBOX_KEY, { outputs_from: mark });
     }, false);
+    // every output was just replaced by one checked inert above: trusting them lets JupyterLab draw
+    // the sandboxed frame (its sanitizer would drop the frame of an untrusted cell, showing nothing)
+    const model = this.state.widget(id)?.model;
+    if (model) {
+      model.trusted = true;
+    }
     this._drawMark(id);
     return { status: 'shown' };
   }
@@ -343,7 +388,7 @@ export class Runs {
     node.setAttribute('role', 'note');
     node.textContent = `Outputs from the workspace sandbox (kernel ${String(from['kernel'] ?? 'default')}${from['at'] ? ', ' + String(from['at']) : ''}), not from your kernel`;
     const layout = cell.layout as unknown as { widgets: readonly Widget[] };
-    const widget = attachToCell(cell, node, Math.max(1, layout.widgets.length - 1));
+    const widget = attachToCell(cell, node, Math.min(2, layout.widgets.length)); // above the outputs
     this._marks.set(id, widget);
   }
 

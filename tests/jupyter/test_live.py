@@ -587,7 +587,8 @@ def test_open_notebook_run_in_the_sandbox_marks_outputs_and_leaves_the_user_kern
     nb = open_notebook(
         "sandbox.ipynb",
         [init_cell("sandbox"), ("code", "secret = 'user'", "c-user"),
-         ("code", "import os\nsecret = 'sandbox'\nprint('pid', os.getpid())\n6 * 7", "c-run"),
+         ("code", "import os\nfrom IPython.display import HTML, display\nsecret = 'sandbox'\nprint('pid', os.getpid())\n"
+                  "display(HTML('<b>from the sandbox</b><script>parent.__pwned = 1</script>'))\n6 * 7", "c-run"),
          ("code", BUSY_LOOP.format(flag="stop-sandbox"), "c-busy")],
     )
     (lab.root_dir / "stop-sandbox").unlink(missing_ok=True)
@@ -605,6 +606,10 @@ def test_open_notebook_run_in_the_sandbox_marks_outputs_and_leaves_the_user_kern
         kernel_pid = agent.run("import os; print(os.getpid())").strip()
         assert f"pid {kernel_pid}" not in out  # it ran elsewhere
         assert agent.run("print(secret)").strip() == "user"  # the user's namespace is untouched
+        frame = nb.cell_node("c-run").locator("iframe[sandbox='']")
+        frame.wait_for()  # the sandbox's HTML, in a frame that runs nothing
+        assert "from the sandbox" in frame.content_frame.locator("body").inner_text()
+        assert nb.page.evaluate("() => window.__pwned === undefined")
         mark = nb.cell_node("c-run").locator(".ws-live-sandbox-mark")
         mark.wait_for()
         assert "Outputs from the workspace sandbox" in mark.inner_text()
@@ -764,6 +769,21 @@ def test_hostile_proposals_are_inert_and_bounded(lab: JupyterLab, open_notebook:
         )
         assert many["status"] == "invalid" and "10000 edits in one proposal: at most 200" in many["message"]
         assert len(nb.cells()) == 3  # nothing was added
+        # outputs forged past the Python side: the page keeps only inert types and inert HTML forms
+        version = agent.run("print(_versions(_TOOLS['open_notebook_read'].run({}))['c-target'])").strip()
+        forged = [
+            {"output_type": "display_data", "metadata": {}, "data": {
+                "text/html": '<img src=x onerror="window.__pwned = 6">', "text/plain": "plain 1"}},
+            {"output_type": "display_data", "metadata": {}, "data": {
+                "application/javascript": "window.__pwned = 7", "text/plain": "plain 2"}},
+            {"output_type": "display_data", "metadata": {}, "data": {
+                "text/html": '<iframe sandbox="allow-scripts" srcdoc="<script>parent.__pwned=8</script>"></iframe>'}},
+        ]
+        said = agent.run(f"print(_LINK.show_outputs('c-target', {version!r}, {forged!r}, origin={{'kernel': 'x'}}))")
+        assert said.strip() == "shown"
+        time.sleep(0.5)
+        outputs = next(c for c in nb.cells() if c["id"] == "c-target")["outputs"]
+        assert [sorted(o["data"]) for o in outputs] == [["text/plain"], ["text/plain"], ["text/plain"]]
         assert nb.page.evaluate("() => window.__pwned === undefined")
     finally:
         (lab.root_dir / "stop-hostile").write_text("")
