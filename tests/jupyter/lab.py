@@ -62,8 +62,11 @@ def _free_port() -> int:
 class JupyterLab:
     """One JupyterLab server with isolated directories. Use as a context manager."""
 
-    def __init__(self, root_dir: Path, state_dir: Path, *, jupyter_path: str | None = None) -> None:
+    def __init__(
+        self, root_dir: Path, state_dir: Path, *, jupyter_path: str | None = None, python: str | None = None
+    ) -> None:
         self.root_dir = root_dir
+        self.python = python or sys.executable  # another environment's Jupyter server (e.g. with RTC)
         self.state_dir = state_dir
         self.port = _free_port()
         self.token = secrets.token_hex(16)
@@ -106,7 +109,7 @@ class JupyterLab:
 
     def start(self, timeout: float = 90.0) -> JupyterLab:
         cmd = [
-            sys.executable, "-m", "jupyterlab",
+            self.python, "-m", "jupyterlab",
             "--no-browser", "--ip=127.0.0.1", f"--port={self.port}",
             f"--ServerApp.token={self.token}",
             f"--ServerApp.root_dir={self.root_dir}",

@@ -149,9 +149,12 @@ class KernelAgent:
     def run(self, code: str, timeout: float = 120.0) -> str:
         """Runs ``code`` in the subshell; returns its stdout (raises on an error in the kernel)."""
         kc = self.client
+        # a subshell's stdout can come after its idle status (another thread sends it): the end of
+        # the output is a marker printed after the code (on an error, a short wait after idle)
+        marker = f"--ws-agent-done-{time.monotonic_ns()}--"
         msg = kc.session.msg(
             "execute_request",
-            {"code": code, "silent": False, "store_history": False, "user_expressions": {},
+            {"code": f"{code}\nprint({marker!r}, flush=True)", "silent": False, "store_history": False, "user_expressions": {},
              "allow_stdin": False, "stop_on_error": True},
         )
         msg["header"]["subshell_id"] = self.subshell
@@ -160,12 +163,15 @@ class KernelAgent:
         out: list[str] = []
         error = None
         deadline = time.monotonic() + timeout
+        idle_at: float | None = None
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise TimeoutError(f"the kernel did not finish within {timeout:g} s; output so far: {''.join(out)}")
+            if idle_at is not None and time.monotonic() - idle_at > 0.3:
+                break  # a subshell's last output can come just after its idle status: wait a little
             try:
-                m = kc.get_iopub_msg(timeout=min(left, 1.0))
+                m = kc.get_iopub_msg(timeout=min(left, 0.1 if idle_at is not None else 1.0))
             except Exception:
                 continue
             if m["parent_header"].get("msg_id") != msg_id:
@@ -173,12 +179,15 @@ class KernelAgent:
             kind = m["msg_type"]
             if kind == "stream":
                 out.append(m["content"]["text"])
+                if marker in out[-1] or marker in "".join(out[-2:]):
+                    text = "".join(out)
+                    return text[: text.index(marker)]
             elif kind == "error":
                 error = f"{m['content']['ename']}: {m['content']['evalue']}"
             elif kind in ("execute_result", "display_data"):
                 out.append(m["content"]["data"].get("text/plain", ""))
             elif kind == "status" and m["content"]["execution_state"] == "idle":
-                break
+                idle_at = time.monotonic()
         if error:
             raise AssertionError(f"the agent's code failed in the kernel: {error}\n{''.join(out)}")
         return "".join(out)

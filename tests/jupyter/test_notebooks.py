@@ -79,6 +79,7 @@ def test_notebooks_are_all_tested() -> None:
         "teaching_demo.ipynb",
         "notebook_agent.ipynb",
         "code_interpreter.ipynb",
+        "live_notebook.ipynb",
     }
     assert {p.name for p in NOTEBOOKS.glob("*.ipynb")} == tested
 
@@ -264,3 +265,16 @@ def test_code_interpreter(kernel_prefix: Path, tmp_path: Path) -> None:
     report = nbformat.read(tmp_path / "interpreter-workspace" / "data" / "report.ipynb", as_version=4)
     nbformat.validate(report)
     assert report.cells[2].outputs[0]["text"] == "total units 2425\n"
+
+
+@pytest.mark.slow
+def test_live_notebook_says_what_is_missing_without_a_page(kernel_prefix: Path, tmp_path: Path) -> None:
+    """Headless (nbclient answers no comm) the live demo says the page is missing and how to get
+    it, and its agent stops instead of waiting; tests/jupyter/test_live.py runs it in JupyterLab."""
+    nb = execute("live_notebook.ipynb", tmp_path)
+    no_errors(nb)
+    status = text(cell(nb, "%ws live"))
+    assert "Not connected to the notebook page" in status and "jupyter labextension list" in status
+    assert "pip install ws-jupyter" in status
+    assert "the agent has nothing to look at, so it stops here" in text(cell(nb, "link = live_notebook(ws)"))
+    assert text(cell(nb, "prices = [12.5")).strip() == "17.875"

@@ -29,7 +29,7 @@ from .base import Invocation, Subcommand
 __all__ = ["COMMAND"]
 
 #: Seconds `%ws live` waits for the page to answer when it is not connected yet.
-CONNECT_TIMEOUT = 5.0
+CONNECT_TIMEOUT = 3.0
 
 
 def configure(parser: WsArgumentParser) -> None:
