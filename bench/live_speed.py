@@ -34,7 +34,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tests.jupyter.lab import CHROMIUM, CHROMIUM_FLAGS, JupyterLab, LabPage  # noqa: E402
+from tests.jupyter.lab import JupyterLab, LabPage, launch_chromium  # noqa: E402
 from tests.jupyter.live_support import (  # noqa: E402
     AGENT_SETUP,
     PANEL_JS,
@@ -118,8 +118,6 @@ def main() -> None:
     problem = labextension_problem()
     if problem:
         sys.exit(problem)
-    from playwright.sync_api import sync_playwright
-
     from ws_jupyter.jupyter.kernel_install import install_kernel
 
     work = Path(tempfile.mkdtemp(prefix="ws-live-bench-"))
@@ -135,8 +133,7 @@ def main() -> None:
     write_notebook(root / "bench.ipynb", cells)
     results: dict[str, Any] = {"extension": extension_size()}
     jupyter_path = f"{share}{os.pathsep}{work / 'prefix' / 'share' / 'jupyter'}"
-    with JupyterLab(root, state, jupyter_path=jupyter_path) as lab, sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_FLAGS)
+    with JupyterLab(root, state, jupyter_path=jupyter_path) as lab, launch_chromium() as browser:
         page = browser.new_context(viewport={"width": 1360, "height": 1000}).new_page()
         page.set_default_timeout(60_000)
         lp = LabPage(page, lab, REPO / "test-artifacts" / "live-bench")
@@ -214,7 +211,6 @@ def main() -> None:
         finally:
             (root / "stop-bench").write_text("")
             agent.close()
-            browser.close()
     print(json.dumps(results, indent=2))
     out = REPO / "bench" / "results"
     out.mkdir(exist_ok=True)

@@ -22,10 +22,11 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CHROMIUM", "CHROMIUM_FLAGS", "JupyterLab", "LabPage", "browser_unavailable"]
+__all__ = ["CHROMIUM", "CHROMIUM_FLAGS", "JupyterLab", "LabPage", "browser_unavailable", "launch_chromium"]
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_FLAGS = [
@@ -51,6 +52,19 @@ def browser_unavailable() -> str | None:
     if shutil.which("jupyter-lab", path=str(Path(sys.executable).parent)) is None:
         return "jupyterlab is not installed: run scripts/setup.sh"
     return None
+
+
+@contextlib.contextmanager
+def launch_chromium() -> Iterator[Any]:
+    """Debian's headless Chromium under Playwright (never a downloaded browser), closed after."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_FLAGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
 
 
 def _free_port() -> int:

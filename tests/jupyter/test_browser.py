@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from .lab import CHROMIUM, CHROMIUM_FLAGS, JupyterLab, LabPage, browser_unavailable
+from .lab import JupyterLab, LabPage, browser_unavailable, launch_chromium
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -55,12 +55,8 @@ def lab(kernel_prefix: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterat
 
 @pytest.fixture(scope="module")
 def browser(lab: JupyterLab) -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_FLAGS)
+    with launch_chromium() as chromium:
         yield chromium
-        chromium.close()
 
 
 def new_page(browser: Any, lab: JupyterLab) -> LabPage:
