@@ -187,3 +187,25 @@ def test_the_tools_are_listed_only_while_a_page_is_connected(tmp_path: Any) -> N
     assert said.startswith("Error: give either edits")
     detach(ws)
     assert live_notebook(ws) is None
+
+
+def test_runs_in_the_users_kernel_can_be_turned_off_by_the_tools_config(tmp_path: Any) -> None:
+    from ws_jupyter import LocalSandbox
+    from ws_jupyter.tools.names import WORKSPACE_TOOLS as T
+
+    ws = Workspace(
+        filesystem=LocalFilesystem(tmp_path),
+        sandbox=LocalSandbox(working_directory=tmp_path, isolation="none"),
+        auto_index_paths=(),
+        tools={T.OPEN_NOTEBOOK.RUN: {"user_kernel": False}},
+    )
+    try:
+        page = Page("p")
+        link, _ = linked(page)
+        attach(ws, link)
+        link.connect(2)
+        run = next(t for t in ws.tools() if t.name == "open_notebook_run")
+        said = run.run({"cell_ids": ["c1"], "where": "user"})
+        assert said.startswith("Error: running cells in the user's kernel is turned off") and not page.requests
+    finally:
+        ws.destroy()
