@@ -117,6 +117,10 @@ def test_wheel_contents_and_metadata(release: dict[str, Path]) -> None:
         "notebooks/quickstart.ipynb",
         "skills/data-cleaning/SKILL.md",
         "tests/conftest.py",
+        "docs/index.md",  # the guide the PyPI description points to
+        "docs/reference/index.md",
+        "mkdocs.yml",
+        "ARCHITECTURE.md",
         "labextension/src/index.ts",
         "labextension/package.json",
         "labextension/package-lock.json",
