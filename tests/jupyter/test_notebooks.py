@@ -256,10 +256,10 @@ def test_code_interpreter(notebook_runs: Any) -> None:
 
 
 @pytest.mark.slow
-def test_live_notebook_says_what_is_missing_without_a_page(kernel_prefix: Path, tmp_path: Path) -> None:
+def test_live_notebook_says_what_is_missing_without_a_page(notebook_runs: Any) -> None:
     """Headless (nbclient answers no comm) the live demo says the page is missing and how to get
     it, and its agent stops instead of waiting; tests/jupyter/test_live.py runs it in JupyterLab."""
-    nb = execute("live_notebook.ipynb", tmp_path)
+    nb, _folder = notebook_runs.run("live_notebook.ipynb")
     no_errors(nb)
     status = text(cell(nb, "%ws live"))
     assert "Not connected to the notebook page" in status and "jupyter labextension list" in status
