@@ -24,6 +24,7 @@ from typing import Any
 
 from ..live import link_of_session
 from ..parsing import WsArgumentParser
+from ..views.live import LiveStatusView
 from .base import Invocation, Subcommand
 
 __all__ = ["COMMAND"]
@@ -35,37 +36,6 @@ CONNECT_TIMEOUT = 3.0
 def configure(parser: WsArgumentParser) -> None:
     parser.add_argument("--mode", choices=["review", "accept"], help="how agent proposals are applied")
     parser.add_argument("--user-runs", choices=["ask", "off"], help="may the agent ask to run cells here")
-
-
-class LiveStatusView:
-    """The link's state as text (and the same as a small HTML table)."""
-
-    def __init__(self, status: Any) -> None:
-        self.status = status
-
-    def lines(self) -> list[str]:
-        s = self.status
-        if not s.connected:
-            return [f"Not connected to the notebook page: {s.problem}"]
-        lines = [
-            f"Connected to {s.path or 'the notebook'} in {s.frontend} (ws-jupyter extension {s.version})",
-            "agent proposals: " + ("applied at once (accept mode)" if s.mode == "accept" else "reviewed by you"),
-            "agent runs in this kernel: " + ("ask you first" if s.user_runs == "ask" else "off"),
-        ]
-        if not s.subshells:
-            lines.append(
-                "this kernel has no subshells: the link works between cells only (ipykernel 7 lifts this)"
-            )
-        return lines
-
-    def __repr__(self) -> str:
-        return "\n".join(self.lines())
-
-    def _repr_html_(self) -> str:
-        from ..views.common import esc
-
-        rows = "".join(f"<div>{esc(line)}</div>" for line in self.lines())
-        return f'<div class="ws-live-status">{rows}</div>'
 
 
 def run(inv: Invocation) -> Any:
