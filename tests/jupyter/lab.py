@@ -26,7 +26,29 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CHROMIUM", "CHROMIUM_FLAGS", "JupyterLab", "LabPage", "browser_unavailable", "launch_chromium"]
+__all__ = [
+    "CELL_IN_VIEW",
+    "CHROMIUM",
+    "CHROMIUM_FLAGS",
+    "JupyterLab",
+    "LabPage",
+    "browser_unavailable",
+    "launch_chromium",
+]
+
+#: ``page.wait_for_function(CELL_IN_VIEW, arg=[panel_text, cell_text])``: the visible notebook whose
+#: text has ``panel_text`` shows the cell with ``cell_text`` and no longer its first cell (a link to
+#: a cell scrolled there).
+CELL_IN_VIEW = """([panelText, cellText]) => {
+    const panel = Array.from(document.querySelectorAll('.jp-NotebookPanel'))
+        .find(p => p.offsetParent !== null && p.innerText.includes(panelText));
+    if (!panel) return false;
+    const view = panel.querySelector('.jp-WindowedPanel-outer, .jp-Notebook').getBoundingClientRect();
+    const cells = Array.from(panel.querySelectorAll('.jp-Cell'));
+    const seen = c => { const r = c.getBoundingClientRect(); return r.bottom > view.top && r.top < view.bottom; };
+    const hit = cells.find(c => c.innerText.includes(cellText));
+    return Boolean(hit && seen(hit) && !seen(cells[0]));
+}"""
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_FLAGS = [

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from .lab import JupyterLab, LabPage, browser_unavailable, launch_chromium
+from .lab import CELL_IN_VIEW, JupyterLab, LabPage, browser_unavailable, launch_chromium
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -446,16 +446,7 @@ def test_a_search_hit_on_a_notebook_cell_opens_the_notebook(browser: Any, lab: J
         metadata={"kernelspec": kernelspec},
     )
     nbformat.write(driver, lab.root_dir / "nbsearch.ipynb")
-    in_view = """() => {
-        const panel = Array.from(document.querySelectorAll('.jp-NotebookPanel'))
-            .find(p => p.offsetParent !== null && p.querySelector('.jp-Cell'));
-        if (!panel) return false;
-        const view = panel.querySelector('.jp-WindowedPanel-outer, .jp-Notebook').getBoundingClientRect();
-        const cells = Array.from(panel.querySelectorAll('.jp-Cell'));
-        const seen = c => { const r = c.getBoundingClientRect(); return r.bottom > view.top && r.top < view.bottom; };
-        const hit = cells.find(c => c.innerText.includes('reservoir levels dropped'));
-        return Boolean(hit && seen(hit) && !seen(cells[0]));
-    }"""
+
     lp = new_page(browser, lab)
     try:
         lp.open_notebook("nbsearch.ipynb")
@@ -474,7 +465,7 @@ def test_a_search_hit_on_a_notebook_cell_opens_the_notebook(browser: Any, lab: J
         # (it shows the top); with the notebook open, the same link goes to the cell
         lp.page.locator("#jp-main-dock-panel .lm-TabBar-tab", has_text="nbsearch.ipynb").click()
         hit.click()
-        lp.page.wait_for_function(in_view, timeout=30_000)
+        lp.page.wait_for_function(CELL_IN_VIEW, arg=["", "reservoir levels dropped"], timeout=30_000)
         lp.screenshot("notebook-search-hit-opened")
     except Exception:
         lp.screenshot("notebook-search-hit-failed")

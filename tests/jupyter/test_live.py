@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from .lab import JupyterLab, LabPage, browser_unavailable, launch_chromium
+from .lab import CELL_IN_VIEW, JupyterLab, LabPage, browser_unavailable, launch_chromium
 from .live_support import (
     AGENT_SETUP,
     PANEL_JS,
@@ -839,18 +839,9 @@ def test_a_cell_link_opens_the_notebook_at_that_cell_on_the_first_click(lab: Jup
     nb.run_cell("c-grep")
     link = nb.page.locator("a[href*='#cell-id=nav-14']").first
     link.wait_for(timeout=60_000)
-    in_view = """() => {
-        const panel = Array.from(document.querySelectorAll('.jp-NotebookPanel'))
-            .find(p => p.offsetParent !== null && p.innerText.includes('Filler text'));
-        if (!panel) return false;
-        const view = panel.querySelector('.jp-WindowedPanel-outer, .jp-Notebook').getBoundingClientRect();
-        const cells = Array.from(panel.querySelectorAll('.jp-Cell'));
-        const seen = c => { const r = c.getBoundingClientRect(); return r.bottom > view.top && r.top < view.bottom; };
-        const hit = cells.find(c => c.innerText.includes('reservoir levels dropped'));
-        return Boolean(hit && seen(hit) && !seen(cells[0]));
-    }"""
+
     link.click()  # the notebook is closed: this click opens it, at the cell
-    nb.page.wait_for_function(in_view, timeout=30_000)
+    nb.page.wait_for_function(CELL_IN_VIEW, arg=["Filler text", "reservoir levels dropped"], timeout=30_000)
     nb.lp.screenshot("live-link-first-click")
     # open: back to the first notebook, scroll the study to its top, click again
     nb.page.evaluate(
@@ -859,7 +850,7 @@ def test_a_cell_link_opens_the_notebook_at_that_cell_on_the_first_click(lab: Jup
     )
     nb.page.locator("#jp-main-dock-panel .lm-TabBar-tab", has_text="navigate.ipynb").click()
     link.click()
-    nb.page.wait_for_function(in_view, timeout=30_000)
+    nb.page.wait_for_function(CELL_IN_VIEW, arg=["Filler text", "reservoir levels dropped"], timeout=30_000)
 
 
 # --- the demo notebook ------------------------------------------------------------------------------
