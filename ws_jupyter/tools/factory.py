@@ -5,7 +5,9 @@ a filesystem gives the file tools (minus the writing ones and ``workspace_index`
 read-only); a sandbox gives ``workspace_execute_command`` (plus the process tools when it has a
 process manager, and the kernel tools when it can run Jupyter kernels — with a writable filesystem
 also ``workspace_run_notebook``); BM25 or vector search gives ``workspace_search`` and ``workspace_index``;
-skills give ``skill``, ``skill_search`` and ``skill_read``. With resolver-based providers every
+skills give ``skill``, ``skill_search`` and ``skill_read``; a connected open notebook (see
+:mod:`ws_jupyter.live`) gives ``open_notebook_read`` and ``open_notebook_edit`` (and
+``open_notebook_run`` with a sandbox). With resolver-based providers every
 tool of that provider is listed and the read-only check happens when a tool runs.
 
 Then the config decides: ``enabled`` (a function is evaluated now, with the request context; one
@@ -84,6 +86,20 @@ def _skill_specs() -> list[ToolSpec]:
     return [SKILL_SPEC, SKILL_SEARCH_SPEC, SKILL_READ_SPEC]
 
 
+def _open_notebook_specs(workspace: Any) -> list[ToolSpec]:
+    """The open-notebook tools, while a notebook page is connected to the workspace (an
+    unconnected link is probed briefly, at most every 30 s)."""
+    from ..live.registry import live_notebook
+
+    link = live_notebook(workspace)
+    available = getattr(link, "available", None)
+    if link is None or not (available(probe=1.0) if available is not None else link.status().connected):
+        return []
+    from .open_notebook import edit, read, run
+
+    return [read.SPEC, edit.SPEC, *([run.SPEC] if workspace.has_sandbox_config() else [])]
+
+
 def available_specs(workspace: Any) -> list[ToolSpec]:
     """The tools the workspace's providers make possible, before the config is applied."""
     specs: list[ToolSpec] = []
@@ -110,6 +126,7 @@ def available_specs(workspace: Any) -> list[ToolSpec]:
         specs += _search_specs(not read_only)
     if workspace.skills is not None:
         specs += _skill_specs()
+    specs += _open_notebook_specs(workspace)
     return specs
 
 

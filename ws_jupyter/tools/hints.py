@@ -52,6 +52,11 @@ _TABLE: dict[str, ToolHints] = {
     T.SKILLS.SKILL: _LOOK,
     T.SKILLS.SKILL_SEARCH: _LOOK,
     T.SKILLS.SKILL_READ: _LOOK,
+    T.OPEN_NOTEBOOK.READ: _LOOK,
+    # a proposal changes the user's notebook once accepted (or at once, in the user's accept mode)
+    T.OPEN_NOTEBOOK.EDIT: ToolHints(destructive=True, idempotent=False),
+    # where="user" runs unsandboxed code on the host (after the user approves it)
+    T.OPEN_NOTEBOOK.RUN: ToolHints(destructive=True, idempotent=False, open_world=True),
 }
 
 _TITLES = {
@@ -76,6 +81,9 @@ _TITLES = {
     T.SKILLS.SKILL: "Load skill",
     T.SKILLS.SKILL_SEARCH: "Search skills",
     T.SKILLS.SKILL_READ: "Read skill file",
+    T.OPEN_NOTEBOOK.READ: "Read the open notebook",
+    T.OPEN_NOTEBOOK.EDIT: "Propose edits to the open notebook",
+    T.OPEN_NOTEBOOK.RUN: "Run cells of the open notebook",
 }
 
 
