@@ -13,7 +13,7 @@ import pytest
 
 from ws_jupyter import LocalSandbox
 from ws_jupyter.errors import InvalidArgumentError, KernelError, KernelNotFoundError
-from ws_jupyter.kernels import ExecutionResult, OutputEvent
+from ws_jupyter.sandbox.kernels import ExecutionResult, OutputEvent
 
 from ..helpers import wait_for
 from .conftest import PNG_CODE

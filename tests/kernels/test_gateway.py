@@ -24,7 +24,7 @@ pytest.importorskip(
     "websocket", reason="websocket-client is not installed (pip install 'ws-jupyter[gateway]')"
 )
 
-from ws_jupyter.kernels.gateway import GatewayKernelManager
+from ws_jupyter.sandbox.kernels.gateway import GatewayKernelManager
 
 pytestmark = pytest.mark.slow
 

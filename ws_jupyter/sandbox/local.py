@@ -65,8 +65,8 @@ from .types import (
 )
 
 if TYPE_CHECKING:
-    from ..kernels.config import KernelsConfig
-    from ..kernels.manager import SandboxKernelManager
+    from .kernels.config import KernelsConfig
+    from .kernels.manager import SandboxKernelManager
 
 __all__ = ["LocalSandbox"]
 
@@ -174,8 +174,8 @@ class LocalSandbox:
         self.processes = ProcessManager(
             self, kill_grace=kill_grace, max_exited=max_exited_processes, name=f"ws-{self.id}"
         )
-        from ..kernels.config import KernelsConfig as _KernelsConfig
-        from ..kernels.manager import SandboxKernelManager
+        from .kernels.config import KernelsConfig as _KernelsConfig
+        from .kernels.manager import SandboxKernelManager
 
         self._kernels: SandboxKernelManager | None = None
         if isinstance(kernels, SandboxKernelManager):  # remote kernels (GatewayKernelManager)
@@ -215,10 +215,10 @@ class LocalSandbox:
 
     @property
     def kernels(self) -> SandboxKernelManager:
-        """The sandbox's Jupyter kernels (``ws_jupyter.kernels``), run in its isolation."""
+        """The sandbox's Jupyter kernels (``ws_jupyter.sandbox.kernels``), run in its isolation."""
         with self._lock:
             if self._kernels is None:
-                from ..kernels.manager import SandboxKernelManager
+                from .kernels.manager import SandboxKernelManager
 
                 self._kernels = SandboxKernelManager(self, self._kernels_config)
             return self._kernels

@@ -20,7 +20,7 @@ import re
 from typing import Any
 
 from ..errors import KernelError
-from ..kernels.result import omitted
+from ..sandbox.kernels.result import omitted
 from .base import ToolCall, ToolSpec
 from .config import DEFAULT_MAX_MEDIA_BYTES
 from .execute_command import _default_approval, _static_default_approval, format_streams
@@ -144,7 +144,7 @@ def _dropped_note(stream: str, chars: int, lines: int) -> str:
 def format_execution(
     result: Any, *, max_tokens: int | None = 2000, max_media_bytes: int = DEFAULT_MAX_MEDIA_BYTES
 ) -> str | ToolResult:
-    """The tool output for an :class:`~ws_jupyter.kernels.ExecutionResult` (text + image parts).
+    """The tool output for an :class:`~ws_jupyter.sandbox.kernels.ExecutionResult` (text + image parts).
 
     The budget goes first to the error (up to half), then to the result and the rich outputs
     (up to a quarter each), and the rest to stdout/stderr (head and tail kept).

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .._lazy import lazy_exports
+from ..._lazy import lazy_exports
 
 _EXPORTS = {
     "DEFAULT_KERNEL": ".manager",

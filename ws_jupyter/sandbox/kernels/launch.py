@@ -40,7 +40,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import InvalidArgumentError, KernelError
+from ...errors import InvalidArgumentError, KernelError
 
 __all__ = [
     "KernelLaunch",
@@ -179,7 +179,7 @@ def prepare_kernel_launch(
 ) -> KernelLaunch:
     """The launch of one kernel of ``sandbox``, isolated like its commands (``cwd``: where it
     starts, default the sandbox's working directory)."""
-    from ..sandbox.isolation.config import Mount
+    from ..isolation.config import Mount
 
     isolation = getattr(sandbox, "isolation", "none")
     program = spec.argv[0] if spec.argv else ""

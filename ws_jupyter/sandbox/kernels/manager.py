@@ -27,7 +27,7 @@ import weakref
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import KernelError, KernelNotFoundError, SandboxStateError
+from ...errors import KernelError, KernelNotFoundError, SandboxStateError
 from .activity import ExecutionFeed
 from .config import KernelsConfig
 from .kernel import Kernel, KernelInfo, OutputCallback
@@ -123,7 +123,7 @@ class SandboxKernelManager:
         """
         if getattr(self.sandbox, "isolation", "none") == "seatbelt":
             return getattr(self.sandbox, "home_directory", None)
-        from ..sandbox.tempdirs import process_dir
+        from ..tempdirs import process_dir
 
         return process_dir()
 

@@ -37,7 +37,7 @@ import urllib.request
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import KernelError
+from ...errors import KernelError
 from .config import KernelsConfig
 from .kernel import Kernel, OutputCallback, _Collector, _Execution, _now
 from .launch import ResolvedSpec

@@ -33,10 +33,10 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from ..errors import KernelError, SandboxStateError
-from ..sandbox import tree
-from ..sandbox.guard import orphan_guard
-from ..sandbox.output import RetainedOutput
+from ...errors import KernelError, SandboxStateError
+from .. import tree
+from ..guard import orphan_guard
+from ..output import RetainedOutput
 from .launch import ResolvedSpec, prepare_kernel_launch
 from .locks import TurnLock
 from .messages import MAX_DEPTH, bounded_unpacker, too_deep
@@ -604,7 +604,7 @@ class Kernel:
         """
         if not isinstance(code, str):
             raise KernelError(f"code must be a string, got {type(code).__name__}", code="INVALID_ARGUMENT")
-        from ..sandbox.processes import validate_timeout
+        from ..processes import validate_timeout
 
         limit = validate_timeout(timeout)
         record = self.manager.activity.begin(self, code, origin, tool_call_id)

@@ -19,7 +19,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..notebooks.document import MAX_JSON_DEPTH
+from ...notebooks.document import MAX_JSON_DEPTH
 
 __all__ = ["MAX_DEPTH", "TOO_DEEP_KEY", "TOO_DEEP_NOTE", "bound_depth", "bounded_unpacker", "decode", "too_deep"]
 
