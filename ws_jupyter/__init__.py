@@ -46,7 +46,7 @@ _EXPORTS: dict[str, str] = {
     # kernels
     "SandboxKernelManager": "ws_jupyter.sandbox.kernels.manager",
     "Kernel": "ws_jupyter.sandbox.kernels.kernel",
-    "KernelInfo": "ws_jupyter.sandbox.kernels.kernel",
+    "KernelInfo": "ws_jupyter.sandbox.kernels.provider",
     "KernelsConfig": "ws_jupyter.sandbox.kernels.config",
     "ExecutionResult": "ws_jupyter.sandbox.kernels.result",
     "ExecutionError": "ws_jupyter.sandbox.kernels.result",
@@ -145,8 +145,9 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .request_context import RequestContext
     from .sandbox.isolation.config import NativeSandboxConfig
     from .sandbox.kernels.config import KernelsConfig
-    from .sandbox.kernels.kernel import Kernel, KernelInfo
+    from .sandbox.kernels.kernel import Kernel
     from .sandbox.kernels.manager import SandboxKernelManager
+    from .sandbox.kernels.provider import KernelInfo
     from .sandbox.kernels.result import ExecutionError, ExecutionResult, MimeBundle, OutputEvent, OutputLimits
     from .sandbox.local import LocalSandbox
     from .sandbox.processes import ProcessHandle, ProcessManager

@@ -754,9 +754,12 @@ class LocalSandbox:
         if self._isolation_warning:
             text += f" Warning: {self._isolation_warning}."
         kernels = self._kernels
-        if kernels is not None and getattr(kernels, "remote", False):
+        if kernels is not None and kernels.remote:
+            from .kernels.gateway import GatewayKernelManager
+
+            url = kernels.url if isinstance(kernels, GatewayKernelManager) else ""
             text += (
-                f" Python code (workspace_execute_code) runs on the Jupyter gateway {getattr(kernels, 'url', '')}, not in "
+                f" Python code (workspace_execute_code) runs on the Jupyter gateway {url}, not in "
                 "this sandbox: it sees the gateway's files and packages, not this working directory."
             )
         timeout = f"{self._timeout:g} s" if self._timeout is not None else "none"

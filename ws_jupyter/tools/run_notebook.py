@@ -41,8 +41,8 @@ from datetime import datetime
 from typing import Any
 
 from ..errors import KernelError, NotebookError, StaleFileError
-from ..sandbox.kernels.kernel import MALFORMED, Stopper
-from ..sandbox.kernels.messages import MAX_DEPTH, too_deep
+from ..sandbox.kernels.execution import Stopper
+from ..sandbox.kernels.messages import MALFORMED, MAX_DEPTH, too_deep
 from ..sandbox.kernels.result import BoundedText
 from .base import ToolCall, ToolSpec
 from .execute_command import _default_approval, _static_default_approval
@@ -286,7 +286,7 @@ def run_notebook(call: ToolCall) -> str:
         kernel = kernels.start(args["kernel"])
     import zmq.asyncio
 
-    from ..sandbox.kernels.manager import bound_receiving
+    from ..sandbox.kernels.host import bound_receiving
 
     context = bound_receiving(zmq.asyncio.Context(), config.max_message_bytes)
     failure: str | None = None
