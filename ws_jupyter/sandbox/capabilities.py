@@ -15,6 +15,8 @@ lifecycle          ``start()``, ``stop()``, ``destroy()``,      nothing to start
                    ``ensure_running()``                         the sandbox is taken as running
 processes          ``processes``: a :class:`ProcessProvider`    no background processes (their
                                                                 tools, widgets and magics are absent)
+cancelling         ``execute_command(..., abort=Event)``        a cancelled tool call leaves the
+                                                                command to its time limit
 kernels            ``kernels``: a ``KernelProvider``            no kernels (the code tools are absent)
                    (``ws_jupyter.sandbox.kernels.provider``)
 isolation          ``isolation``: ``"none"``, ``"bwrap"``,      not declared: the provider isolates
@@ -38,6 +40,7 @@ information        ``get_info()`` -> ``SandboxInfo``            nothing shown
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
@@ -64,9 +67,11 @@ __all__ = [
     "LifecycleStep",
     "Mounting",
     "ProcessProvider",
+    "SandboxLifecycle",
     "ensure_running",
     "sandbox_action",
     "sandbox_allows_network",
+    "sandbox_cancels_commands",
     "sandbox_home",
     "sandbox_info",
     "sandbox_isolation",
@@ -84,6 +89,21 @@ LifecycleStep = Literal["start", "stop", "destroy", "ensure_running"]
 
 
 # --- the optional members, as protocols ------------------------------------------------------------
+
+
+@runtime_checkable
+class SandboxLifecycle(Protocol):
+    """A sandbox that is started and stopped: ``start()`` makes it ready (idempotent),
+    ``ensure_running()`` starts it when needed (a command's first call does), ``stop()`` ends
+    every process it started (it can start again), ``destroy()`` ends it for good."""
+
+    def start(self) -> None: ...
+
+    def ensure_running(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+    def destroy(self) -> None: ...
 
 
 @runtime_checkable
@@ -212,6 +232,14 @@ def ensure_running(sandbox: object) -> None:
     step = sandbox_action(sandbox, "ensure_running")
     if step is not None:
         step()
+
+
+def sandbox_cancels_commands(sandbox: object) -> bool:
+    """True when ``execute_command()`` takes ``abort`` (an Event that kills the command when set)."""
+    try:
+        return "abort" in inspect.signature(sandbox.execute_command).parameters  # type: ignore[attr-defined]
+    except (AttributeError, TypeError, ValueError):
+        return False
 
 
 def sandbox_processes(sandbox: object) -> ProcessProvider | None:

@@ -65,8 +65,11 @@ from .types import (
 )
 
 if TYPE_CHECKING:
+    from .capabilities import CommandWrapping, Mounting, ProcessProvider, SandboxLifecycle
     from .kernels.config import KernelsConfig
     from .kernels.manager import SandboxKernelManager
+    from .kernels.provider import KernelProvider
+    from .types import WorkspaceSandbox
 
 __all__ = ["LocalSandbox"]
 
@@ -203,6 +206,11 @@ class LocalSandbox:
     def isolation(self) -> IsolationBackend:
         """The backend in use (``"auto"`` resolved to what the probe found)."""
         return self._isolation
+
+    @property
+    def isolation_requested(self) -> str:
+        """What ``isolation=`` asked for (``"auto"`` stays ``"auto"``; ``isolation`` is what it found)."""
+        return self._isolation_requested
 
     @property
     def native_sandbox(self) -> NativeSandboxConfig:
@@ -803,3 +811,11 @@ class LocalSandbox:
             f"LocalSandbox(id={self.id!r}, status={self.status!r}, "
             f"working_directory={self._working_directory!r}, isolation={self._isolation!r})"
         )
+
+
+if TYPE_CHECKING:  # mypy proves LocalSandbox has every optional capability, with the right types
+
+    def _capabilities(sb: LocalSandbox) -> tuple[
+        WorkspaceSandbox, ProcessProvider, KernelProvider, CommandWrapping, Mounting, SandboxLifecycle
+    ]:
+        return sb, sb.processes, sb.kernels, sb, sb, sb

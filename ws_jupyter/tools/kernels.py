@@ -20,6 +20,7 @@ import re
 from typing import Any
 
 from ..errors import KernelError
+from ..sandbox.capabilities import sandbox_kernels, sandbox_timeout
 from ..sandbox.kernels.result import omitted
 from .base import ToolCall, ToolSpec
 from .config import DEFAULT_MAX_MEDIA_BYTES
@@ -69,7 +70,7 @@ EXECUTE_CODE_PARAMS = (
 
 
 def _kernels(call: ToolCall) -> Any:
-    kernels = getattr(call.sandbox(), "kernels", None)
+    kernels = sandbox_kernels(call.sandbox())
     if kernels is None:
         raise KernelError("This sandbox cannot run kernels", code="KERNELS_UNAVAILABLE")
     ok, why = kernels.availability()
@@ -83,7 +84,7 @@ def execute_code(call: ToolCall) -> str | ToolResult:
     kernels = _kernels(call)
     timeout = call.args["timeout"]
     if timeout is None:
-        timeout = getattr(sandbox, "timeout", None)
+        timeout = sandbox_timeout(sandbox)
     result = kernels.execute(
         call.args["code"],
         kernel=call.args["kernel"],

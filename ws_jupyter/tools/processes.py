@@ -12,6 +12,7 @@ import time
 from typing import Any
 
 from ..errors import SandboxError
+from ..sandbox.capabilities import sandbox_processes
 from .base import ToolCall, ToolSpec
 from .config import DEFAULT_MAX_WAIT
 from .execute_command import format_streams
@@ -31,7 +32,7 @@ _PID = Param(
 
 
 def _manager(call: ToolCall) -> Any:
-    processes = getattr(call.sandbox(), "processes", None)
+    processes = sandbox_processes(call.sandbox())
     if processes is None:
         raise SandboxError("This sandbox has no process manager (no background processes)")
     return processes

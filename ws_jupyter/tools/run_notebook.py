@@ -41,6 +41,7 @@ from datetime import datetime
 from typing import Any
 
 from ..errors import KernelError, NotebookError, StaleFileError
+from ..sandbox.capabilities import sandbox_timeout
 from ..sandbox.kernels.execution import Stopper
 from ..sandbox.kernels.messages import MALFORMED, MAX_DEPTH, too_deep
 from ..sandbox.kernels.result import BoundedText
@@ -261,7 +262,7 @@ def run_notebook(call: ToolCall) -> str:
     fs = call.filesystem()
     sandbox = call.sandbox()
     kernels = _kernels(call)
-    if getattr(kernels, "remote", False):  # nbclient drives a local kernel's ZeroMQ channels
+    if kernels.remote:  # nbclient drives a local kernel's ZeroMQ channels
         raise KernelError(
             "This sandbox's kernels run on a Jupyter gateway; running a notebook needs a local kernel",
             code="UNSUPPORTED",
@@ -272,7 +273,7 @@ def run_notebook(call: ToolCall) -> str:
     if language is not None and language.lower() != "python":
         raise NotebookError(f"{rel} is a {language} notebook; the sandbox's kernels run Python", path=rel)
     mtime = nb.stat.mtime if nb.stat is not None else None
-    timeout = args["timeout"] if args["timeout"] is not None else getattr(sandbox, "timeout", None)
+    timeout = args["timeout"] if args["timeout"] is not None else sandbox_timeout(sandbox)
     config = kernels.config
 
     temporary = args["kernel"] is None

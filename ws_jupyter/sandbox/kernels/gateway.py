@@ -35,7 +35,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...errors import KernelError
 from .config import KernelsConfig
@@ -46,6 +46,9 @@ from .launch import ResolvedSpec
 from .manager import SandboxKernelManager
 from .messages import MAX_DEPTH, decode, too_deep
 from .result import ExecutionError, ExecutionResult
+
+if TYPE_CHECKING:
+    from .provider import KernelProvider, SandboxKernel
 
 __all__ = ["GatewayConnection", "GatewayKernel", "GatewayKernelManager"]
 
@@ -861,3 +864,9 @@ class _RemoteExecution(Execution):
             )
             sock.too_deep = 0
         return self.result()
+
+
+if TYPE_CHECKING:  # mypy proves a gateway's manager and kernels meet the provider contract
+
+    def _provider(manager: GatewayKernelManager, kernel: GatewayKernel) -> tuple[KernelProvider, SandboxKernel]:
+        return manager, kernel
