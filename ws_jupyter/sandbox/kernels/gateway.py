@@ -415,6 +415,18 @@ class GatewayKernel(Kernel):
     def _process_alive(self) -> bool:
         return self.kernel_id is not None and self._status in ("idle", "busy")
 
+    def _exit_code(self) -> int | None:
+        return None  # the gateway's kernel process is not ours to see
+
+    def _started(self) -> bool:
+        return self.kernel_id is not None
+
+    def _running(self) -> bool:
+        return self.kernel_id is not None and self._status in ("idle", "busy") and self._sock is not None
+
+    def _gone_note(self) -> str:
+        return "the kernel's connection was lost since the last execution; a fresh kernel was started"
+
     def __repr__(self) -> str:
         return f"<GatewayKernel {self.name!r} {self.status} id={self.kernel_id} at {self.connection.url}>"
 
@@ -538,20 +550,7 @@ class GatewayKernel(Kernel):
             "POST", f"/api/kernels/{urllib.parse.quote(self.kernel_id)}/interrupt", kernel=self.name
         )
 
-    def restart(self) -> Kernel:
-        """A fresh kernel under the same name (REST restart; state lost); running code is cut short."""
-        self._wake("restarted")
-        self._turn.acquire(urgent=True)
-        try:
-            with self._life:
-                self._restart_remote_locked()
-                self.restarts += 1
-                self._lost = None
-        finally:
-            self._turn.release()
-        return self
-
-    def _restart_remote_locked(self) -> None:
+    def _restart_locked(self) -> None:
         """Restarts the remote kernel in place (same id); a kernel the gateway lost is started anew."""
         if self.kernel_id is None:
             self._start_locked()
@@ -575,34 +574,6 @@ class GatewayKernel(Kernel):
         self.started_at = self.last_activity = utc_now()
         self.execution_count = 0
 
-    def _restart_inline(self) -> None:
-        with self._life:
-            try:
-                self._restart_remote_locked()
-            except KernelError:
-                log.warning("gateway kernel %s could not be restarted", self.name, exc_info=True)
-                self._stop_locked(now=True)
-                return
-            self.restarts += 1
-            self._lost = None
-            self._status = "busy"
-
-    def cull(self, idle_timeout: float) -> bool:
-        if not self._turn.acquire(timeout=0):
-            return False
-        try:
-            with self._life:
-                if self._status != "idle" or self.idle_for() < idle_timeout:
-                    return False
-                self._stop_locked(now=False)
-                self._lost = (
-                    f"the kernel was shut down after {idle_timeout:g} s without activity; a fresh kernel "
-                    "was started, so earlier variables and imports are gone"
-                )
-                return True
-        finally:
-            self._turn.release()
-
     def client(self, context: Any = None) -> Any:
         raise KernelError(
             f"Kernel {self.name!r} runs on a gateway; running a notebook needs a local kernel",
@@ -618,24 +589,6 @@ class GatewayKernel(Kernel):
             kernel=self.name,
         )
         yield  # pragma: no cover
-
-    def _ensure_running_locked(self) -> list[str]:
-        notes: list[str] = []
-        if self._removed:
-            raise KernelError(f"Kernel {self.name!r} was shut down; start a new one", kernel=self.name)
-        if self.kernel_id is not None and self._status in ("idle", "busy") and self._sock is not None:
-            return notes
-        if self.kernel_id is not None:  # connection lost while idle: reconnect, or start anew
-            self._stop_locked(now=True)
-            self._lost = (
-                "the kernel's connection was lost since the last execution; a fresh kernel was started"
-            )
-            self.restarts += 1
-        self._start_locked()
-        if self._lost:
-            notes.append(self._lost)
-            self._lost = None
-        return notes
 
     # --- execution ----------------------------------------------------------------------------
 

@@ -174,6 +174,22 @@ class Kernel:
         process = self._process()
         return process is not None and process.poll() is None
 
+    def _exit_code(self) -> int | None:
+        process = self._process()
+        return process.poll() if process is not None else None
+
+    def _started(self) -> bool:
+        """A kernel was started and not stopped since (it may have died)."""
+        return self._km is not None
+
+    def _running(self) -> bool:
+        """Started, and ready for code: its process is alive."""
+        return self._started() and self._status in ("idle", "busy") and self._process_alive()
+
+    def _gone_note(self) -> str:
+        """What the next execution is told when a started kernel is found not running."""
+        return _died_note(self._exit_code())
+
     def __repr__(self) -> str:
         return f"<Kernel {self.name!r} {self.status} spec={self.spec.name!r} pid={self.pid}>"
 
@@ -336,13 +352,17 @@ class Kernel:
         self._turn.acquire(urgent=True)
         try:
             with self._life:
-                self._stop_locked(now=True)
-                self._start_locked()
+                self._restart_locked()
                 self.restarts += 1
                 self._lost = None
         finally:
             self._turn.release()
         return self
+
+    def _restart_locked(self) -> None:
+        """A fresh kernel in place of this one (a gateway restarts the remote kernel instead)."""
+        self._stop_locked(now=True)
+        self._start_locked()
 
     def shutdown(self, now: bool = False) -> None:
         """Stops the kernel for good (``sandbox.kernels.shutdown(name)`` also forgets it)."""
@@ -363,8 +383,7 @@ class Kernel:
             with self._life:
                 if self._status != "idle" or self.idle_for() < idle_timeout:
                     return False
-                process = self._process()
-                code = process.poll() if process is not None else None
+                code = self._exit_code()
                 self._stop_locked(now=False)
                 if code is not None:
                     self._lost = _died_note(code)
@@ -426,13 +445,12 @@ class Kernel:
         notes: list[str] = []
         if self._removed:
             raise KernelError(f"Kernel {self.name!r} was shut down; start a new one", kernel=self.name)
-        if self._km is not None and self._status in ("idle", "busy") and self._process_alive():
+        if self._running():
             return notes
-        if self._km is not None:  # died while idle
-            process = self._process()
-            code = process.poll() if process is not None else None
+        if self._started():  # died (or lost its connection) while idle
+            lost = self._gone_note()
             self._stop_locked(now=True)
-            self._lost = _died_note(code)
+            self._lost = lost
             self.restarts += 1
         self._start_locked()
         if self._lost:
@@ -523,11 +541,11 @@ class Kernel:
     def _restart_inline(self) -> None:
         """Restart while holding the turn (a stuck or dead kernel during an execution)."""
         with self._life:
-            self._stop_locked(now=True)
             try:
-                self._start_locked()
+                self._restart_locked()
             except KernelError:
                 log.warning("kernel %s could not be restarted", self.name, exc_info=True)
+                self._stop_locked(now=True)
                 return
             self.restarts += 1
             self._lost = None
