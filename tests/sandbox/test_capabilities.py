@@ -14,6 +14,7 @@ import os
 import re
 import threading
 from collections.abc import Mapping
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -105,6 +106,11 @@ def test_what_is_assumed_when_a_provider_has_the_core_only(core_only: CoreOnly) 
         assert ask(core_only) is None, ask.__name__
     assert not caps.sandbox_runs_on_host(core_only)  # isolation not declared: not "on the host"
     assert not caps.sandbox_allows_network(core_only) and not caps.sandbox_cancels_commands(core_only)
+    assert caps.sandbox_egress(core_only) is None
+    since = datetime.now(timezone.utc)
+    assert caps.sandbox_network_note(core_only, 1, since) == ""
+    result = core_only.execute_command("true")
+    assert caps.sandbox_with_network_note(core_only, result, since) is result
     for step in ("start", "stop", "destroy", "ensure_running"):
         assert caps.sandbox_action(core_only, step) is None  # type: ignore[arg-type]
     caps.ensure_running(core_only)  # nothing to do, no error
@@ -150,7 +156,7 @@ def test_a_cancelled_tool_call_stops_the_command_where_the_sandbox_takes_abort(m
 _MEMBERS = {
     "processes", "kernels", "isolation", "timeout", "wrap_argv", "is_visible", "ensure_running",
     "home_directory", "native_sandbox", "mount", "start", "stop", "destroy", "get_info",
-    "detect_isolation", "remote", "status",
+    "detect_isolation", "remote", "status", "egress", "network_note", "with_network_note",
 }  # fmt: skip
 
 

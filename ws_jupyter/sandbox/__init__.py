@@ -17,11 +17,13 @@ _EXPORTS = {
     "BackgroundProcess": "ws_jupyter.sandbox.capabilities",
     "CommandResult": "ws_jupyter.sandbox.types",
     "CommandWrapping": "ws_jupyter.sandbox.capabilities",
+    "EgressEvent": "ws_jupyter.sandbox.network.egress",
     "IsolationDetection": "ws_jupyter.sandbox.types",
     "LocalSandbox": "ws_jupyter.sandbox.local",
     "Mount": "ws_jupyter.sandbox.isolation.config",
     "Mounting": "ws_jupyter.sandbox.capabilities",
     "NativeSandboxConfig": "ws_jupyter.sandbox.isolation.config",
+    "NetworkConfig": "ws_jupyter.sandbox.network.config",
     "ProcessHandle": "ws_jupyter.sandbox.processes",
     "ProcessInfo": "ws_jupyter.sandbox.types",
     "ProcessManager": "ws_jupyter.sandbox.processes",
@@ -34,11 +36,13 @@ __all__ = [
     "BackgroundProcess",
     "CommandResult",
     "CommandWrapping",
+    "EgressEvent",
     "IsolationDetection",
     "LocalSandbox",
     "Mount",
     "Mounting",
     "NativeSandboxConfig",
+    "NetworkConfig",
     "ProcessHandle",
     "ProcessInfo",
     "ProcessManager",
@@ -55,5 +59,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .capabilities import BackgroundProcess, CommandWrapping, Mounting, ProcessProvider
     from .isolation.config import Mount, NativeSandboxConfig
     from .local import LocalSandbox
+    from .network.config import NetworkConfig
+    from .network.egress import EgressEvent
     from .processes import ProcessHandle, ProcessManager
     from .types import CommandResult, IsolationDetection, ProcessInfo, SandboxInfo, WorkspaceSandbox

@@ -24,6 +24,9 @@ isolation          ``isolation``: ``"none"``, ``"bwrap"``,      not declared: th
 isolation probe    ``detect_isolation()`` ->                    nothing to say about this machine
                    ``IsolationDetection``
 isolation config   ``native_sandbox``: ``NativeSandboxConfig``  the network is not declared open
+network watch      ``egress`` (the live ``EgressLog``),         no Network tab; results carry no
+                   ``network_note(pid, since)``,                line about denied connections
+                   ``with_network_note(result, since)``
 command wrapping   ``wrap_argv()``, ``is_visible()``            no local kernels (a kernel process
                    (:class:`CommandWrapping`)                   must be started in the isolation)
 mounts             ``mount(host_path, read_only)``              the workspace's filesystem is not
@@ -43,6 +46,7 @@ from __future__ import annotations
 import inspect
 import os
 from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from .types import (
@@ -60,6 +64,7 @@ if TYPE_CHECKING:
     from .isolation.config import Mount, NativeSandboxConfig
     from .kernels.provider import KernelProvider
     from .launch import LaunchSpec
+    from .network.egress import EgressLog
 
 __all__ = [
     "BackgroundProcess",
@@ -72,6 +77,7 @@ __all__ = [
     "sandbox_action",
     "sandbox_allows_network",
     "sandbox_cancels_commands",
+    "sandbox_egress",
     "sandbox_home",
     "sandbox_info",
     "sandbox_isolation",
@@ -79,9 +85,11 @@ __all__ = [
     "sandbox_kernels",
     "sandbox_mounting",
     "sandbox_native_config",
+    "sandbox_network_note",
     "sandbox_processes",
     "sandbox_runs_on_host",
     "sandbox_timeout",
+    "sandbox_with_network_note",
     "sandbox_wrapping",
 ]
 
@@ -285,6 +293,27 @@ def sandbox_native_config(sandbox: object) -> NativeSandboxConfig | None:
 def sandbox_allows_network(sandbox: object) -> bool:
     """True when the sandbox's configuration declares the network open to its commands."""
     return bool(getattr(sandbox_native_config(sandbox), "allow_network", False))
+
+
+def sandbox_egress(sandbox: object) -> EgressLog | None:
+    """The live log of the sandbox's connection attempts (``subscribe()`` for views), or None:
+    its network is not watched (only ``network="allow"`` is)."""
+    log: EgressLog | None = _member(sandbox, "egress")
+    return log
+
+
+def sandbox_network_note(sandbox: object, pid: int | None, since: datetime) -> str:
+    """One line about the connections process ``pid`` (and its descendants) had denied since
+    ``since``, or "" (none, or a sandbox that does not watch its network)."""
+    note_for = _member(sandbox, "network_note")
+    return str(note_for(pid, since) or "") if callable(note_for) else ""
+
+
+def sandbox_with_network_note(sandbox: object, result: CommandResult, since: datetime) -> CommandResult:
+    """``result`` with its line about denied connections (``network_note``), when the sandbox
+    watches its network; ``result`` itself otherwise."""
+    annotate = _member(sandbox, "with_network_note")
+    return annotate(result, since) if callable(annotate) else result
 
 
 def sandbox_wrapping(sandbox: object) -> CommandWrapping | None:

@@ -15,12 +15,14 @@ The tools exist only when the sandbox can run kernels (``sandbox.kernels.availab
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import re
+from datetime import datetime, timezone
 from typing import Any
 
 from ..errors import KernelError
-from ..sandbox.capabilities import sandbox_kernels, sandbox_timeout
+from ..sandbox.capabilities import sandbox_kernels, sandbox_network_note, sandbox_timeout
 from ..sandbox.kernels.result import omitted
 from .base import ToolCall, ToolSpec
 from .config import DEFAULT_MAX_MEDIA_BYTES
@@ -85,6 +87,7 @@ def execute_code(call: ToolCall) -> str | ToolResult:
     timeout = call.args["timeout"]
     if timeout is None:
         timeout = sandbox_timeout(sandbox)
+    since = datetime.now(timezone.utc)
     result = kernels.execute(
         call.args["code"],
         kernel=call.args["kernel"],
@@ -93,11 +96,19 @@ def execute_code(call: ToolCall) -> str | ToolResult:
         abort=call.context.abort,
         tool_call_id=call.context.tool_call_id,
     )
-    return format_execution(
+    output = format_execution(
         result,
         max_tokens=call.max_tokens,
         max_media_bytes=int(call.option("max_media_bytes", DEFAULT_MAX_MEDIA_BYTES)),
     )
+    # network allow mode: the connection attempts of this execution that the allow-list denied
+    kernel = kernels.get(call.args["kernel"])
+    note = sandbox_network_note(sandbox, kernel.pid if kernel is not None else None, since)
+    if not note:
+        return output
+    if isinstance(output, ToolResult):
+        return dataclasses.replace(output, text=f"{output.text}\n\n{note}")
+    return f"{output}\n\n{note}"
 
 
 def _html_text(markup: str) -> str:

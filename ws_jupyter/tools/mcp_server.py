@@ -661,6 +661,9 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         default="auto",
         help="how commands are isolated (default: auto = the best backend that works here)",
     )
+    from ..sandbox.network.arguments import add_network_arguments
+
+    add_network_arguments(parser)
     parser.add_argument("--no-search", action="store_true", help="no search tools")
     vector = parser.add_mutually_exclusive_group()
     vector.add_argument(
@@ -709,8 +712,11 @@ def _run(args: argparse.Namespace) -> int:
     sandbox = None
     if not args.no_sandbox:
         from ..sandbox.local import LocalSandbox
+        from ..sandbox.network.arguments import network_from_arguments
 
-        sandbox = LocalSandbox(working_directory=root, isolation=args.isolation)
+        sandbox = LocalSandbox(
+            working_directory=root, isolation=args.isolation, network=network_from_arguments(args)
+        )
     skills = args.skills
     if skills is None:
         skills = ["skills"] if os.path.isdir(os.path.join(root, "skills")) else []

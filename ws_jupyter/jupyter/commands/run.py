@@ -32,7 +32,7 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
-from ...sandbox.capabilities import sandbox_processes, sandbox_timeout
+from ...sandbox.capabilities import sandbox_processes, sandbox_timeout, sandbox_with_network_note
 from ..parsing import WsArgumentParser
 from ..views.processes import TAIL_LINES, RunSummary
 from ._common import require_sandbox
@@ -110,6 +110,9 @@ def run_streaming(
             with contextlib.suppress(Exception):
                 manager.release(handle.pid)
         result = handle.result()
+        started_at = getattr(handle, "started_at", None)
+        if started_at is not None:  # network allow mode: the connections it had denied
+            result = sandbox_with_network_note(sandbox, result, started_at)
     summary = RunSummary.of(
         result,
         command=command,

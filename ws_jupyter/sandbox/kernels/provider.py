@@ -64,6 +64,10 @@ class SandboxKernel(Protocol):
     @property
     def status(self) -> str: ...
 
+    @property
+    def pid(self) -> int | None:
+        """The kernel's process on this machine; None when it is not running, or runs elsewhere."""
+
     def info(self) -> KernelInfo: ...
 
     def execute(
