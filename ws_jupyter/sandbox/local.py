@@ -53,7 +53,7 @@ from .network.config import NetworkConfig, effective_network
 from .processes import (
     DEFAULT_MAX_RETAINED_BYTES,
     ProcessManager,
-    _validate_retained,
+    validate_retained,
     validate_timeout,
 )
 from .tempdirs import private_dir
@@ -133,7 +133,7 @@ class LocalSandbox:
         try:
             self._env = validate_env(env)
             self._timeout = validate_timeout(timeout)
-            self._max_output_bytes = _validate_retained(max_output_bytes)
+            self._max_output_bytes = validate_retained(max_output_bytes)
         except InvalidArgumentError as exc:
             raise WorkspaceConfigError(str(exc)) from None
         self._config = NativeSandboxConfig.coerce(native_sandbox)
