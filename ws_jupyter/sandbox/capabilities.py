@@ -1,41 +1,28 @@
 """The sandbox contract beyond its core: optional capabilities, what each means when it is
 missing, and the one place that asks a sandbox for them.
 
-Every provider has the core of :class:`~ws_jupyter.sandbox.types.WorkspaceSandbox`: ``id``,
+Every provider has the core of ``WorkspaceSandbox`` (``sandbox.types``): ``id``,
 ``name``, ``provider``, ``status``, ``execute_command()`` and ``get_instructions()``. Everything
 else is optional. The workspace, its tools and the notebook ask for an optional member only
 through the functions of this module — never with a ``getattr`` of their own — so a provider
 (a container, a remote machine) knows exactly what it may offer and what is assumed when it
 does not:
 
-=================  ===========================================  =====================================
-capability         members                                      when the sandbox does not have it
-=================  ===========================================  =====================================
-lifecycle          ``start()``, ``stop()``, ``destroy()``,      nothing to start, stop or destroy:
-                   ``ensure_running()``                         the sandbox is taken as running
-processes          ``processes``: a :class:`ProcessProvider`    no background processes (their
-                                                                tools, widgets and magics are absent)
-cancelling         ``execute_command(..., abort=Event)``        a cancelled tool call leaves the
-                                                                command to its time limit
-kernels            ``kernels``: a ``KernelProvider``            no kernels (the code tools are absent)
-                   (``ws_jupyter.sandbox.kernels.provider``)
-isolation          ``isolation``: ``"none"``, ``"bwrap"``,      not declared: the provider isolates
-                   ``"seatbelt"`` or a name of its own          in its own way (not "on the host")
-isolation probe    ``detect_isolation()`` ->                    nothing to say about this machine
-                   ``IsolationDetection``
-isolation config   ``native_sandbox``: ``NativeSandboxConfig``  the network is not declared open
-network watch      ``egress`` (the live ``EgressLog``),         no Network tab; results carry no
-                   ``network_note(pid, since)``,                line about denied connections
-                   ``with_network_note(result, since)``
-command wrapping   ``wrap_argv()``, ``is_visible()``            no local kernels (a kernel process
-                   (:class:`CommandWrapping`)                   must be started in the isolation)
-mounts             ``mount(host_path, read_only)``              the workspace's filesystem is not
-                                                                made visible in the sandbox
-home directory     ``home_directory``: ``str | None``           None
-default timeout    ``timeout``: seconds or None                 None: no default limit (tools and
-                                                                magics then pass none)
-information        ``get_info()`` -> ``SandboxInfo``            nothing shown
-=================  ===========================================  =====================================
+| capability | members | when the sandbox does not have it |
+|---|---|---|
+| lifecycle | ``start()``, ``stop()``, ``destroy()``, ``ensure_running()`` | nothing to start, stop or destroy: the sandbox is taken as running |
+| processes | ``processes``: a ``ProcessProvider`` | no background processes (their tools, widgets and magics are absent) |
+| cancelling | ``execute_command(..., abort=Event)`` | a cancelled tool call leaves the command to its time limit |
+| kernels | ``kernels``: a ``KernelProvider`` (``sandbox.kernels.provider``) | no kernels (the code tools are absent) |
+| isolation | ``isolation``: ``"none"``, ``"bwrap"``, ``"seatbelt"`` or a name of its own | not declared: the provider isolates its own way (not "on the host") |
+| isolation probe | ``detect_isolation()`` -> ``IsolationDetection`` | nothing to say about this machine |
+| isolation config | ``native_sandbox``: ``NativeSandboxConfig`` | the network is not declared open |
+| network watch | ``egress`` (the live ``EgressLog``), ``network_note()``, ``with_network_note()`` | no Network tab; results carry no line about denied connections |
+| command wrapping | ``wrap_argv()``, ``is_visible()`` (``CommandWrapping``) | no local kernels (a kernel process must start in the isolation) |
+| mounts | ``mount(host_path, read_only)`` (``Mounting``) | the workspace's filesystem is not made visible in the sandbox |
+| home directory | ``home_directory``: ``str`` or None | None |
+| default timeout | ``timeout``: seconds or None | None: no default limit (tools and magics then pass none) |
+| information | ``get_info()`` -> ``SandboxInfo`` | nothing shown |
 
 ``LocalSandbox`` has all of them. ``tests/sandbox/conformance.py`` (``SandboxConformance``) and
 ``tests/kernels/conformance.py`` (``KernelConformance``) prove a provider against this contract.
