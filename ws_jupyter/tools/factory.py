@@ -27,6 +27,7 @@ from typing import Any
 
 from ..errors import ToolConfigError
 from ..request_context import RequestContext
+from ..sandbox.capabilities import sandbox_kernels, sandbox_processes
 from .activity import tool_activity
 from .base import ToolSpec
 from .config import ToolsConfig
@@ -70,7 +71,7 @@ def _sandbox_specs(with_processes: bool, with_kernels: bool) -> list[ToolSpec]:
 
 
 def _can_run_kernels(sandbox: Any) -> bool:
-    manager = getattr(sandbox, "kernels", None)
+    manager = sandbox_kernels(sandbox)
     return manager is not None and bool(manager.available)
 
 
@@ -112,11 +113,12 @@ def available_specs(workspace: Any) -> list[ToolSpec]:
         if sandbox is None:  # resolver: everything, checked per call
             specs += _sandbox_specs(True, True)
         else:
-            specs += _sandbox_specs(getattr(sandbox, "processes", None) is not None, _can_run_kernels(sandbox))
+            specs += _sandbox_specs(sandbox_processes(sandbox) is not None, _can_run_kernels(sandbox))
         # runs a workspace notebook on a sandbox kernel and writes its outputs back
         # (not on a gateway's kernels: nbclient needs a local one)
+        kernels = sandbox_kernels(sandbox) if sandbox is not None else None
         local_kernels = sandbox is None or (
-            _can_run_kernels(sandbox) and not getattr(sandbox.kernels, "remote", False)
+            kernels is not None and _can_run_kernels(sandbox) and not kernels.remote
         )
         if workspace.has_filesystem_config() and not read_only and local_kernels:
             from .run_notebook import RUN_NOTEBOOK_SPEC

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ..sandbox.capabilities import sandbox_allows_network, sandbox_runs_on_host
 from .names import WORKSPACE_TOOLS
 
 __all__ = ["ToolHints", "hints_for", "title_for"]
@@ -91,10 +92,7 @@ def _reaches_out(sandbox: Any) -> bool:
     """Commands run on the host (no isolation) or with the network."""
     if sandbox is None:
         return True  # a resolver: not known before a request, so say what it may do
-    if getattr(sandbox, "isolation", None) == "none":
-        return True
-    config = getattr(sandbox, "native_sandbox", None)
-    return bool(getattr(config, "allow_network", False))
+    return sandbox_runs_on_host(sandbox) or sandbox_allows_network(sandbox)
 
 
 #: Tools whose code runs in the sandbox: they reach out exactly when its commands do.
