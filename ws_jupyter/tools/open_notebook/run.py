@@ -21,6 +21,7 @@ from typing import Any
 from ...errors import KernelError
 from ...live.outputs import notebook_outputs
 from ...notebooks.render import render_cell
+from ...sandbox.capabilities import sandbox_kernels, sandbox_timeout
 from ..base import ToolCall, ToolSpec
 from ..config import DEFAULT_MAX_MEDIA_BYTES
 from ..kernels import format_execution
@@ -70,7 +71,7 @@ def run(call: ToolCall) -> ToolOutput:
 
 
 def _kernels(call: ToolCall) -> Any:
-    kernels = getattr(call.sandbox(), "kernels", None)
+    kernels = sandbox_kernels(call.sandbox())
     if kernels is None or not kernels.availability()[0]:
         why = kernels.availability()[1] if kernels is not None else "it has no kernels"
         raise KernelError(f"This workspace's sandbox cannot run kernels: {why}", code="KERNELS_UNAVAILABLE")
@@ -86,7 +87,7 @@ def _in_sandbox(call: ToolCall, ids: list[str]) -> ToolOutput:
     cells = {c.id: c for c in view.cells}
     timeout = call.args["timeout"]
     if timeout is None:
-        timeout = getattr(call.sandbox(), "timeout", None)
+        timeout = sandbox_timeout(call.sandbox())
     name = call.args["kernel"]
     budget = call.max_tokens
     share = max(200, budget // len(ids)) if budget else None
