@@ -67,6 +67,7 @@ def test_notebooks_are_all_tested() -> None:
         "teaching_demo.ipynb",
         "notebook_agent.ipynb",
         "code_interpreter.ipynb",
+        "live_notebook.ipynb",
     }
     assert {p.name for p in NOTEBOOKS.glob("*.ipynb")} == tested
 
@@ -252,3 +253,16 @@ def test_code_interpreter(notebook_runs: Any) -> None:
     report = nbformat.read(folder / "interpreter-workspace" / "data" / "report.ipynb", as_version=4)
     nbformat.validate(report)
     assert report.cells[2].outputs[0]["text"] == "total units 2425\n"
+
+
+@pytest.mark.slow
+def test_live_notebook_says_what_is_missing_without_a_page(notebook_runs: Any) -> None:
+    """Headless (nbclient answers no comm) the live demo says the page is missing and how to get
+    it, and its agent stops instead of waiting; tests/jupyter/test_live.py runs it in JupyterLab."""
+    nb, _folder = notebook_runs.run("live_notebook.ipynb")
+    no_errors(nb)
+    status = text(cell(nb, "%ws live"))
+    assert "Not connected to the notebook page" in status and "jupyter labextension list" in status
+    assert "pip install ws-jupyter" in status
+    assert "the agent has nothing to look at, so it stops here" in text(cell(nb, "link = live_notebook(ws)"))
+    assert text(cell(nb, "prices = [12.5")).strip() == "17.875"

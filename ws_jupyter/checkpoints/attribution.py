@@ -32,11 +32,16 @@ from typing import Any, Literal
 from ..tools.activity import ToolActivityEvent
 from ..tools.names import WORKSPACE_TOOLS, WRITE_TOOLS
 
-__all__ = ["CODE_TOOLS", "Attribution", "Journal", "JournalEntry"]
+__all__ = ["CHANGING_TOOLS", "CODE_TOOLS", "Attribution", "Journal", "JournalEntry"]
 
 T = WORKSPACE_TOOLS
 #: Tools that run code which may change any file.
-CODE_TOOLS = frozenset({T.SANDBOX.EXECUTE_COMMAND, T.SANDBOX.EXECUTE_CODE, T.SANDBOX.RUN_NOTEBOOK})
+CODE_TOOLS = frozenset(
+    {T.SANDBOX.EXECUTE_COMMAND, T.SANDBOX.EXECUTE_CODE, T.SANDBOX.RUN_NOTEBOOK, T.OPEN_NOTEBOOK.RUN}
+)
+#: Every tool that may change the workspace's files: an automatic checkpoint goes before it (a
+#: proposal to the open notebook changes its file once the user accepts and saves it).
+CHANGING_TOOLS = frozenset({*WRITE_TOOLS, *CODE_TOOLS, T.OPEN_NOTEBOOK.EDIT})
 _MAX_ENTRIES = 5000
 #: Slack around a call's window for file times (clock steps, filesystem time granularity).
 _SLACK = 1.0
@@ -84,7 +89,7 @@ class JournalEntry:
             return "command"
         if self.tool == T.SANDBOX.EXECUTE_CODE:
             return "kernel"
-        if self.tool == T.SANDBOX.RUN_NOTEBOOK:
+        if self.tool in (T.SANDBOX.RUN_NOTEBOOK, T.OPEN_NOTEBOOK.RUN):
             return "notebook"
         if self.tool == "restore":
             return "restore"
@@ -97,6 +102,8 @@ class JournalEntry:
             return f"kernel code `{_one_line(self.input.get('code'))}`"
         if self.tool == T.SANDBOX.RUN_NOTEBOOK:
             return f"notebook run {self.input.get('path')}"
+        if self.tool == T.OPEN_NOTEBOOK.RUN:
+            return f"open notebook cells {_one_line(self.input.get('cell_ids'))}"
         if self.tool == "restore":
             return f"restore of checkpoint {self.input.get('checkpoint')}"
         return f"{self.exposed} {self.input.get('path', '')}".strip()
@@ -133,7 +140,7 @@ class Journal:
 
     def on_event(self, event: ToolActivityEvent) -> None:
         """A tool activity event (subscribe this to the workspace's feed)."""
-        if event.workspace_tool_name not in WRITE_TOOLS and event.workspace_tool_name not in CODE_TOOLS:
+        if event.workspace_tool_name not in CHANGING_TOOLS:
             return
         with self._lock:
             entry = self._entries.get(event.call_id)

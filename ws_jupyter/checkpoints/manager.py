@@ -33,9 +33,8 @@ from ..errors import (
     WorkspaceError,
 )
 from ..tools.activity import ToolActivityEvent
-from ..tools.names import WRITE_TOOLS
 from ..tools.tracking import conversation_key
-from .attribution import CODE_TOOLS, Attribution, Journal
+from .attribution import CHANGING_TOOLS, CODE_TOOLS, Attribution, Journal
 from .config import CheckpointsConfig
 from .diff import file_diff, join_diffs
 from .manifest import Excluded, FileRecord, Manifest, State
@@ -499,8 +498,7 @@ class Checkpoints:
             turn.last = now
             if len(self._turns) > 256:
                 self._turns.pop(next(iter(self._turns)))
-            changing = tool in WRITE_TOOLS or tool in CODE_TOOLS
-            if not changing:
+            if tool not in CHANGING_TOOLS:
                 return
             mode = self.config.auto
             wanted = mode == "call" or not turn.checkpointed or (mode == "command" and tool in CODE_TOOLS)

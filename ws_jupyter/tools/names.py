@@ -18,6 +18,7 @@ __all__ = [
     "FILESYSTEM_TOOLS",
     "KERNEL_TOOLS",
     "NOTEBOOK_RUN_TOOLS",
+    "OPEN_NOTEBOOK_TOOLS",
     "PROCESS_TOOLS",
     "SANDBOX_TOOLS",
     "SEARCH_TOOLS",
@@ -61,6 +62,12 @@ class _Skills:
     SKILL_READ: Final = "skill_read"
 
 
+class _OpenNotebook:
+    READ: Final = "open_notebook_read"
+    EDIT: Final = "open_notebook_edit"
+    RUN: Final = "open_notebook_run"
+
+
 class _Checkpoints:
     CHECKPOINT: Final = "workspace_checkpoint"
 
@@ -72,6 +79,7 @@ class WORKSPACE_TOOLS:
     SANDBOX = _Sandbox
     SEARCH = _Search
     SKILLS = _Skills
+    OPEN_NOTEBOOK = _OpenNotebook
     CHECKPOINTS = _Checkpoints
 
 
@@ -107,8 +115,18 @@ NOTEBOOK_RUN_TOOLS: Final = (_Sandbox.RUN_NOTEBOOK,)
 SANDBOX_TOOLS: Final = (_Sandbox.EXECUTE_COMMAND, *PROCESS_TOOLS, *KERNEL_TOOLS, *NOTEBOOK_RUN_TOOLS)
 SEARCH_TOOLS: Final = (_Search.SEARCH, _Search.INDEX)
 SKILL_TOOLS: Final = (_Skills.SKILL, _Skills.SKILL_SEARCH, _Skills.SKILL_READ)
+#: Present while the notebook the user has open is connected (the ``%ws`` extension in its kernel
+#: and the ws-jupyter JupyterLab extension): read it, propose reviewed edits, run its cells.
+OPEN_NOTEBOOK_TOOLS: Final = (_OpenNotebook.READ, _OpenNotebook.EDIT, _OpenNotebook.RUN)
 #: Off unless enabled (``{WORKSPACE_TOOLS.CHECKPOINTS.CHECKPOINT: {"enabled": True}}``): a writable
 #: local or object-storage filesystem known up front.
 CHECKPOINT_TOOLS: Final = (_Checkpoints.CHECKPOINT,)
 #: Every tool, in the order ``Workspace.tools()`` lists them.
-ALL_TOOL_NAMES: Final = (*FILESYSTEM_TOOLS, *SANDBOX_TOOLS, *SEARCH_TOOLS, *SKILL_TOOLS, *CHECKPOINT_TOOLS)
+ALL_TOOL_NAMES: Final = (
+    *FILESYSTEM_TOOLS,
+    *SANDBOX_TOOLS,
+    *SEARCH_TOOLS,
+    *SKILL_TOOLS,
+    *OPEN_NOTEBOOK_TOOLS,
+    *CHECKPOINT_TOOLS,
+)

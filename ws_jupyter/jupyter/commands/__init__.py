@@ -40,6 +40,7 @@ _MODULES = (
     "skill",
     "tools",
     "call",
+    "live",
     "ui",
     "doctor",
 )

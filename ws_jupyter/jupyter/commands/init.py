@@ -39,6 +39,7 @@ import os
 from typing import Any
 
 from ...errors import WorkspaceError
+from ...sandbox.capabilities import sandbox_processes
 from ..parsing import WsArgumentParser
 from ..skill_problems import skill_problems
 from ..views.common import one_line
@@ -123,7 +124,7 @@ def _running_processes(inv: Invocation) -> list[Any]:
     if previous is None or not inv.session.owned or not previous.has_sandbox_config():
         return []
     try:
-        manager = getattr(previous.resolve_sandbox(None), "processes", None)
+        manager = sandbox_processes(previous.resolve_sandbox(None))
         return [p for p in manager.list() if p.running] if manager is not None else []
     except Exception:  # a workspace already half-destroyed has nothing left to lose
         return []

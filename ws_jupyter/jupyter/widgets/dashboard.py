@@ -19,6 +19,7 @@ from typing import Any
 import ipywidgets as w
 from traitlets import List, Unicode
 
+from ...sandbox.capabilities import sandbox_egress, sandbox_kernels, sandbox_processes
 from ..views.common import MUTED
 from .controls import stylesheet
 from .live import Throttle
@@ -62,7 +63,7 @@ class Dashboard(Snapshotting, w.VBox):
         # both run commands as the sandbox's processes (Stop and Kill need them)
         if (
             workspace.has_sandbox_config()
-            and getattr(workspace.resolve_sandbox(None), "processes", None) is not None
+            and sandbox_processes(workspace.resolve_sandbox(None)) is not None
         ):
             self.runner = CommandRunner(workspace, interval=interval)
             tabs.append(("Run", self.runner))
@@ -88,11 +89,11 @@ class Dashboard(Snapshotting, w.VBox):
             self._unfollow = tool_activity(workspace).subscribe(self._on_tool_event)
         tabs.append(("Agent tools", self.activity))
         if workspace.has_sandbox_config():
-            kernels = getattr(workspace.resolve_sandbox(None), "kernels", None)
+            kernels = sandbox_kernels(workspace.resolve_sandbox(None))
             if kernels is not None and kernels.available:
                 self.kernels = KernelActivity(workspace, interval=interval)
                 tabs.append(("Kernels", self.kernels))
-            if getattr(workspace.resolve_sandbox(None), "egress", None) is not None:
+            if sandbox_egress(workspace.resolve_sandbox(None)) is not None:
                 self.network = NetworkLog(workspace, interval=interval)
                 tabs.append(("Network", self.network))
         self.tab = w.Tab(children=[t for _, t in tabs])
@@ -101,7 +102,7 @@ class Dashboard(Snapshotting, w.VBox):
         self.tab_names = [name for name, _ in tabs]
         info = workspace.get_info()
         sandbox = info.sandbox
-        isolation = getattr(sandbox, "isolation", None) if sandbox not in (None, "dynamic") else None
+        isolation = sandbox.isolation if sandbox not in (None, "dynamic") else None  # a SandboxInfo
         base = getattr(info.filesystem, "base_path", "") if info.filesystem not in (None, "dynamic") else ""
         self.title = w.HTML(
             f"<strong>{html.escape(workspace.name)}</strong> <span style='{MUTED}'>"
