@@ -48,7 +48,7 @@ import sys
 import threading
 import time
 import warnings
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, unquote
@@ -237,6 +237,11 @@ class _State:
     approve_all: bool
     elicit: bool
     bridge: _LogBridge = field(default_factory=_LogBridge)
+    #: the request context of one call (per client session over HTTP); None: ``request_context``
+    context_for: Callable[[Any], Any] | None = None
+
+    def call_context(self, ctx: Any) -> Any:
+        return self.request_context if self.context_for is None else self.context_for(ctx)
 
     @property
     def by_name(self) -> dict[str, Tool]:
@@ -370,7 +375,7 @@ async def _run_call(
 
     abort = threading.Event()
     call_ctx = ToolCallContext(
-        request_context=state.request_context,
+        request_context=state.call_context(ctx),
         tool_call_id=None if ctx.request_id is None else str(ctx.request_id),
         abort=abort,
     )
@@ -414,11 +419,14 @@ def build_mcp_server(
     tools: list[Tool] | None = None,
     approve_all: bool = False,
     elicit: bool = True,
+    context_for: Callable[[Any], Any] | None = None,
 ) -> Any:
     """An ``mcp`` low-level ``Server`` for the workspace (see the module docstring).
 
     ``approve_all`` approves every call that requires approval (``--approve-all``); ``elicit``
     asks the user through the client, when it supports elicitation, for calls that require it.
+    ``context_for(ctx)`` gives the request context of a call from its MCP request context (the
+    HTTP server: one per client session); default ``request_context`` for every call.
     """
     import mcp_types as types
     from mcp.server.lowlevel import Server
@@ -430,7 +438,7 @@ def build_mcp_server(
     from ..skills.prompt import skill_arguments, skill_prompt
 
     listed = tools if tools is not None else workspace.tools(request_context)
-    state = _State(workspace, request_context, listed, approve_all, elicit)
+    state = _State(workspace, request_context, listed, approve_all, elicit, context_for=context_for)
     definitions = _tools_definitions(state)
     by_name = state.by_name
 
@@ -451,7 +459,7 @@ def build_mcp_server(
     async def decide(ctx: Any, tool: Tool, args: dict[str, Any], params: Any) -> tuple[bool | None, Any]:
         """(approved, early result): None leaves it to the workspace policy."""
         try:
-            needed = tool.needs_approval(args, ToolCallContext(request_context=request_context))
+            needed = tool.needs_approval(args, ToolCallContext(request_context=state.call_context(ctx)))
         except Exception:
             needed = True
         if not needed or _has_approver(workspace):
