@@ -467,6 +467,13 @@ class Workspace:
             except Exception as exc:  # keep tearing down the rest, report the first failure
                 errors.append(exc)
 
+        from .tools.jobs import existing_jobs
+        from .tools.mcp_http import stop_all
+
+        attempt(lambda: stop_all(self), "stopping the MCP servers")
+        registry = existing_jobs(self)
+        if registry is not None:
+            attempt(registry.cancel_all, "cancelling jobs")
         sb = self._sb_static
         if sb is not None:
             stop = sandbox_action(sb, "destroy") or sandbox_action(sb, "stop")
@@ -765,6 +772,25 @@ class Workspace:
         from .tools.config import ToolsConfig
 
         self._tools_config = ToolsConfig.coerce(config)
+
+    def serve_mcp_http(
+        self,
+        port: int | None = None,
+        host: str = "127.0.0.1",
+        *,
+        allow: Iterable[str] | str | None = None,
+        **options: Any,
+    ) -> Any:
+        """Serve this workspace to outside agents over MCP Streamable HTTP, from this process.
+
+        Returns a handle with ``url``, ``token``, ``client_configs()`` and ``stop()``; the server
+        also stops with ``destroy()``. ``allow`` names the gated tool groups (``"open-notebook"``,
+        ``"user-data"``) outside clients may use. See :func:`ws_jupyter.tools.mcp_http.serve_mcp_http`.
+        """
+        from .tools.mcp_http import serve_mcp_http
+
+        self._require_usable()
+        return serve_mcp_http(self, port=port, host=host, allow=allow, **options)
 
     def tools(self, request_context: Any = None) -> list[Any]:
         """The agent tools for this request: only those whose provider is configured and enabled."""

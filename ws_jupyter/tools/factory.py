@@ -61,13 +61,15 @@ def _filesystem_specs() -> list[ToolSpec]:
 
 
 def _sandbox_specs(with_processes: bool, with_kernels: bool) -> list[ToolSpec]:
-    from . import execute_command, kernels, processes
+    from . import execute_command, job_tools, kernels, processes
 
     specs = [execute_command.SPEC]
     if with_processes:
         specs += [processes.GET_OUTPUT_SPEC, processes.KILL_SPEC, processes.LIST_SPEC]
     if with_kernels:
         specs += [kernels.EXECUTE_CODE_SPEC, kernels.RESTART_KERNEL_SPEC, kernels.LIST_KERNELS_SPEC]
+    if with_processes or with_kernels:
+        specs += [job_tools.STATUS_SPEC, job_tools.CANCEL_SPEC]
     return specs
 
 

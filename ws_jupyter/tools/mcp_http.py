@@ -22,7 +22,7 @@ Why each check exists:
   are capped (``max_sessions``; further ones get 503) and idle ones end after
   ``session_idle_timeout`` seconds.
 
-Each client session gets its own request context (:func:`client_context`): its reads are recorded
+Each client session gets its own request context (:func:`~ws_jupyter.request_context.client_context`): its reads are recorded
 apart from other clients' (``require_read_before_write`` holds per client), its background jobs are
 its own, and the activity feed names it (``client`` from MCP ``initialize``, ``session``).
 """
@@ -42,13 +42,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..request_context import RequestContext
+from ..request_context import RequestContext, client_context
 
 __all__ = [
     "ALLOW_GROUPS",
     "McpHttpServer",
-    "client_context",
-    "client_label",
     "serve_mcp_http",
 ]
 
@@ -62,9 +60,6 @@ DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
 DEFAULT_MAX_SESSIONS = 64
 #: Seconds a session may stay idle before it is closed (the client then starts another).
 DEFAULT_SESSION_IDLE_TIMEOUT = 30 * 60.0
-#: Request-context keys naming an outside client: shown by the activity widget and ``%ws ps``.
-CLIENT_KEY = "mcp_client"
-SESSION_KEY = "mcp_session"
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 #: Tool groups an outside client gets only when the user allows them (``allow=``, ``--allow``):
@@ -138,26 +133,6 @@ class _Clients:
     def seen(self) -> list[tuple[str, str]]:
         with self._lock:
             return list(self._contexts)
-
-
-def client_context(name: str, session: str = "") -> RequestContext:
-    """The request context of an outside client's calls: ``user_id`` is the client (its jobs, its
-    kernels by name), ``thread_id`` its session (its read records are its own)."""
-    return RequestContext(
-        {"user_id": f"mcp:{name}", "thread_id": session or "-", CLIENT_KEY: name, SESSION_KEY: session}
-    )
-
-
-def client_label(request_context: Any) -> str | None:
-    """``"claude-code (session 1a2b3c4d)"`` for a call of an outside client, else None."""
-    try:
-        name = request_context.get(CLIENT_KEY) if request_context is not None else None
-    except (AttributeError, TypeError):
-        return None
-    if not name:
-        return None
-    session = request_context.get(SESSION_KEY) or ""
-    return f"{name} (session {session[:8]})" if session else str(name)
 
 
 def _client_of(ctx: Any) -> tuple[str, str]:

@@ -32,6 +32,8 @@ What the server offers:
   when the client supports it; else it is refused with text naming ``--approve-all`` and
   ``--no-approval``. ``--no-approval`` makes no tool require approval (the client confirms).
 
+``ws-jupyter mcp --http`` serves over Streamable HTTP instead (:mod:`ws_jupyter.tools.mcp_http`).
+
 Calls run in the tools' own thread pool (:mod:`ws_jupyter.tools.executor`), so a long command
 does not block other requests. The workspace's instructions become the server's.
 """
@@ -703,6 +705,19 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         help="approve every call that requires approval, without asking (logged as a warning)",
     )
     parser.add_argument(
+        "--http",
+        action="store_true",
+        help="serve over Streamable HTTP (prints the URL and the token) instead of stdio",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="--http: address to listen on (default: 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=None, help="--http: port (default: a free one)")
+    parser.add_argument(
+        "--allow",
+        default="",
+        metavar="GROUPS",
+        help="--http: comma-separated gated tool groups clients may use (open-notebook, user-data)",
+    )
+    parser.add_argument(
         "--no-elicitation",
         action="store_true",
         help="never ask the user through the client (MCP elicitation): refuse calls that need approval",
@@ -751,7 +766,20 @@ def _run(args: argparse.Namespace) -> int:
     pkg_logger.addHandler(stderr)
     try:
         ws.init()
-        serve_mcp(ws, name=args.name, approve_all=args.approve_all, elicit=not args.no_elicitation)
+        if args.http:
+            from .mcp_http import run_mcp_http
+
+            run_mcp_http(
+                ws,
+                host=args.host,
+                port=args.port,
+                allow=args.allow or None,
+                name=args.name,
+                approve_all=args.approve_all,
+                elicit=not args.no_elicitation,
+            )
+        else:
+            serve_mcp(ws, name=args.name, approve_all=args.approve_all, elicit=not args.no_elicitation)
     finally:
         ws.destroy()
     return 0
@@ -761,4 +789,4 @@ def cli_command() -> Any:
     """The ``mcp`` subcommand for the ``ws-jupyter`` console script (entry point)."""
     from ..cli import CliCommand
 
-    return CliCommand("mcp", "serve a workspace's agent tools over MCP (stdio)", _configure, _run)
+    return CliCommand("mcp", "serve a workspace's agent tools over MCP (stdio, or --http)", _configure, _run)

@@ -16,6 +16,7 @@ __all__ = [
     "ALL_TOOL_NAMES",
     "CHECKPOINT_TOOLS",
     "FILESYSTEM_TOOLS",
+    "JOB_TOOLS",
     "KERNEL_TOOLS",
     "NOTEBOOK_RUN_TOOLS",
     "OPEN_NOTEBOOK_TOOLS",
@@ -49,6 +50,8 @@ class _Sandbox:
     RESTART_KERNEL: Final = "workspace_restart_kernel"
     LIST_KERNELS: Final = "workspace_list_kernels"
     RUN_NOTEBOOK: Final = "workspace_run_notebook"
+    JOB_STATUS: Final = "workspace_job_status"
+    JOB_CANCEL: Final = "workspace_job_cancel"
 
 
 class _Search:
@@ -112,7 +115,15 @@ KERNEL_TOOLS: Final = (_Sandbox.EXECUTE_CODE, _Sandbox.RESTART_KERNEL, _Sandbox.
 #: Runs a workspace notebook on a sandbox kernel and writes its outputs back: needs kernels and a
 #: writable filesystem.
 NOTEBOOK_RUN_TOOLS: Final = (_Sandbox.RUN_NOTEBOOK,)
-SANDBOX_TOOLS: Final = (_Sandbox.EXECUTE_COMMAND, *PROCESS_TOOLS, *KERNEL_TOOLS, *NOTEBOOK_RUN_TOOLS)
+#: Follow and stop the long runs (jobs) of execute_command / execute_code: with processes or kernels.
+JOB_TOOLS: Final = (_Sandbox.JOB_STATUS, _Sandbox.JOB_CANCEL)
+SANDBOX_TOOLS: Final = (
+    _Sandbox.EXECUTE_COMMAND,
+    *PROCESS_TOOLS,
+    *KERNEL_TOOLS,
+    *JOB_TOOLS,
+    *NOTEBOOK_RUN_TOOLS,
+)
 SEARCH_TOOLS: Final = (_Search.SEARCH, _Search.INDEX)
 SKILL_TOOLS: Final = (_Skills.SKILL, _Skills.SKILL_SEARCH, _Skills.SKILL_READ)
 #: Present while the notebook the user has open is connected (the ``%ws`` extension in its kernel

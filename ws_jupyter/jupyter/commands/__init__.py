@@ -40,6 +40,7 @@ _MODULES = (
     "skill",
     "tools",
     "call",
+    "mcp",
     "live",
     "ui",
     "doctor",
