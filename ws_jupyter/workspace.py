@@ -732,11 +732,19 @@ class Workspace:
         root = getattr(fs, "base_path", None)
         if not root:
             raise WorkspaceConfigError(
-                "watch() needs a local filesystem (a base_path to watch)", code="INVALID_CONFIG",
-                workspace_id=self._id)
+                "watch() needs a local filesystem (a base_path to watch)",
+                code="INVALID_CONFIG",
+                workspace_id=self._id,
+            )
         wanted = self._index_paths(paths)
-        watcher = Watcher(AutoIndexer(fs, engine), wanted, os.path.realpath(root), debounce=debounce,
-                          on_update=on_update, prune_outside=paths is None)
+        watcher = Watcher(
+            AutoIndexer(fs, engine),
+            wanted,
+            os.path.realpath(root),
+            debounce=debounce,
+            on_update=on_update,
+            prune_outside=paths is None,
+        )
         with self._lock:
             self._watchers = [w for w in self._watchers if w.running]
             self._watchers.append(watcher)

@@ -17,10 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import SandboxError
 from ..sandbox.capabilities import (
     sandbox_cancels_commands,
-    sandbox_processes,
     sandbox_runs_on_host,
     sandbox_timeout,
 )
@@ -53,15 +51,20 @@ PARAMS = (
     Param("timeout", "number", "Time limit in seconds. Default: the sandbox's limit.", minimum=0.001),
     Param("cwd", "string", "Working directory, relative to the sandbox working directory."),
     Param("tail", "integer", "Show only the last N lines of each stream (0 = all).", default=200),
-    Param("background", "boolean", "Start as a job in the background and return its id at once.", default=False),
+    Param(
+        "background", "boolean", "Start as a job in the background and return its id at once.", default=False
+    ),
     Param(
         "keep_running",
         "boolean",
         "When the run passes its timeout, keep it running as a job (returns its id) instead of killing it.",
         default=False,
     ),
-    Param("shared", "boolean", "Background job: let other clients of this workspace see it too.", default=False),
+    Param(
+        "shared", "boolean", "Background job: let other clients of this workspace see it too.", default=False
+    ),
 )
+
 
 def _shape(text: str, tail: int | None, budget: int | None, hint: str) -> str:
     text = strip_ansi(text).rstrip("\n")
@@ -120,7 +123,12 @@ def execute_command(call: ToolCall) -> str:
         f"{call.exposed(WORKSPACE_TOOLS.FILESYSTEM.READ_FILE)}"
     )
     body = format_streams(
-        result.stdout, result.stderr, tail=tail, max_tokens=call.max_tokens, stdout_tail=stdout_tail, hint=hint
+        result.stdout,
+        result.stderr,
+        tail=tail,
+        max_tokens=call.max_tokens,
+        stdout_tail=stdout_tail,
+        hint=hint,
     )
     if result.exit_code != 0 or getattr(result, "timed_out", False):
         body += f"\n\nExit code: {result.exit_code}"

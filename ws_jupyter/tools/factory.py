@@ -173,7 +173,9 @@ def rename_tools_in(text: str, names: Mapping[str, str]) -> str:
     """``text`` (a description) with every renamed tool called by its exposed name."""
     if not names:
         return text
-    pattern = re.compile(r"(?<![\w.])(" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) + r")(?!\w)")
+    pattern = re.compile(
+        r"(?<![\w.])(" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) + r")(?!\w)"
+    )
     return pattern.sub(lambda m: names[m.group(1)], text)
 
 

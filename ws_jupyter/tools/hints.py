@@ -103,9 +103,7 @@ def _reaches_out(sandbox: Any) -> bool:
 
 
 #: Tools whose code runs in the sandbox: they reach out exactly when its commands do.
-_RUNS_CODE = frozenset(
-    {T.SANDBOX.EXECUTE_COMMAND, T.SANDBOX.EXECUTE_CODE, T.SANDBOX.RUN_NOTEBOOK}
-)
+_RUNS_CODE = frozenset({T.SANDBOX.EXECUTE_COMMAND, T.SANDBOX.EXECUTE_CODE, T.SANDBOX.RUN_NOTEBOOK})
 
 
 def hints_for(tool: Any, workspace: Any = None) -> ToolHints:

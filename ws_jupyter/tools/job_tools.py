@@ -71,13 +71,18 @@ def describe_started(call: ToolCall, job: Job, *, after: float | None = None) ->
     """The answer of a call that left a job running."""
     status = call.exposed(T.JOB_STATUS)
     cancel = call.exposed(T.JOB_CANCEL)
-    what = f"background process (PID: {job.pid})" if job.kind == "command" else f'run on kernel "{job.kernel}"'
+    what = (
+        f"background process (PID: {job.pid})" if job.kind == "command" else f'run on kernel "{job.kernel}"'
+    )
     head = (
         f"Still running after {after:g}s: it goes on as job {job.id}, a {what}."
         if after is not None
         else f"Started job {job.id}, a {what}."
     )
-    lines = [head, f"Follow it with {status} {{\"id\": \"{job.id}\"}} (wait_s to wait for it); stop it with {cancel}."]
+    lines = [
+        head,
+        f'Follow it with {status} {{"id": "{job.id}"}} (wait_s to wait for it); stop it with {cancel}.',
+    ]
     if job.kind == "code":
         lines.append(
             f'Kernel "{job.kernel}" stays busy until the job ends: other runs on it wait behind it '
@@ -139,9 +144,7 @@ def _registry(call: ToolCall) -> JobRegistry:
 
 
 def _not_found(call: ToolCall, job_id: str) -> str:
-    return (
-        f'No job "{job_id}" of yours. {call.exposed(T.JOB_STATUS)} without an id lists your jobs.'
-    )
+    return f'No job "{job_id}" of yours. {call.exposed(T.JOB_STATUS)} without an id lists your jobs.'
 
 
 def job_status(call: ToolCall) -> str:

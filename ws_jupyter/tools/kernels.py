@@ -71,14 +71,18 @@ EXECUTE_CODE_PARAMS = (
     ),
     _KERNEL,
     Param("timeout", "number", "Time limit in seconds. Default: the sandbox's command limit.", minimum=0.001),
-    Param("background", "boolean", "Start as a job in the background and return its id at once.", default=False),
+    Param(
+        "background", "boolean", "Start as a job in the background and return its id at once.", default=False
+    ),
     Param(
         "keep_running",
         "boolean",
         "When the run passes its timeout, keep it running as a job (returns its id) instead of interrupting it.",
         default=False,
     ),
-    Param("shared", "boolean", "Background job: let other clients of this workspace see it too.", default=False),
+    Param(
+        "shared", "boolean", "Background job: let other clients of this workspace see it too.", default=False
+    ),
 )
 
 
@@ -133,9 +137,7 @@ def _busy_note(call: ToolCall) -> str:
     job = jobs(call.workspace).running_on_kernel(call.args["kernel"])
     if job is None:
         return ""
-    return (
-        f'[kernel "{call.args["kernel"]}" was busy with job {job.id}: this run waited behind it]'
-    )
+    return f'[kernel "{call.args["kernel"]}" was busy with job {job.id}: this run waited behind it]'
 
 
 def _as_job(call: ToolCall, wait: float | None) -> str | ToolResult:

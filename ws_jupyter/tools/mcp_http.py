@@ -92,8 +92,7 @@ def _check_allow(allow: Iterable[str] | str | None) -> frozenset[str]:
     unknown = [a for a in items if a not in ALLOW_GROUPS]
     if unknown:
         raise WorkspaceConfigError(
-            f"Unknown allow group(s) {', '.join(map(repr, unknown))}: "
-            f"choose from {', '.join(ALLOW_GROUPS)}"
+            f"Unknown allow group(s) {', '.join(map(repr, unknown))}: choose from {', '.join(ALLOW_GROUPS)}"
         )
     return frozenset(items)
 
@@ -183,7 +182,9 @@ class _Guard:
         given = headers.get(b"authorization", b"")
         if not hmac.compare_digest(given, self._token):
             await _plain(
-                send, 401, "Unauthorized: send the server's token as 'Authorization: Bearer <token>'",
+                send,
+                401,
+                "Unauthorized: send the server's token as 'Authorization: Bearer <token>'",
                 extra=[(b"www-authenticate", b'Bearer realm="ws-jupyter"')],
             )
             return
@@ -285,11 +286,7 @@ def client_configs(url: str, token: str, name: str = "ws-jupyter") -> dict[str, 
         {"servers": {name: {"type": "http", "url": url, "headers": {"Authorization": f"Bearer {token}"}}}},
         indent=2,
     )
-    codex = (
-        f"[mcp_servers.{name}]\n"
-        f'url = "{url}"\n'
-        f'http_headers = {{ "Authorization" = "Bearer {token}" }}'
-    )
+    codex = f'[mcp_servers.{name}]\nurl = "{url}"\nhttp_headers = {{ "Authorization" = "Bearer {token}" }}'
     return {
         "Claude Code": f'claude mcp add --transport http {name} {url} --header "{header}"',
         "Codex (~/.codex/config.toml)": codex,
@@ -382,7 +379,9 @@ def serve_mcp_http(
         max_sessions=max_sessions,
         session_idle_timeout=session_idle_timeout,
     )
-    app = Starlette(routes=[Mount(MCP_PATH, app=mcp_app)], lifespan=lambda _app: mcp_server.session_manager.run())
+    app = Starlette(
+        routes=[Mount(MCP_PATH, app=mcp_app)], lifespan=lambda _app: mcp_server.session_manager.run()
+    )
     guarded = _Guard(app, secret, hosts, origins)
     config = uvicorn.Config(
         guarded,

@@ -709,7 +709,9 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="serve over Streamable HTTP (prints the URL and the token) instead of stdio",
     )
-    parser.add_argument("--host", default="127.0.0.1", help="--http: address to listen on (default: 127.0.0.1)")
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="--http: address to listen on (default: 127.0.0.1)"
+    )
     parser.add_argument("--port", type=int, default=None, help="--http: port (default: a free one)")
     parser.add_argument(
         "--allow",

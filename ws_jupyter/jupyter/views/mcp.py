@@ -62,7 +62,9 @@ class McpServersView(RichView):
             )
             parts.append(f"<table style='border: none'>{rows}</table>")
         for label, text in self.configs.items():
-            parts.append(f"<div style='margin-top: 6px'><strong>{esc(label)}</strong></div><pre style='{PRE}'>{esc(text)}</pre>")
+            parts.append(
+                f"<div style='margin-top: 6px'><strong>{esc(label)}</strong></div><pre style='{PRE}'>{esc(text)}</pre>"
+            )
         if self.configs:
             parts.append(
                 f"<div style='color: {WARN}; margin-top: 6px'>The token is in this output: clear it before "
