@@ -41,7 +41,8 @@ PUBLIC = {
     "KernelNotFoundError", "SearchError",
     "SearchModeError", "EmbedderError", "IndexCorruptedError", "NotebookError", "CellNotFoundError",
     "SkillError", "SkillValidationError",
-    "SkillNotFoundError", "DuplicateSkillError", "SkillPathError", "ToolError", "ToolConfigError",
+    "SkillNotFoundError", "DuplicateSkillError", "SkillPathError", "UserDataError", "VariableNotSharedError",
+    "UnsupportedValueError", "TransferTooLargeError", "UnsafeTransferError", "ToolError", "ToolConfigError",
     "ToolArgumentError", "ToolNotFoundError", "ToolApprovalDeniedError", "WriteLockTimeoutError",
     # IPython extension entry points
     "load_ipython_extension", "unload_ipython_extension", "__version__",

@@ -36,6 +36,7 @@ def all_tools(workdir):
         embedder=_toy_embedder,
         skills=["skills"],
     )
+    ws.share([1, 2, 3], name="numbers")  # the user-data tools exist while something is shared
     try:
         yield ws.tools()
     finally:

@@ -56,6 +56,7 @@ DEFAULT_MAX_OUTPUT_TOKENS_BY_TOOL: Mapping[str, int | None] = {
     # a skill's instructions are what the model must follow: never cut them by default
     T.SKILLS.SKILL: None,
     T.SANDBOX.RESTART_KERNEL: None,
+    T.USER_DATA.REQUEST: None,
 }
 DEFAULT_WRITE_LOCK_TIMEOUT = 30.0
 DEFAULT_MEDIA_TYPES: tuple[str, ...] = ("image/png", "image/jpeg", "image/webp", "application/pdf")
@@ -70,6 +71,8 @@ _TOOL_OPTIONS: Mapping[str, tuple[str, ...]] = {
     T.SANDBOX.EXECUTE_COMMAND: ("background_processes",),
     T.SANDBOX.GET_PROCESS_OUTPUT: ("max_wait",),
     T.SANDBOX.EXECUTE_CODE: ("max_media_bytes",),
+    # the copy limit in bytes (default: the shared namespace's, 256 MB)
+    T.USER_DATA.REQUEST: ("max_bytes",),
 }
 _COMMON_KEYS = (
     "enabled",
@@ -222,6 +225,10 @@ def _check_options(tool: str, options: Mapping[str, Any]) -> None:
             raise ToolConfigError(f"{tool}.max_media_bytes must be a non-negative integer, got {v!r}")
     if "max_wait" in options:
         _check_seconds(options["max_wait"], f"{tool}.max_wait")
+    if "max_bytes" in options:
+        v = options["max_bytes"]
+        if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
+            raise ToolConfigError(f"{tool}.max_bytes must be a positive integer (bytes), got {v!r}")
     if "background_processes" in options:
         bp = options["background_processes"]
         if not isinstance(bp, Mapping):

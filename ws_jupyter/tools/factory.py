@@ -5,7 +5,9 @@ a filesystem gives the file tools (minus the writing ones and ``workspace_index`
 read-only); a sandbox gives ``workspace_execute_command`` (plus the process tools when it has a
 process manager, and the kernel tools when it can run Jupyter kernels — with a writable filesystem
 also ``workspace_run_notebook``); BM25 or vector search gives ``workspace_search`` and ``workspace_index``;
-skills give ``skill``, ``skill_search`` and ``skill_read``. With resolver-based providers every
+skills give ``skill``, ``skill_search`` and ``skill_read``; variables the notebook user shares (see
+:mod:`ws_jupyter.userdata`) give ``user_variables_list`` and ``user_variable_inspect`` (and
+``user_variable_request`` with a sandbox that runs kernels). With resolver-based providers every
 tool of that provider is listed and the read-only check happens when a tool runs.
 
 Then the config decides: ``enabled`` (a function is evaluated now, with the request context; one
@@ -84,6 +86,20 @@ def _skill_specs() -> list[ToolSpec]:
     return [SKILL_SPEC, SKILL_SEARCH_SPEC, SKILL_READ_SPEC]
 
 
+def _user_data_specs(workspace: Any) -> list[ToolSpec]:
+    """The user-data tools, while the user shares a namespace with the workspace."""
+    from ..userdata.registry import shared_namespace
+
+    if shared_namespace(workspace) is None:
+        return []
+    from .user_data import INSPECT_SPEC, LIST_SPEC, REQUEST_SPEC
+
+    specs = [LIST_SPEC, INSPECT_SPEC]
+    if workspace.has_sandbox_config() and (workspace.sandbox is None or _can_run_kernels(workspace.sandbox)):
+        specs.append(REQUEST_SPEC)
+    return specs
+
+
 def available_specs(workspace: Any) -> list[ToolSpec]:
     """The tools the workspace's providers make possible, before the config is applied."""
     specs: list[ToolSpec] = []
@@ -110,6 +126,7 @@ def available_specs(workspace: Any) -> list[ToolSpec]:
         specs += _search_specs(not read_only)
     if workspace.skills is not None:
         specs += _skill_specs()
+    specs += _user_data_specs(workspace)
     return specs
 
 

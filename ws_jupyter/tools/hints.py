@@ -52,6 +52,10 @@ _TABLE: dict[str, ToolHints] = {
     T.SKILLS.SKILL: _LOOK,
     T.SKILLS.SKILL_SEARCH: _LOOK,
     T.SKILLS.SKILL_READ: _LOOK,
+    T.USER_DATA.LIST: _LOOK,
+    T.USER_DATA.INSPECT: _LOOK,
+    # binds (or rebinds) a variable in the sandbox's kernel, once the user approves
+    T.USER_DATA.REQUEST: ToolHints(destructive=True, idempotent=True),
 }
 
 _TITLES = {
@@ -76,6 +80,9 @@ _TITLES = {
     T.SKILLS.SKILL: "Load skill",
     T.SKILLS.SKILL_SEARCH: "Search skills",
     T.SKILLS.SKILL_READ: "Read skill file",
+    T.USER_DATA.LIST: "List the user's shared variables",
+    T.USER_DATA.INSPECT: "Inspect a shared variable",
+    T.USER_DATA.REQUEST: "Request a copy of a shared variable",
 }
 
 

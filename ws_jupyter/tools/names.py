@@ -21,6 +21,7 @@ __all__ = [
     "SANDBOX_TOOLS",
     "SEARCH_TOOLS",
     "SKILL_TOOLS",
+    "USER_DATA_TOOLS",
     "WORKSPACE_TOOLS",
     "WRITE_TOOLS",
 ]
@@ -60,6 +61,12 @@ class _Skills:
     SKILL_READ: Final = "skill_read"
 
 
+class _UserData:
+    LIST: Final = "user_variables_list"
+    INSPECT: Final = "user_variable_inspect"
+    REQUEST: Final = "user_variable_request"
+
+
 class WORKSPACE_TOOLS:
     """Tool name constants, grouped by the provider that makes the tool available."""
 
@@ -67,6 +74,7 @@ class WORKSPACE_TOOLS:
     SANDBOX = _Sandbox
     SEARCH = _Search
     SKILLS = _Skills
+    USER_DATA = _UserData
 
 
 FILESYSTEM_TOOLS: Final = (
@@ -101,5 +109,8 @@ NOTEBOOK_RUN_TOOLS: Final = (_Sandbox.RUN_NOTEBOOK,)
 SANDBOX_TOOLS: Final = (_Sandbox.EXECUTE_COMMAND, *PROCESS_TOOLS, *KERNEL_TOOLS, *NOTEBOOK_RUN_TOOLS)
 SEARCH_TOOLS: Final = (_Search.SEARCH, _Search.INDEX)
 SKILL_TOOLS: Final = (_Skills.SKILL, _Skills.SKILL_SEARCH, _Skills.SKILL_READ)
+#: Present while the notebook user shares variables (``%ws share``, ``Workspace.share``): list and
+#: inspect them read-only, and request copies into the sandbox's kernel (with a sandbox).
+USER_DATA_TOOLS: Final = (_UserData.LIST, _UserData.INSPECT, _UserData.REQUEST)
 #: Every tool, in the order ``Workspace.tools()`` lists them.
-ALL_TOOL_NAMES: Final = (*FILESYSTEM_TOOLS, *SANDBOX_TOOLS, *SEARCH_TOOLS, *SKILL_TOOLS)
+ALL_TOOL_NAMES: Final = (*FILESYSTEM_TOOLS, *SANDBOX_TOOLS, *SEARCH_TOOLS, *SKILL_TOOLS, *USER_DATA_TOOLS)

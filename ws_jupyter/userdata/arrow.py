@@ -234,7 +234,9 @@ def _check_index(entry: Any, field_names: set[str], rows: int) -> Any:
     ):
         raise _refuse("its pandas metadata has an unexpected index entry")
     start, stop, step = entry.get("start"), entry.get("stop"), entry.get("step")
-    if not all(type(v) is int and abs(v) < 1 << 62 for v in (start, stop, step)) or step == 0:
+    if not (type(start) is int and type(stop) is int and type(step) is int) or step == 0:
+        raise _refuse("its pandas metadata has an invalid range index")
+    if not all(abs(v) < 1 << 62 for v in (start, stop, step)):
         raise _refuse("its pandas metadata has an invalid range index")
     if len(range(start, stop, step)) != rows:
         raise _refuse("its pandas metadata has a range index of the wrong length")
@@ -277,7 +279,7 @@ def clean_pandas_metadata(raw: bytes, field_names: list[str], rows: int) -> byte
     column_indexes = meta.get("column_indexes", [])
     if type(index_columns) is not list or type(column_indexes) is not list or len(column_indexes) > 32:
         raise _refuse("its pandas metadata has invalid index entries")
-    cleaned = {
+    cleaned: dict[str, Any] = {
         "index_columns": [_check_index(e, names, rows) for e in index_columns],
         "column_indexes": [_check_column(e, None) for e in column_indexes],
         "columns": [_check_column(e, names) for e in columns],

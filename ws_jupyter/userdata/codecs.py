@@ -384,6 +384,7 @@ def read_npy(data: Any) -> Any:
     head = io.BytesIO(bytes(view[8 : start + header_len]))
     try:
         shape, fortran, dtype = reader(head, max_header_size=_NPY_MAX_HEADER)
+        shape = tuple(shape)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError) as exc:
         raise UnsafeTransferError(f"Refused the sandbox's array: invalid header ({str(exc)[:200]})") from None
     if dtype.hasobject or dtype.kind not in _NPY_KINDS:
@@ -398,7 +399,7 @@ def read_npy(data: Any) -> Any:
     offset = start + header_len
     if count * dtype.itemsize != len(view) - offset:
         raise UnsafeTransferError("Refused the sandbox's array: its data does not match its header")
-    order = "F" if fortran else "C"
+    order: Any = "F" if fortran else "C"
     if dtype.itemsize == 0 or count == 0:
         return np.zeros(shape, dtype=dtype, order=order)
     return np.frombuffer(data, dtype=dtype, count=count, offset=offset).reshape(shape, order=order)
