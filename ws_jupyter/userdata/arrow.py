@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
@@ -100,7 +101,15 @@ def table_of(value: Any, kind: str) -> Any:
 def write_arrow_stream(table: Any, sink: BinaryIO) -> None:
     pa = require_pyarrow()
     with pa.ipc.new_stream(pa.PythonFile(sink, mode="w"), table.schema) as writer:
-        writer.write_table(table, max_chunksize=1 << 16)
+        if table.num_rows:
+            writer.write_table(table, max_chunksize=1 << 16)
+        else:  # one empty batch, so dictionaries (a categorical's categories) are written too
+            writer.write_batch(_empty_batch(pa, table))
+
+
+def _empty_batch(pa: Any, table: Any) -> Any:
+    arrays = [c.chunk(0) if c.num_chunks else pa.array([], type=c.type) for c in table.columns]
+    return pa.RecordBatch.from_arrays(arrays, schema=table.schema)
 
 
 # --- reading (from the sandbox: hostile) -----------------------------------------------------------
@@ -318,19 +327,33 @@ def read_arrow_stream(data: Any, kind: str) -> Any:
 
 def _to_pandas(pa: Any, table: Any, kind: str) -> Any:
     raw = (table.schema.metadata or {}).get(b"pandas")
-    metadata = (
-        {} if raw is None else {b"pandas": clean_pandas_metadata(raw, table.column_names, table.num_rows)}
-    )
-    table = table.replace_schema_metadata(metadata)
+    cleaned = None if raw is None else clean_pandas_metadata(raw, table.column_names, table.num_rows)
+    table = table.replace_schema_metadata({} if cleaned is None else {b"pandas": cleaned})
     try:
         frame = table.to_pandas(split_blocks=True, self_destruct=False)
     except (pa.ArrowException, ValueError, TypeError, KeyError, IndexError, OverflowError) as exc:
         raise _refuse(f"it does not convert to pandas ({type(exc).__name__}: {str(exc)[:200]})") from None
+    if cleaned is not None:
+        _restore_object_columns(frame, table, json.loads(cleaned))
     if kind == "pandas.Series":
         if frame.shape[1] != 1:
             raise _refuse("a series must have exactly one column")
         return frame.iloc[:, 0]
     return frame
+
+
+def _restore_object_columns(frame: Any, table: Any, meta: dict[str, Any]) -> None:
+    """Columns that were ``object`` (strings and None) come back as ``object``: pandas 3 reads
+    Arrow strings as its ``str`` dtype whatever the metadata says."""
+    pd = sys.modules["pandas"]
+    if type(frame.columns) is not pd.Index or not frame.columns.is_unique:
+        return
+    for entry in meta["columns"]:
+        field, name = entry.get("field_name", entry["name"]), entry["name"]
+        if entry["numpy_type"] != "object" or field not in table.column_names or name not in frame.columns:
+            continue
+        if type(frame[name].dtype) is pd.StringDtype:
+            frame[name] = table.column(field).to_numpy(zero_copy_only=False)
 
 
 def _to_polars(table: Any, kind: str) -> Any:

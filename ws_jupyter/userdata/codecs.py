@@ -248,6 +248,12 @@ def _check_pandas(value: Any, kind: str, what: str) -> int:
     pd = sys.modules["pandas"]
     labels = [value.name] if kind == "pandas.Series" else value.columns.tolist()
     for label in labels:
+        if type(label) is str and looks_secret_name(label):
+            raise UnsupportedValueError(
+                f"{what} has a column {label!r} whose name looks like a secret: not copied (drop that column, "
+                "or share a frame without it)",
+                code="LOOKS_SECRET",
+            )
         if not _label_ok(label):
             raise unsupported(
                 what, f"a column label is a {type_name(type(label))} (labels must be strings or numbers)"
@@ -303,7 +309,7 @@ def _exact_size(col: PandasColumn) -> int:
 def _object_estimate(values: Any, what: str, role: str) -> int:
     """An object column may be copied when every value is a plain scalar Arrow understands
     (strings, bytes, numbers, booleans, dates and times, decimals, nulls); its strings are
-    counted exactly and checked for secrets."""
+    counted exactly."""
     pd = sys.modules["pandas"]
     array = values.to_numpy(dtype=object, copy=False)
     total = 8 * len(array)
@@ -311,10 +317,6 @@ def _object_estimate(values: Any, what: str, role: str) -> int:
         t = type(v)
         if t is str:
             total += len(v) if v.isascii() else 4 * len(v)
-            if len(v) >= 16 and looks_secret_value(v):
-                raise UnsupportedValueError(
-                    f"{what}: {role} holds a string that looks like a secret: not copied", code="LOOKS_SECRET"
-                )
         elif t is bytes:
             total += len(v)
         elif not (v is None or v is pd.NA or v is pd.NaT or is_plain_scalar(v)) or t is complex or t is range:

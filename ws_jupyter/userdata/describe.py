@@ -21,7 +21,7 @@ from typing import Any
 from .frames import describe_frame, frame_kind, frame_shape, frame_size
 from .safety import CONTAINERS, DICTS, Budget, estimate_size, is_plain_scalar, mro_names, type_name
 from .secrets import looks_secret_name, looks_secret_value
-from .text import HIDDEN, format_size, scalar_text, shorten
+from .text import HIDDEN, format_size, scalar_text, short_type_name, shorten
 
 __all__ = ["Summary", "describe", "summarize"]
 
@@ -153,7 +153,7 @@ def _value_text(value: Any, budget: Budget, *, depth: int, width: int) -> str:
         np = sys.modules.get("numpy")
         if np is not None and t is np.ndarray:
             return f"<ndarray {value.dtype} {'x'.join(map(str, value.shape))}>"
-        return f"<{type_name(t)}>"
+        return f"<{short_type_name(t)}>"
     n = _container_len(value)
     if depth >= _DEPTH:
         return f"<{type_name(t)} of {n:,} items>"

@@ -75,7 +75,11 @@ def _ws_transfer_dump(name, directory, max_bytes):
             if size > max_bytes:
                 return report(error="too_large", size=size)
             with pa.OSFile(path, "wb") as sink, pa.ipc.new_stream(sink, table.schema) as writer:
-                writer.write_table(table, max_chunksize=1 << 16)
+                if table.num_rows:
+                    writer.write_table(table, max_chunksize=1 << 16)
+                else:
+                    arrays = [c.chunk(0) if c.num_chunks else pa.array([], type=c.type) for c in table.columns]
+                    writer.write_batch(pa.RecordBatch.from_arrays(arrays, schema=table.schema))
             fmt = "arrow"
         elif np is not None and (t is np.ndarray or isinstance(value, np.generic)):
             array = np.asarray(value)

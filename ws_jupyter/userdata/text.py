@@ -16,7 +16,7 @@ from ..notebooks.outputs import format_size
 from .safety import is_plain_scalar, type_name
 from .secrets import looks_secret_value
 
-__all__ = ["HIDDEN", "format_size", "scalar_text", "shorten", "text_table"]
+__all__ = ["HIDDEN", "format_size", "scalar_text", "short_type_name", "shorten", "text_table"]
 
 HIDDEN = "[hidden: looks like a secret]"
 
@@ -35,7 +35,7 @@ def scalar_text(value: Any, width: int = 40) -> str:
             return HIDDEN
         return shorten(repr(value[: width + 2]) if len(value) > width + 2 else repr(value), width)
     if not is_plain_scalar(value):
-        return f"<{type_name(t)}>"
+        return f"<{short_type_name(t)}>"
     if t is bytes:
         return shorten(repr(value[:width]), width)
     if t is int:
@@ -49,6 +49,11 @@ def scalar_text(value: Any, width: int = 40) -> str:
     if np is not None and issubclass(t, np.floating):
         return f"{float(value):.6g}"
     return shorten(str(value), width)
+
+
+def short_type_name(t: type) -> str:
+    """The class name without its module (``Hostile``, ``Timestamp``), for table cells."""
+    return type_name(t).rsplit(".", 1)[-1]
 
 
 def text_table(headers: Sequence[str], rows: Sequence[Sequence[str]], *, max_width: int = 24) -> list[str]:
