@@ -187,7 +187,7 @@ def test_over_the_limit_is_refused_before_a_byte_is_written() -> None:
     frame = pd.DataFrame({"x": np.zeros(200_000)})  # 1.6 MB
     text = pd.DataFrame({"s": ["a" * 100] * 20_000})  # 2 MB of strings
     for value in (frame, text, np.zeros(300_000), ["a" * 1000] * 3000):
-        with pytest.raises(TransferTooLargeError, match="over the 1.0 MB copy limit: nothing was copied"):
+        with pytest.raises(TransferTooLargeError, match=r"over the 1\.0 MB copy limit: nothing was copied"):
             plan(value, max_bytes=1 << 20)
     encoding = plan(frame, max_bytes=2 << 20)
     sink = io.BytesIO()

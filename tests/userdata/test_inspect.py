@@ -82,7 +82,7 @@ def test_hostile_values_inside_known_containers_and_frames(trap: Any) -> None:
     values = (frame, column, (hostile,), {hostile}, deque([hostile]), OrderedDict(a=hostile))
     trap.arm()
     for value in values:
-        (summary, text), seconds = timed(lambda v=value: (summarize(v), describe(v, name="v")))
+        (_summary, text), seconds = timed(lambda v=value: (summarize(v), describe(v, name="v")))
         assert seconds < 1.0
         assert "Hostile" in text
     trap.check()

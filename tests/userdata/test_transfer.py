@@ -118,7 +118,7 @@ def test_over_the_limit_nothing_is_written_and_no_kernel_starts(sandbox: LocalSa
     assert set(os.listdir(private)) == before
     assert sandbox.kernels.get("unstarted") is None
     run(sandbox, "import numpy as np\nhuge = np.zeros(300_000)")
-    with pytest.raises(UserDataError, match="over the 1.0 MB copy limit"):
+    with pytest.raises(UserDataError, match=r"over the 1\.0 MB copy limit"):
         fetch_from_kernel("huge", kernels=sandbox.kernels, max_bytes=1 << 20)
 
 
@@ -126,7 +126,7 @@ def test_fetch_errors_are_clear(sandbox: LocalSandbox) -> None:
     with pytest.raises(UserDataError, match="has no variable nothing_here"):
         fetch_from_kernel("nothing_here", kernels=sandbox.kernels)
     run(sandbox, "class Model: pass\nmodel = Model()")
-    with pytest.raises(UserDataError, match="Model, which has no safe format. What can be copied"):
+    with pytest.raises(UserDataError, match=r"Model, which has no safe format\. What can be copied"):
         fetch_from_kernel("model", kernels=sandbox.kernels)
     with pytest.raises(UserDataError, match="not running"):
         fetch_from_kernel("x", kernels=sandbox.kernels, kernel_name="other")
