@@ -79,6 +79,7 @@ def test_notebooks_are_all_tested() -> None:
         "teaching_demo.ipynb",
         "notebook_agent.ipynb",
         "code_interpreter.ipynb",
+        "user_data.ipynb",
     }
     assert {p.name for p in NOTEBOOKS.glob("*.ipynb")} == tested
 
@@ -264,3 +265,27 @@ def test_code_interpreter(kernel_prefix: Path, tmp_path: Path) -> None:
     report = nbformat.read(tmp_path / "interpreter-workspace" / "data" / "report.ipynb", as_version=4)
     nbformat.validate(report)
     assert report.cells[2].outputs[0]["text"] == "total units 2425\n"
+
+
+@pytest.mark.slow
+def test_user_data(kernel_prefix: Path, tmp_path: Path) -> None:
+    nb = execute("user_data.ipynb", tmp_path)
+    no_errors(nb)
+    shared = text(cell(nb, "%ws share orders api_key"))
+    assert "Shared with the agent: orders" in shared and "not shared: api_key (the name looks like a secret)" in shared
+    (listing,) = [c for c in nb.cells if c.cell_type == "code" and c.source == "%ws share"]
+    assert has_widget(listing, "SharedVariables")
+    assert has_widget(cell(nb, "from ws_jupyter import WORKSPACE_TOOLS as T"), "ToolActivity")
+    run = text(cell(nb, "import time"))
+    assert run.startswith("Copy orders (pandas.DataFrame, 500 rows x 4 columns, ")
+    assert "The agent's reason: to compute revenue per region" in run
+    assert "--- user_variables_list\n1 shared variable (read-only):" in run
+    assert "placed" in run and "Europe/Paris" in run  # the inspection
+    assert "Copied into the sandbox kernel 'default' as orders (pandas.DataFrame" in run
+    assert "--- workspace_execute_code" in run and "revenue" in run
+    fetched = text(cell(nb, "%ws fetch summary"))
+    assert fetched.startswith("Fetched summary from the sandbox kernel 'default' as summary: pandas.DataFrame, 3 rows")
+    assert text(cell(nb, "mine = orders")).strip() == "np.True_"
+    refused = text(cell(nb, "%ws fetch model"))
+    assert "Model, which has no safe format" in refused and "What can be copied" in refused
+    assert "No longer shared with the agent: orders" in text(cell(nb, "%ws unshare --all"))

@@ -379,3 +379,23 @@ def test_json_bombs_are_refused() -> None:
     for data in (b"[" * 200_000 + b"]" * 200_000, b"1" * 10_000, b"\xff\xfe", b"{'a': 1}"):
         with pytest.raises(UnsafeTransferError):
             decode(bytearray(data), "json", "json")
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        mixed_frame(0),
+        mixed_frame(5),
+        mixed_frame(70_000),
+        pd.DataFrame({f"c{i}": [i] for i in range(300)}),
+        pd.Series(["x" * 50] * 1000, name="s"),
+        pl.DataFrame({"a": list(range(100_000)), "b": ["é" * 3] * 100_000}),
+        np.zeros((3, 5)),
+        {"k": ["é" * 10] * 100},
+    ],
+    ids=["empty", "one", "70k", "wide", "series", "polars", "array", "json"],
+)
+def test_the_size_estimate_bounds_what_is_written(value: Any) -> None:
+    """The limit is checked on the estimate before writing, so the estimate must not be low."""
+    data, encoding = encode(value)
+    assert len(data) <= encoding.estimate

@@ -283,3 +283,22 @@ def test_environment_detection() -> None:
     assert looks_like_environment(os.environ)
     assert looks_like_environment({"PATH": "/bin", "HOME": "/root", "LANG": "C"})
     assert not looks_like_environment({"path": 1, "home": 2, "x": 3})
+
+
+def test_sharing_plain_values_imports_no_data_library() -> None:
+    """pandas, polars and pyarrow load only when a value of theirs is met."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, tempfile\n"
+        "from ws_jupyter import Workspace, LocalFilesystem\n"
+        "ws = Workspace(filesystem=LocalFilesystem(tempfile.mkdtemp()), bm25=False)\n"
+        "ws.share({'a': [1, 2]}, name='x')\n"
+        "tools = {t.name: t for t in ws.tools()}\n"
+        "assert tools['user_variable_inspect'].run({'name': 'x'}).startswith('x: dict')\n"
+        "print(sorted(m for m in ('pandas', 'polars', 'pyarrow', 'IPython') if m in sys.modules))\n"
+        "ws.destroy()"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

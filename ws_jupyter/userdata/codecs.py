@@ -223,9 +223,11 @@ def _plan_frame(value: Any, kind: str, max_bytes: int, what: str) -> Encoding:
         for name, dtype in dtypes:
             if dtype == pl.Object:
                 raise unsupported(what, f"column {name!r} holds Python objects (polars Object dtype)")
-        estimate = int(value.estimated_size())
+        # polars hands its buffers to Arrow without copying: their sizes are what gets written
+        estimate = int(table_of(value, kind).get_total_buffer_size())
         if kind == "polars.Series":
             meta = {"name": value.name}
+    estimate += _arrow_overhead(value, kind)
     if estimate > max_bytes:
         raise _too_large(what, estimate, max_bytes)
 
@@ -236,6 +238,14 @@ def _plan_frame(value: Any, kind: str, max_bytes: int, what: str) -> Encoding:
 
 
 _LABELS = TypeSet(str, int, float, bool)
+
+
+def _arrow_overhead(value: Any, kind: str) -> int:
+    """Bytes an Arrow stream adds to the data: the schema (with pandas' metadata), and per batch
+    of 65,536 rows a header and padding for each column's buffers."""
+    columns = (value.shape[1] if kind.endswith("DataFrame") else 1) + 1
+    batches = len(value) // 65_536 + 1
+    return 2048 + 640 * columns + batches * (256 + 96 * columns)
 
 
 def _label_ok(label: Any) -> bool:

@@ -18,7 +18,7 @@ from typing import Any
 
 from .safety import Budget, TypeSet, estimate_size, is_plain_data, is_plain_scalar, known_tz, type_name
 from .secrets import looks_secret_name
-from .text import format_size, scalar_text, shorten, text_table
+from .text import format_size, scalar_text, shorten, stat_text, text_table
 
 __all__ = [
     "PandasColumn",
@@ -34,6 +34,7 @@ _ROWS_STATS_SAMPLE = 1_000_000  # describe() runs on an even sample of a longer 
 _SAMPLE = 256
 _MAX_TABLE_COLUMNS = 10
 _MAX_LISTED_COLUMNS = 60
+_CELL = 32  # characters per table cell (a timestamp with its offset fits)
 
 
 def frame_kind(value: Any) -> str | None:
@@ -281,7 +282,7 @@ def describe_frame(
 def _cell(col_kind: str, value: Any, secret: bool) -> str:
     if secret:
         return "[hidden]"
-    return scalar_text(value, 24)
+    return scalar_text(value, _CELL)
 
 
 def _describe_pandas(
@@ -335,7 +336,7 @@ def _pandas_rows(frame: Any, cols: list[PandasColumn], rows: int, more_columns: 
         for r in range(len(positions))
     ]
     head = "rows (first and last " + str(rows) + "):" if gap else "rows:"
-    table = text_table(["", *(c.label for c in cols)], body)
+    table = text_table(["", *(c.label for c in cols)], body, max_width=_CELL)
     if gap:
         table.insert(1 + rows, "...")
     note = ["  (more columns not shown: name them with columns=[...])"] if more_columns else []
@@ -361,7 +362,7 @@ def _pandas_stats(frame: Any, kind: str, numeric: list[PandasColumn]) -> list[st
         stats = stats.to_frame()
     body = []
     for stat, row in zip(stats.index.tolist(), stats.to_numpy().tolist()):
-        body.append([str(stat)] + [scalar_text(float(v)) for v in row])
+        body.append([str(stat)] + [stat_text(float(v)) for v in row])
     return [
         f"numeric summary{sampled}:",
         *("  " + line for line in text_table(["", *(c.label for c in numeric)], body)),
@@ -407,7 +408,7 @@ def _describe_polars(
             + ["[hidden]" if looks_secret_name(name) else scalar_text(v, 24) for name, v in zip(shown, row)]
             for p, row in zip(positions, picked)
         ]
-        table_lines = text_table(["", *shown], body)
+        table_lines = text_table(["", *shown], body, max_width=_CELL)
         if gap:
             table_lines.insert(1 + rows, "...")
         lines += [f"rows (first and last {rows}):" if gap else "rows:", *("  " + t for t in table_lines)]
@@ -420,7 +421,7 @@ def _describe_polars(
             data = data.gather_every(step)
             sampled = f" (on every {step}th row)"
         stats = data.describe()
-        body = [[str(row[0])] + [scalar_text(v) for v in row[1:]] for row in stats.rows()]
+        body = [[str(row[0])] + [stat_text(v) for v in row[1:]] for row in stats.rows()]
         lines += [f"numeric summary{sampled}:", *("  " + t for t in text_table(["", *numeric], body))]
     return lines
 

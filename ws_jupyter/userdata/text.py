@@ -16,7 +16,7 @@ from ..notebooks.outputs import format_size
 from .safety import is_plain_scalar, type_name
 from .secrets import looks_secret_value
 
-__all__ = ["HIDDEN", "format_size", "scalar_text", "short_type_name", "shorten", "text_table"]
+__all__ = ["HIDDEN", "format_size", "scalar_text", "short_type_name", "shorten", "stat_text", "text_table"]
 
 HIDDEN = "[hidden: looks like a secret]"
 
@@ -49,6 +49,13 @@ def scalar_text(value: Any, width: int = 40) -> str:
     if np is not None and issubclass(t, np.floating):
         return f"{float(value):.6g}"
     return shorten(str(value), width)
+
+
+def stat_text(value: Any) -> str:
+    """A statistic (mean, std...): six significant digits."""
+    if type(value) is float or type(value) is int:
+        return f"{value:.6g}"
+    return scalar_text(value)
 
 
 def short_type_name(t: type) -> str:

@@ -52,10 +52,10 @@ def run(inv: Invocation) -> Any:
         if not args.limit > 0:
             raise inv.usage_error("--limit must be a positive number of MB")
         shared.max_copy_bytes = int(args.limit * (1 << 20))
-        notes.append(f"copy limit {args.limit:g} MB")
+        notes.append(f"copy limit: {args.limit:g} MB")
     if not args.names:
         if notes and not inv.in_kernel:
-            return MessageView("; ".join(notes).capitalize() + ".", "ok")
+            return MessageView("Copy limit: " + f"{args.limit:g} MB.", "ok")
         return _show(inv)
     try:
         result = shared.share(*args.names, allow_copy=args.allow_copy)
