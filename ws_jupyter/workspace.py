@@ -104,8 +104,8 @@ def default_index_name(workspace_id: str) -> str:
 class Workspace:
     """A filesystem, a sandbox, search, skills and agent tools behind one object.
 
-    At least one of ``filesystem``, ``sandbox`` or ``skills`` is required. See the package
-    README for every option; the ones that need a word here:
+    At least one of ``filesystem``, ``sandbox`` or ``skills`` is required. docs/workspace.md
+    has every option; the ones that need a word here:
 
     * ``filesystem`` / ``sandbox``: an instance, or ``fn(request_context) -> instance``;
     * ``sandbox_cache_key``: ``fn(request_context) -> str | None``; equal keys share one resolved
@@ -744,7 +744,7 @@ class Workspace:
     # --- tools ------------------------------------------------------------------------------------------
 
     def get_tools_config(self) -> ToolsConfig:
-        """The tools configuration in effect (see the agent tools section of the README)."""
+        """The tools configuration in effect (see docs/tools.md)."""
         return self._tools_config
 
     def set_tools_config(self, config: Any) -> None:

@@ -121,6 +121,13 @@ def test_quickstart_outputs_render(quickstart: LabPage) -> None:
     for selector in (".ws-process-output", ".ws-tool-call", ".ws-dashboard"):
         assert page.locator(selector).count() >= 1, selector
     quickstart.screenshot("quickstart-search", search)
+    # the whole window, a few cells in, the file panel closed: the picture of ws-jupyter at work
+    # on the README
+    toggle = "() => window.jupyterapp.commands.execute('application:toggle-left-area')"
+    quickstart.page.evaluate(toggle)
+    quickstart.cell("%ws grep TODO").evaluate("(cell) => cell.scrollIntoView({block: 'start'})")
+    quickstart.screenshot("jupyter-quickstart")
+    quickstart.page.evaluate(toggle)
 
 
 def test_background_output_grows_live_and_kill_stops_it(quickstart: LabPage) -> None:

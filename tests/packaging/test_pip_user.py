@@ -108,6 +108,10 @@ def test_wheel_contents_and_metadata(release: dict[str, Path]) -> None:
         "notebooks/quickstart.ipynb",
         "skills/data-cleaning/SKILL.md",
         "tests/conftest.py",
+        "docs/index.md",  # the guide the PyPI description points to
+        "docs/reference/index.md",
+        "mkdocs.yml",
+        "ARCHITECTURE.md",
     ):
         assert needed in members, needed
 

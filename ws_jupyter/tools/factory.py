@@ -1,6 +1,6 @@
 """``create_workspace_tools``: the one place where tool policy is applied.
 
-Which tools exist follows from the workspace's providers (see the table in the package README):
+Which tools exist follows from the workspace's providers (see the table in docs/tools.md):
 a filesystem gives the file tools (minus the writing ones and ``workspace_index`` when it is
 read-only); a sandbox gives ``workspace_execute_command`` (plus the process tools when it has a
 process manager, and the kernel tools when it can run Jupyter kernels — with a writable filesystem

@@ -1,4 +1,4 @@
-"""The README's "Use with your agent framework" section: every snippet is extracted and run as
+"""The "Use with your agent framework" page (docs/frameworks.md): every snippet is extracted and run as
 written, offline. The model APIs are a local stand-in (``fake_llm``) reached through the real SDKs
 by their base-URL settings; LangChain's snippet takes any chat model as ``model``, given here as a
 scripted one (LangChain core ships no model client). The MCP client configurations are parsed
@@ -21,13 +21,13 @@ import pytest
 from ..helpers import write
 from .fake_llm import ANSWER, FakeLLM
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "frameworks.md"
 
 
 def _section() -> str:
-    text = README.read_text()
-    start = text.index("## Use with your agent framework")
-    return text[start : text.index("\n## ", start + 5)]
+    text = PAGE.read_text()
+    assert text.startswith("# Use with your agent framework\n")
+    return text
 
 
 def _blocks(lang: str) -> list[str]:
@@ -36,7 +36,7 @@ def _blocks(lang: str) -> list[str]:
 
 def _snippet(marker: str) -> str:
     found = [b for b in _blocks("python") if marker in b]
-    assert len(found) == 1, f"one README snippet with {marker!r}"
+    assert len(found) == 1, f"one snippet with {marker!r} in docs/frameworks.md"
     return found[0]
 
 
@@ -63,7 +63,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
 def _run(code: str, **namespace: Any) -> str:
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        exec(compile(code, "README.md", "exec"), {"__name__": "__readme__", **namespace})
+        exec(compile(code, "docs/frameworks.md", "exec"), {"__name__": "__snippet__", **namespace})
     return out.getvalue()
 
 
