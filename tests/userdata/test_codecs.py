@@ -58,6 +58,17 @@ def round_trip(value: Any) -> Any:
     return decode(bytearray(data), encoding.format, encoding.kind, encoding.meta)
 
 
+def test_what_comes_back_can_be_changed() -> None:
+    """Values are the user's to edit, not read-only views of the bytes they came in."""
+    frame = round_trip(pd.DataFrame({"a": np.arange(5.0), "b": np.arange(5)}))
+    frame.iloc[0, 0] = 99.0
+    frame.loc[1, "b"] = 7
+    assert frame["a"].tolist()[0] == 99.0 and frame["b"].tolist()[1] == 7
+    array = round_trip(np.arange(4))
+    array[0] = 9
+    assert array.tolist() == [9, 1, 2, 3]
+
+
 # --- round trips --------------------------------------------------------------------------------
 
 

@@ -330,7 +330,7 @@ def _to_pandas(pa: Any, table: Any, kind: str) -> Any:
     cleaned = None if raw is None else clean_pandas_metadata(raw, table.column_names, table.num_rows)
     table = table.replace_schema_metadata({} if cleaned is None else {b"pandas": cleaned})
     try:
-        frame = table.to_pandas(split_blocks=True, self_destruct=False)
+        frame = table.to_pandas()  # consolidated blocks: writable arrays, not views of the bytes
     except (pa.ArrowException, ValueError, TypeError, KeyError, IndexError, OverflowError) as exc:
         raise _refuse(f"it does not convert to pandas ({type(exc).__name__}: {str(exc)[:200]})") from None
     if cleaned is not None:

@@ -30,7 +30,8 @@ __all__ = [
     "pandas_columns",
 ]
 
-_ROWS_STATS_SAMPLE = 1_000_000  # describe() runs on an even sample of a longer frame
+_ROWS_STATS_SAMPLE = 2_000_000  # statistics run on an even sample of a longer frame
+_QUANTILE_SAMPLE = 100_000
 _SAMPLE = 256
 _MAX_TABLE_COLUMNS = 10
 _MAX_LISTED_COLUMNS = 60
@@ -343,26 +344,48 @@ def _pandas_rows(frame: Any, cols: list[PandasColumn], rows: int, more_columns: 
     return [head, *("  " + line for line in table), *note]
 
 
+def numeric_stats(values: Any) -> list[float]:
+    """count, mean, std, min, 25%, 50%, 75%, max of a float array with NaN for missing values:
+    exact over every value, except the quartiles, taken from an even sample of at most
+    ``_QUANTILE_SAMPLE`` values (a partition of a million values per column costs ~0.1 s)."""
+    np = sys.modules["numpy"]
+    finite = values[~np.isnan(values)]
+    if not finite.size:
+        return [0.0] + [float("nan")] * 7
+    sample = finite[:: -(-finite.size // _QUANTILE_SAMPLE)]
+    q25, q50, q75 = np.percentile(sample, [25, 50, 75])
+    std = float(finite.std(ddof=1)) if finite.size > 1 else float("nan")
+    return [
+        float(finite.size),
+        float(finite.mean()),
+        std,
+        float(finite.min()),
+        q25,
+        q50,
+        q75,
+        float(finite.max()),
+    ]
+
+
+_STATS = ("count", "mean", "std", "min", "25%", "50%", "75%", "max")
+
+
 def _pandas_stats(frame: Any, kind: str, numeric: list[PandasColumn]) -> list[str]:
     if not numeric or not len(frame):
         return []
-    pd = sys.modules["pandas"]
-    data = (
-        pd.concat([c.values for c in numeric], axis=1, keys=range(len(numeric)))
-        if kind.endswith("DataFrame")
-        else numeric[0].values
-    )
+    np = sys.modules["numpy"]
+    step = -(-len(frame) // _ROWS_STATS_SAMPLE)  # 1 up to the sample's size
+    columns = []
+    with np.errstate(all="ignore"):
+        for c in numeric:
+            values = c.values.iloc[::step] if step > 1 else c.values
+            columns.append(numeric_stats(values.to_numpy(dtype="float64", na_value=np.nan)))
+    body = [[name] + [stat_text(col[i]) for col in columns] for i, name in enumerate(_STATS)]
     sampled = ""
-    if len(data) > _ROWS_STATS_SAMPLE:
-        step = -(-len(data) // _ROWS_STATS_SAMPLE)
-        data = data.iloc[::step]
-        sampled = f" (on every {step}th row)"
-    stats = data.describe()
-    if type(stats) is pd.Series:
-        stats = stats.to_frame()
-    body = []
-    for stat, row in zip(stats.index.tolist(), stats.to_numpy().tolist()):
-        body.append([str(stat)] + [stat_text(float(v)) for v in row])
+    if step > 1:
+        sampled = f" (on every {step}th row; quartiles from {_QUANTILE_SAMPLE:,} of them)"
+    elif len(frame) > _QUANTILE_SAMPLE:
+        sampled = f" (quartiles from {_QUANTILE_SAMPLE:,} evenly spaced rows)"
     return [
         f"numeric summary{sampled}:",
         *("  " + line for line in text_table(["", *(c.label for c in numeric)], body)),
