@@ -39,6 +39,7 @@ GUIDE = (
     "sandbox",
     "kernels",
     "tools",
+    "user-data",
     "frameworks",
     "search",
     "scaling-out",
@@ -57,6 +58,7 @@ REFERENCE = (
     "skills",
     "tools",
     "notebooks",
+    "userdata",
     "jupyter",
     "errors",
 )
@@ -83,6 +85,7 @@ PUBLIC_PACKAGES = (
     "ws_jupyter.search",
     "ws_jupyter.skills",
     "ws_jupyter.tools",
+    "ws_jupyter.userdata",
     "ws_jupyter.jupyter.widgets",
 )
 
