@@ -136,6 +136,7 @@ def main() -> None:
     ws.init()
     kernels = ws.sandbox.kernels
     kernel = kernels.start()
+    kernels.execute("import pandas, pyarrow.ipc")  # the libraries' own memory is not the copy's
     parquet = os.path.join(tempfile.mkdtemp(prefix="ws-bench-parquet-"), "frame.parquet")
     print(
         f"frame: {args.rows:,} rows x {df.shape[1]} columns, {size / 2**20:.1f} MiB in memory; "
@@ -156,7 +157,8 @@ def main() -> None:
             ti, mi = measure(
                 lambda: copy_into_kernel(df, kernels=kernels, as_name="bench_df", max_bytes=1 << 30)
             )
-        kernel_peak = peak.extra
+        if run == 0:  # later copies reuse what the kernel's allocators kept: the first one tells
+            kernel_m.append(peak.extra)
 
         def back() -> None:
             holder["back"] = fetch_from_kernel("bench_df", kernels=kernels, max_bytes=1 << 30).value
@@ -167,7 +169,7 @@ def main() -> None:
         holder.pop("back")
         if run:
             base_t.append(t), into_t.append(ti), back_t.append(tb)
-            base_m.append(m), into_m.append(mi), back_m.append(mb), kernel_m.append(kernel_peak)
+            base_m.append(m), into_m.append(mi), back_m.append(mb)
         print(
             f"run {run}: parquet {t:.2f} s, into {ti:.2f} s, back {tb:.2f} s{' (warm-up)' if not run else ''}"
         )
@@ -204,7 +206,8 @@ def main() -> None:
         f"| peak extra memory, back | {med(back_m) / 2**20:.0f} MiB | {med(back_m) / size:.2f}x the frame |"
     )
     print(
-        f"| sandbox kernel's peak extra memory, into | {med(kernel_m) / 2**20:.0f} MiB | {med(kernel_m) / size:.2f}x the frame (context) |"
+        f"| sandbox kernel's peak extra memory, first copy in | {kernel_m[0] / 2**20:.0f} MiB | "
+        f"{kernel_m[0] / size:.2f}x the frame (context) |"
     )
     inspect_sorted = sorted(inspect_t)
     p95 = inspect_sorted[min(len(inspect_sorted) - 1, int(0.95 * len(inspect_sorted)))]
