@@ -256,8 +256,8 @@ def test_code_interpreter(notebook_runs: Any) -> None:
 
 
 @pytest.mark.slow
-def test_user_data(kernel_prefix: Path, tmp_path: Path) -> None:
-    nb = execute("user_data.ipynb", tmp_path)
+def test_user_data(notebook_runs: Any) -> None:
+    nb, _folder = notebook_runs.run("user_data.ipynb")
     no_errors(nb)
     shared = text(cell(nb, "%ws share orders api_key"))
     assert "Shared with the agent: orders" in shared and "not shared: api_key (the name looks like a secret)" in shared

@@ -88,7 +88,7 @@ def _skill_specs() -> list[ToolSpec]:
 
 def _user_data_specs(workspace: Any) -> list[ToolSpec]:
     """The user-data tools, while the user shares a namespace with the workspace."""
-    from ..userdata.registry import shared_namespace
+    from ..userdata import shared_namespace
 
     if shared_namespace(workspace) is None:
         return []

@@ -20,9 +20,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import VariableNotSharedError
-from ..userdata import SharedNamespace, copy_into_kernel, plan, shared_namespace
+from ..userdata import SharedNamespace, check_name, copy_into_kernel, plan, shared_namespace
 from ..userdata.text import shorten, text_table
-from ..userdata.transfer import check_name
 from .base import ToolCall, ToolSpec
 from .kernels import _kernels
 from .names import WORKSPACE_TOOLS

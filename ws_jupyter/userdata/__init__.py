@@ -16,7 +16,7 @@ from .codecs import DEFAULT_MAX_BYTES, FORMATS, SAFE_FORMATS_TEXT, Encoding, dec
 from .describe import Summary, describe, summarize
 from .registry import attach, detach, shared_namespace
 from .shares import SharedNamespace, SharedVariable, ShareResult, hidden_reason
-from .transfer import CopyReport, FetchResult, copy_into_kernel, fetch_from_kernel
+from .transfer import CopyReport, FetchResult, check_name, copy_into_kernel, fetch_from_kernel
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -30,6 +30,7 @@ __all__ = [
     "SharedVariable",
     "Summary",
     "attach",
+    "check_name",
     "copy_into_kernel",
     "decode",
     "describe",

@@ -43,7 +43,8 @@ ORIGIN = "user-data"
 
 
 def check_name(name: Any, what: str = "name") -> str:
-    """A Python identifier (the variable a copy is bound to)."""
+    """``name`` when it is a Python identifier and not a keyword (a copy binds a variable by it);
+    else a one-line ``UserDataError`` naming ``what``."""
     import keyword
 
     if type(name) is not str or not _NAME.match(name) or keyword.iskeyword(name):

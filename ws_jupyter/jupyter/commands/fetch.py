@@ -38,8 +38,7 @@ def configure(parser: WsArgumentParser) -> None:
 
 def run(inv: Invocation) -> MessageView:
     from ...errors import WorkspaceError
-    from ...userdata.describe import summarize
-    from ...userdata.transfer import check_name
+    from ...userdata import check_name, summarize
     from ..user_data import fetch_into
 
     args = inv.args
