@@ -27,11 +27,15 @@ def test_share_and_unshare_messages(ws_ip: Any) -> None:
     assert "not shared: sales_token (the name looks like a secret)" in out.message
     assert "not shared: sales_env (a process environment (os.environ))" in out.message
     listing = ws(ws_ip, "share")  # no kernel here: a table
-    assert "sales_eu" in listing.text() and "sales_us" in listing.text() and "sales_token" not in listing.text()
+    assert (
+        "sales_eu" in listing.text() and "sales_us" in listing.text() and "sales_token" not in listing.text()
+    )
     assert "<table" in html_of(ws_ip, listing)
     assert ws(ws_ip, "unshare sales_us").message == "No longer shared with the agent: sales_us"
     assert ws_ip.user_ns["ws"].shared() == ["sales_eu"]
-    assert ws(ws_ip, "share later --allow-copy").message.endswith("no variable matches later yet (shared when one appears)")
+    assert ws(ws_ip, "share later --allow-copy").message.endswith(
+        "no variable matches later yet (shared when one appears)"
+    )
     ws_ip.run_cell("later = {'a': 1}")
     assert ws_ip.user_ns["ws"].shared() == ["later", "sales_eu"]
     assert "No longer shared" in ws(ws_ip, "unshare --all").message
@@ -43,6 +47,18 @@ def test_share_and_unshare_messages(ws_ip: Any) -> None:
     assert ws_ip.user_ns["ws"].fetch.__doc__  # the Python twin of %ws fetch
 
 
+def test_unload_stops_sharing_the_notebooks_variables(ip: Any, ws_dir: Path) -> None:
+    ip.run_line_magic("ws", f"init {ws_dir}")
+    workspace = ip.user_ns["ws"]
+    ip.run_cell("frame_a = [1, 2]")
+    ws(ip, "share frame_a")
+    workspace.share({"k": 1}, name="given")
+    assert workspace.shared() == ["frame_a", "given"]
+    ip.run_line_magic("unload_ext", "ws_jupyter")
+    assert workspace.shared() == ["given"]  # the namespace is no longer followed; values shared stay
+    ip.run_line_magic("load_ext", "ws_jupyter")
+
+
 def test_fetch_usage(ws_ip: Any) -> None:
     ws_ip.run_cell("existing = 1")
     with pytest.raises(UsageError, match="existing already exists in the notebook; add --force"):
@@ -51,7 +67,9 @@ def test_fetch_usage(ws_ip: Any) -> None:
         ws(ws_ip, "fetch 'x; import os'")
     ws_ip.user_ns["ws"].sandbox.kernels.execute("result = {'auc': 0.9, 'labels': ['a', 'b']}")
     out = ws(ws_ip, "fetch result --as from_sandbox")
-    assert out.message.startswith("Fetched result from the sandbox kernel 'default' as from_sandbox: dict, 2 items, ")
+    assert out.message.startswith(
+        "Fetched result from the sandbox kernel 'default' as from_sandbox: dict, 2 items, "
+    )
     assert ws_ip.user_ns["from_sandbox"] == {"auc": 0.9, "labels": ["a", "b"]}
     failed = ws(ws_ip, "fetch missing_one")
     assert failed.level == "error" and "has no variable missing_one" in failed.message
@@ -192,11 +210,14 @@ def test_share_inspect_request_run_fetch_in_real_kernels(kernel: tuple[Any, Any]
     analysis = cell_output(
         kc,
         "print(tools['workspace_execute_code'].run({'code': "
-        "'summary = weather.groupby(\"city\", observed=True)[\"temp\"].mean().to_frame()\\nprint(summary.shape)'}))",
+        '\'summary = weather.groupby("city", observed=True)["temp"].mean().to_frame()\\nprint(summary.shape)\'}))',
     )
     assert "(3, 1)" in analysis
     fetched = cell_output(kc, "a = %ws fetch summary\nb = %ws fetch weather --as df_back\nprint(a)\nprint(b)")
-    assert "Fetched summary from the sandbox kernel 'default' as summary: pandas.DataFrame, 3 rows x 1 columns" in fetched
+    assert (
+        "Fetched summary from the sandbox kernel 'default' as summary: pandas.DataFrame, 3 rows x 1 columns"
+        in fetched
+    )
     check = cell_output(
         kc,
         "pd.testing.assert_frame_equal(df_back, df)\n"
@@ -207,6 +228,7 @@ def test_share_inspect_request_run_fetch_in_real_kernels(kernel: tuple[Any, Any]
     )
     assert json.loads(check.strip().splitlines()[-1]) == {"ok": True, "model_untouched": True}
     assert victim.read_text() == "keep me"
-    assert "already exists" in cell_output(kc, "try:\n    %ws fetch summary\nexcept Exception as e:\n    print(e)")
+    assert "already exists" in cell_output(
+        kc, "try:\n    %ws fetch summary\nexcept Exception as e:\n    print(e)"
+    )
     cell_output(kc, "panel.close()")
-

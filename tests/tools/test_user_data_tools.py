@@ -76,7 +76,9 @@ def test_list_and_inspect(ws: Workspace, shared: dict[str, Any]) -> None:
     listing = tools(ws)[T.LIST].run({})
     lines = listing.splitlines()
     assert lines[0] == "2 shared variables (read-only):"
-    assert lines[2].split()[:5] == ["sales", "pandas.DataFrame", "3", "rows", "x"] and lines[2].rstrip().endswith("ask")
+    assert lines[2].split()[:5] == ["sales", "pandas.DataFrame", "3", "rows", "x"] and lines[
+        2
+    ].rstrip().endswith("ask")
     assert lines[3].split()[:2] == ["weights", "numpy.ndarray"] and lines[3].rstrip().endswith("yes")
     view = tools(ws)[T.INSPECT].run({"name": "sales", "rows": 1, "columns": ["amount"]})
     assert view.startswith("sales: pandas.DataFrame, 3 rows x 2 columns")
@@ -109,7 +111,9 @@ def test_request_waits_for_approval_and_deny_copies_nothing(ws: Workspace, share
             outputs.append(request.run(args))
 
         for decision in ("deny", "approve"):
-            thread = threading.Thread(target=agent, args=({"name": "sales", "reason": "sum by region", "as": "regions"},))
+            thread = threading.Thread(
+                target=agent, args=({"name": "sales", "reason": "sum by region", "as": "regions"},)
+            )
             thread.start()
             deadline = time.monotonic() + 30
             while not feed.pending() and time.monotonic() < deadline:

@@ -34,7 +34,9 @@ def mixed_frame(rows: int = 50) -> pd.DataFrame:
             "float": np.where(i % 5 == 0, np.nan, i / 3),
             "f32": (i / 7).astype("float32"),
             "text": [None if k % 6 == 0 else f"row {k} é" for k in i],
-            "cat": pd.Categorical(["b", "a", None, "c", "a"] * (rows // 5), categories=["c", "b", "a"], ordered=True),
+            "cat": pd.Categorical(
+                ["b", "a", None, "c", "a"] * (rows // 5), categories=["c", "b", "a"], ordered=True
+            ),
             "paris": pd.date_range("2024-03-30 22:00", periods=rows, freq="37min", tz="Europe/Paris"),
             "naive": pd.date_range("2020-01-01", periods=rows, freq="D"),
             "delta": pd.to_timedelta(i, unit="s"),
@@ -91,7 +93,9 @@ def test_polars_round_trip() -> None:
             "a": [1, None, 3],
             "b": ["x", "y", None],
             "c": pl.Series(["u", "v", "u"], dtype=pl.Categorical),
-            "t": pl.datetime_range(pl.datetime(2024, 1, 1), pl.datetime(2024, 1, 3), "1d", time_zone="Asia/Tokyo", eager=True),
+            "t": pl.datetime_range(
+                pl.datetime(2024, 1, 1), pl.datetime(2024, 1, 3), "1d", time_zone="Asia/Tokyo", eager=True
+            ),
             "l": [[1, 2], [], None],
         }
     )
@@ -135,7 +139,12 @@ def test_numpy_round_trip(array: Any) -> None:
 
 
 def test_plain_data_round_trip() -> None:
-    value = {"name": "sales", "n": [1, 2.5, None, True], "nested": {"deep": [{"x": "é"}]}, "inf": float("inf")}
+    value = {
+        "name": "sales",
+        "n": [1, 2.5, None, True],
+        "nested": {"deep": [{"x": "é"}]},
+        "inf": float("inf"),
+    }
     assert round_trip(value) == value
     assert round_trip((1, 2)) == [1, 2]  # JSON has no tuples
     nan = round_trip(float("nan"))
@@ -237,7 +246,9 @@ class Payload:
         return (open, (self.path, "w"))
 
 
-@pytest.mark.parametrize(("fmt", "kind"), [("json", "json"), ("npy", "numpy.ndarray"), ("arrow", "pandas.DataFrame")])
+@pytest.mark.parametrize(
+    ("fmt", "kind"), [("json", "json"), ("npy", "numpy.ndarray"), ("arrow", "pandas.DataFrame")]
+)
 def test_a_pickle_is_refused_in_every_format(tmp_path: Path, fmt: str, kind: str) -> None:
     marker = tmp_path / "pwned"
     data = pickle.dumps(Payload(str(marker)))
@@ -264,7 +275,11 @@ def test_npy_with_objects_is_refused(tmp_path: Path) -> None:
 def test_npy_whose_data_does_not_match_its_header_is_refused() -> None:
     good = io.BytesIO()
     np.save(good, np.arange(10))
-    for data in (good.getvalue()[:-8], good.getvalue() + b"\0" * 8, b"\x93NUMPY\x01\x00\xff\xff" + b" " * 100):
+    for data in (
+        good.getvalue()[:-8],
+        good.getvalue() + b"\0" * 8,
+        b"\x93NUMPY\x01\x00\xff\xff" + b" " * 100,
+    ):
         with pytest.raises(UnsafeTransferError):
             decode(bytearray(data), "npy", "numpy.ndarray")
     header = b"{'descr': '<i8', 'fortran_order': False, 'shape': (1000000000000,), }"
@@ -359,10 +374,14 @@ def test_pandas_metadata_naming_a_dtype_or_class_is_refused(tmp_path: Path) -> N
             lambda m: m["columns"][0].update(numpy_type="trapped"),
             lambda m: m["columns"][0].update(numpy_type="os.system"),
             lambda m: m["column_indexes"][0].update(numpy_type="trapped"),
-            lambda m: m["column_indexes"].append(dict(m["column_indexes"][0], pandas_type="__import__('os')")),
+            lambda m: m["column_indexes"].append(
+                dict(m["column_indexes"][0], pandas_type="__import__('os')")
+            ),
             lambda m: m["columns"][7].update(metadata={"timezone": "../../../../etc/passwd"}),
             lambda m: m["columns"][0].update(metadata={"module": "os"}),
-            lambda m: m.update(index_columns=[{"kind": "range", "name": None, "start": 0, "stop": 10**30, "step": 1}]),
+            lambda m: m.update(
+                index_columns=[{"kind": "range", "name": None, "start": 0, "stop": 10**30, "step": 1}]
+            ),
             lambda m: m.update(index_columns=["not_a_column"]),
         ]
         for edit in edits:
@@ -379,7 +398,12 @@ def test_other_files_and_broken_streams_are_refused(tmp_path: Path) -> None:
     parquet = tmp_path / "x.parquet"
     mixed_frame(5).to_parquet(parquet)
     good = _stream(pa.Table.from_pandas(mixed_frame(5)))
-    for data in (parquet.read_bytes(), good[: len(good) // 2], b"\xff\xff\xff\xff" + (10**9).to_bytes(4, "little"), b""):
+    for data in (
+        parquet.read_bytes(),
+        good[: len(good) // 2],
+        b"\xff\xff\xff\xff" + (10**9).to_bytes(4, "little"),
+        b"",
+    ):
         with pytest.raises(UnsafeTransferError):
             decode(bytearray(data), "arrow", "pandas.DataFrame")
     with pytest.raises(UnsafeTransferError, match="one column"):

@@ -58,7 +58,9 @@ def timed(fn: Any, *args: Any, **kwargs: Any) -> tuple[Any, float]:
 
 def test_hostile_object_is_described_by_type_and_size_only(trap: Any) -> None:
     hostile = trap.cls()
-    shared = SharedNamespace({"thing": hostile, "things": [hostile, {"k": hostile}], "mapping": {hostile: hostile}})
+    shared = SharedNamespace(
+        {"thing": hostile, "things": [hostile, {"k": hostile}], "mapping": {hostile: hostile}}
+    )
     trap.arm()
     shared.share("thing*", "mapping")
     listing, seconds = timed(shared.variables)
@@ -148,7 +150,11 @@ def _mixed_frame(rows: int = 20) -> pd.DataFrame:
 def test_pandas_frame_summary() -> None:
     frame = _mixed_frame()
     summary = summarize(frame)
-    assert (summary.type_name, summary.shape, summary.kind) == ("pandas.DataFrame", "20 rows x 7 columns", "dataframe")
+    assert (summary.type_name, summary.shape, summary.kind) == (
+        "pandas.DataFrame",
+        "20 rows x 7 columns",
+        "dataframe",
+    )
     text = describe(frame, name="sales", rows=2)
     lines = text.splitlines()
     assert lines[0] == f"sales: {summary.describe()}"
@@ -218,7 +224,14 @@ def test_patterns_never_share_private_ipython_modules_secrets_or_environ() -> No
     shared = SharedNamespace(ns, hidden={"exit": ns["exit"]})
     result = shared.share("*")
     assert shared.names() == ["sales"]
-    assert set(result.skipped) >= {"sales_api_key", "sales_token", "sales_note", "sales_os", "sales_env", "sales_env_copy"}
+    assert set(result.skipped) >= {
+        "sales_api_key",
+        "sales_token",
+        "sales_note",
+        "sales_os",
+        "sales_env",
+        "sales_env_copy",
+    }
     for name in ("OPENAI_API_KEY", "sales_env", "In"):
         with pytest.raises(VariableNotSharedError):
             shared.inspect(name)

@@ -64,7 +64,10 @@ def test_frames_round_trip_through_the_sandbox(sandbox: LocalSandbox) -> None:
     frame = mixed_frame(100)
     pd.testing.assert_frame_equal(copy_and_back(sandbox, frame), frame)
     # the sandbox got a real DataFrame it can work on, with the same dtypes
-    out = run(sandbox, "print(type(value).__name__, value['paris'].dt.tz, value['cat'].cat.ordered, value['float'].isna().sum())")
+    out = run(
+        sandbox,
+        "print(type(value).__name__, value['paris'].dt.tz, value['cat'].cat.ordered, value['float'].isna().sum())",
+    )
     assert out.stdout.split() == ["DataFrame", "Europe/Paris", "True", "20"]
     series = frame["nullable"]
     pd.testing.assert_series_equal(copy_and_back(sandbox, series), series)
@@ -114,7 +117,9 @@ def test_over_the_limit_nothing_is_written_and_no_kernel_starts(sandbox: LocalSa
     with pytest.raises(TransferTooLargeError):
         copy_into_kernel(big, kernels=sandbox.kernels, as_name="big", max_bytes=1 << 20)
     with pytest.raises(TransferTooLargeError):
-        copy_into_kernel(big, kernels=sandbox.kernels, as_name="big", kernel_name="unstarted", max_bytes=1 << 20)
+        copy_into_kernel(
+            big, kernels=sandbox.kernels, as_name="big", kernel_name="unstarted", max_bytes=1 << 20
+        )
     assert set(os.listdir(private)) == before
     assert sandbox.kernels.get("unstarted") is None
     run(sandbox, "import numpy as np\nhuge = np.zeros(300_000)")
@@ -161,7 +166,9 @@ def _print(*args, **kw):
     _real_print(*args, **kw)
 os.path.join, builtins.print = _join, _print
 """
-RESTORE = "import builtins, os\nbuiltins.print, os.path.join = builtins._ws_originals\ndel builtins._ws_originals"
+RESTORE = (
+    "import builtins, os\nbuiltins.print, os.path.join = builtins._ws_originals\ndel builtins._ws_originals"
+)
 
 
 @pytest.fixture
@@ -189,7 +196,9 @@ def hostile(sandbox: LocalSandbox, tmp_path: Path) -> Iterator[Any]:
 
     def fetch() -> Exception:
         with pytest.raises((UnsafeTransferError, UserDataError)) as info:
-            fetch_into(shell, workspace, "result", as_name="result", kernel="default", force=True, max_bytes=1 << 20)
+            fetch_into(
+                shell, workspace, "result", as_name="result", kernel="default", force=True, max_bytes=1 << 20
+            )
         assert shell.user_ns == {"result": "the user's own"}
         assert not host_marker.exists()
         return info.value
@@ -246,7 +255,11 @@ def test_hostile_arrow_schemas_are_refused(hostile: Any) -> None:
 def test_hostile_sparse_file_is_refused_before_reading(hostile: Any) -> None:
     hostile.install("f = open(path, 'wb'); f.truncate(10 << 30); f.close()", "npy", "numpy.ndarray")
     error = hostile.fetch()
-    assert isinstance(error, TransferTooLargeError) and "10.0 GB" in str(error) and "nothing was read" in str(error)
+    assert (
+        isinstance(error, TransferTooLargeError)
+        and "10.0 GB" in str(error)
+        and "nothing was read" in str(error)
+    )
 
 
 def test_hostile_symlink_to_a_host_file_is_not_followed(hostile: Any) -> None:
@@ -263,3 +276,18 @@ def test_hostile_special_files_are_refused(hostile: Any) -> None:
     assert "other links" in str(hostile.fetch())
     hostile.install("pass")  # nothing written at all
     assert "did not write" in str(hostile.fetch())
+
+
+def test_messages_never_show_the_host_path_of_the_private_folder(sandbox: LocalSandbox) -> None:
+    run(
+        sandbox,
+        "import pyarrow as pa\n_real_osfile = pa.OSFile\ndef _fail(path, *a):\n    raise FileNotFoundError(path)\npa.OSFile = _fail",
+    )
+    try:
+        with pytest.raises(UserDataError) as info:
+            copy_into_kernel(pd.DataFrame({"a": [1]}), kernels=sandbox.kernels, as_name="x")
+        message = str(info.value)
+        assert "FileNotFoundError" in message and "<transfer folder>" in message
+        assert str(kernel_dir(sandbox)) not in message
+    finally:
+        run(sandbox, "pa.OSFile = _real_osfile")

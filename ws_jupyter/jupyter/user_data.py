@@ -15,17 +15,34 @@ from ..userdata import FetchResult, SharedNamespace, fetch_from_kernel, shared_n
 __all__ = ["bind_shell", "fetch_into"]
 
 
-def bind_shell(shell: Any, workspace: Any) -> SharedNamespace:
-    """The workspace's shared namespace (created if needed), following ``shell.user_ns``."""
+def bind_shell(shell: Any, workspace: Any, session: Any = None) -> SharedNamespace:
+    """The workspace's shared namespace (created if needed), following ``shell.user_ns`` —
+    until ``%unload_ext`` when a ``session`` is given: the notebook's variables are then no
+    longer visible (values shared with ``ws.share`` stay shared)."""
     shared = shared_namespace(workspace, create=True)
     assert shared is not None
     if shared.namespace is not shell.user_ns:
         shared.bind(shell.user_ns, getattr(shell, "user_ns_hidden", None))
+        if session is not None:
+
+            def unbind() -> None:
+                if shared.namespace is shell.user_ns:
+                    shared.bind({})
+
+            session.track(unbind)
     return shared
 
 
 def fetch_into(
-    shell: Any, workspace: Any, name: str, *, as_name: str, kernel: str, force: bool, max_bytes: int | None
+    shell: Any,
+    workspace: Any,
+    name: str,
+    *,
+    as_name: str,
+    kernel: str,
+    force: bool,
+    max_bytes: int | None,
+    session: Any = None,
 ) -> FetchResult:
     """Copies the sandbox kernel's ``name`` into the notebook as ``as_name``.
 
@@ -40,7 +57,7 @@ def fetch_into(
     kernels = getattr(sandbox, "kernels", None)
     if kernels is None:
         raise ValueError("this workspace's sandbox runs no kernels: there is nothing to fetch")
-    shared = bind_shell(shell, workspace)
+    shared = bind_shell(shell, workspace, session)
     limit = max_bytes if max_bytes is not None else shared.max_copy_bytes
     result = fetch_from_kernel(name, kernels=kernels, kernel_name=kernel, max_bytes=limit)
     shell.user_ns[as_name] = result.value

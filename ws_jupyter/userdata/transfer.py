@@ -59,14 +59,19 @@ class TransferDir:
     descriptors, removed by ``close()``."""
 
     def __init__(self, parent: str) -> None:
-        self._parent_fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | _OPEN_FLAGS)
         self.name = f"transfer-{secrets.token_hex(16)}"
+        try:
+            self._parent_fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | _OPEN_FLAGS)
+        except OSError as exc:
+            raise UserDataError(
+                f"The sandbox kernel's private folder cannot be opened ({exc.strerror})"
+            ) from None
         try:
             os.mkdir(self.name, 0o700, dir_fd=self._parent_fd)
             self._fd = os.open(self.name, os.O_RDONLY | os.O_DIRECTORY | _OPEN_FLAGS, dir_fd=self._parent_fd)
-        except OSError:
+        except OSError as exc:
             os.close(self._parent_fd)
-            raise
+            raise UserDataError(f"Cannot make a transfer folder for the copy ({exc.strerror})") from None
         self.parent = parent
         self.path = os.path.join(parent, self.name)
 
@@ -179,13 +184,13 @@ def _kernel_dir(kernels: Any, kernel_name: str, *, start: bool) -> tuple[Any, st
     return kernel, os.path.dirname(connection)
 
 
-def _status(result: Any) -> dict[str, Any]:
+def _status(result: Any, private: str) -> dict[str, Any]:
     """The report line of a transfer snippet (validated: it comes from the sandbox)."""
     if getattr(result, "status", "error") != "ok":
         detail = getattr(result, "ename", None) or getattr(result, "status", "error")
         evalue = getattr(result, "evalue", None) or ""
-        raise UnsafeTransferError(
-            f"The copy failed in the sandbox kernel: {shorten(f'{detail}: {evalue}', 300)}"
+        raise UserDataError(
+            f"The copy failed in the sandbox kernel: {_printable(f'{detail}: {evalue}', 300, private)}"
         )
     stdout = getattr(result, "stdout", "") or ""
     line = None
@@ -203,8 +208,12 @@ def _status(result: Any) -> dict[str, Any]:
     return status
 
 
-def _printable(value: Any, width: int = 200) -> str:
+def _printable(value: Any, width: int = 200, private: str = "") -> str:
+    """Text from the sandbox, shown: printable characters only, cut to ``width``, without the
+    (host) path of the kernel's private folder."""
     text = value if type(value) is str else ""
+    if private:
+        text = text.replace(private, "<transfer folder>")
     return shorten("".join(c for c in text if c.isprintable()), width)
 
 
@@ -254,7 +263,7 @@ def copy_into_kernel(
             result = kernels.execute(code, kernel=kernel_name, timeout=timeout, origin=ORIGIN, abort=abort)
         except KernelError as exc:
             raise UserDataError(f"The copy failed: {exc}") from None
-        status = _status(result)
+        status = _status(result, parent)
     if status.get("ok") is not True:
         raise UserDataError("The copy failed in the sandbox kernel: it did not confirm")
     return CopyReport(
@@ -303,7 +312,7 @@ def fetch_from_kernel(
             result = kernels.execute(code, kernel=kernel_name, timeout=timeout, origin=ORIGIN)
         except KernelError as exc:
             raise UserDataError(f"The copy failed: {exc}") from None
-        status = _status(result)
+        status = _status(result, parent)
         error = status.get("error")
         if error is not None:
             template = _ERRORS.get(
@@ -311,7 +320,7 @@ def fetch_from_kernel(
             )
             message = template.format(
                 kernel=kernel_name, name=name, type=_printable(status.get("type"), 80),
-                limit=format_size(max_bytes), detail=_printable(status.get("detail")),
+                limit=format_size(max_bytes), detail=_printable(status.get("detail"), 200, parent),
             )  # fmt: skip
             if error == "unsupported":
                 message += f". What can be copied: {SAFE_FORMATS_TEXT}"

@@ -60,6 +60,7 @@ def run(inv: Invocation) -> MessageView:
             kernel=args.kernel,
             force=args.force,
             max_bytes=limit,
+            session=inv.session,
         )
     except ValueError as exc:
         if isinstance(exc, WorkspaceError):

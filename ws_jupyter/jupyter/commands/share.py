@@ -45,7 +45,7 @@ def configure(parser: WsArgumentParser) -> None:
 def run(inv: Invocation) -> Any:
     from ..user_data import bind_shell
 
-    shared = bind_shell(inv.shell, inv.workspace)
+    shared = bind_shell(inv.shell, inv.workspace, inv.session)
     args = inv.args
     notes: list[str] = []
     if args.limit is not None:

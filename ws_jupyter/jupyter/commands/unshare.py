@@ -29,7 +29,7 @@ def run(inv: Invocation) -> MessageView:
     args = inv.args
     if args.all == bool(args.names):
         raise inv.usage_error("give NAMEs or --all (not both)")
-    shared = bind_shell(inv.shell, inv.workspace)
+    shared = bind_shell(inv.shell, inv.workspace, inv.session)
     gone = shared.unshare_all() if args.all else shared.unshare(*args.names)
     if not gone:
         return MessageView("Nothing was shared under those names.", "info")

@@ -95,7 +95,9 @@ class CommandRunner(Snapshotting, w.VBox):
             self.status_line.value = f"<span style='color: {WARN}'>Type a command first.</span>"
             return None
         if self.running:
-            self.status_line.value = f"<span style='color: {WARN}'>A command is running: Stop it first.</span>"
+            self.status_line.value = (
+                f"<span style='color: {WARN}'>A command is running: Stop it first.</span>"
+            )
             return None
         manager = self.sandbox.processes
         limit = self.timeout if self.timeout is not None else getattr(self.sandbox, "timeout", None)

@@ -178,7 +178,9 @@ class ToolActivity(Snapshotting, w.VBox):
     def _apply_pending(self, pending: Any) -> None:
         with self._lock:
             if pending.call_id not in self._calls:
-                call = self._add(pending.call_id, pending.tool_name, pending.input, "waiting", pending.created_at)
+                call = self._add(
+                    pending.call_id, pending.tool_name, pending.input, "waiting", pending.created_at
+                )
                 call["details"] = getattr(pending, "details", None)
 
     def _add(self, call_id: str, tool: str, arguments: Any, status: str, when: Any) -> dict[str, Any]:
@@ -292,7 +294,9 @@ class ToolActivity(Snapshotting, w.VBox):
                 b.tooltip = BUSY_HINT if busy else tip
         self.clear_button.disabled = busy
         self.clear_button.tooltip = BUSY_HINT if busy else _CLEAR_TIP
-        self.busy_note.value = f"<div style='{MUTED}; font-size: 0.92em'>{html.escape(BUSY_HINT)}</div>" if busy else ""
+        self.busy_note.value = (
+            f"<div style='{MUTED}; font-size: 0.92em'>{html.escape(BUSY_HINT)}</div>" if busy else ""
+        )
         self.busy_note.layout.display = "" if busy else "none"
 
     def refresh(self) -> None:
