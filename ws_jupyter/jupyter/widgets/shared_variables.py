@@ -83,7 +83,7 @@ class SharedVariables(Snapshotting, w.VBox):
         text = w.HTML(
             f"<span style='{MONO}'><strong>{html.escape(row['name'])}</strong></span> "
             f"{html.escape(row['type'])} <span style='{MUTED}'>{html.escape(row['shape'])} · "
-            f"{html.escape(row['size'])} · copies {html.escape(row['copy'])}</span>"
+            f"{html.escape(row['size'])} · {'asks before a copy' if row['copy'] == 'asks' else 'copies without asking'}</span>"
         )
         revoke = button("Revoke", icon="ban", button_style="warning", tooltip=_REVOKE_TIP)
         revoke.add_class("ws-revoke")
