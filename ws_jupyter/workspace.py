@@ -36,6 +36,7 @@ from .errors import (
 )
 from .filesystem.types import FilesystemInfo, WorkspaceFilesystem
 from .lifecycle import Lifecycle
+from .sandbox.capabilities import sandbox_action, sandbox_info, sandbox_mounting
 from .sandbox.types import SandboxInfo, WorkspaceSandbox
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -374,8 +375,9 @@ class Workspace:
         fs, sb = self._fs_static, self._sb_static
         if fs is not None and hasattr(fs, "init"):
             self._with_timeout(fs.init, "initialising the filesystem")
-        if sb is not None and hasattr(sb, "start"):
-            self._with_timeout(sb.start, "starting the sandbox")
+        start = sandbox_action(sb, "start") if sb is not None else None
+        if start is not None:
+            self._with_timeout(start, "starting the sandbox")
         if fs is not None and sb is not None:
             self._mount(fs, sb)
         if self.can_search and self._auto_index_paths:
@@ -413,18 +415,18 @@ class Workspace:
             outcome = self._on_mount(fs, sb)
             if outcome is False or (isinstance(outcome, Mapping) and outcome.get("success")):
                 return
-        mount = getattr(sb, "mount", None)
+        mounting = sandbox_mounting(sb)
         base = getattr(fs, "base_path", None)
-        if callable(mount) and base:
-            mount(base, read_only=bool(getattr(fs, "read_only", False)))
+        if mounting is not None and base:
+            mounting.mount(base, read_only=bool(getattr(fs, "read_only", False)))
 
     def pause(self) -> None:
         """Stop the sandbox (its processes end); files, index and skills stay. ``init()`` resumes."""
 
         def action() -> None:
-            sb = self._sb_static
-            if sb is not None and hasattr(sb, "stop"):
-                self._with_timeout(sb.stop, "stopping the sandbox")
+            stop = sandbox_action(self._sb_static, "stop") if self._sb_static is not None else None
+            if stop is not None:
+                self._with_timeout(stop, "stopping the sandbox")
 
         self._lifecycle.transition(
             "paused",
@@ -459,7 +461,7 @@ class Workspace:
 
         sb = self._sb_static
         if sb is not None:
-            stop = getattr(sb, "destroy", None) or getattr(sb, "stop", None)
+            stop = sandbox_action(sb, "destroy") or sandbox_action(sb, "stop")
             if stop is not None:
                 attempt(stop, "destroying the sandbox")
         if self._skills_obj is not None and hasattr(self._skills_obj, "close"):
@@ -804,10 +806,10 @@ class Workspace:
 
         >>> summary = ws.fetch("summary")                        # doctest: +SKIP
         """
+        from .sandbox.capabilities import sandbox_kernels
         from .userdata import DEFAULT_MAX_BYTES, fetch_from_kernel, shared_namespace
 
-        sandbox = self.resolve_sandbox(None)
-        kernels = getattr(sandbox, "kernels", None)
+        kernels = sandbox_kernels(self.resolve_sandbox(None))
         if kernels is None:
             raise SandboxNotAvailableError("This workspace's sandbox cannot run kernels: there is nothing to fetch")
         if max_bytes is None:
@@ -850,7 +852,7 @@ class Workspace:
         if self._sb_static is not None or (self._sb_resolver is not None and resolve_dynamic_providers):
             try:
                 sb = self.resolve_sandbox(request_context)
-                sb_info = sb.get_info() if hasattr(sb, "get_info") else None
+                sb_info = sandbox_info(sb)
             except Exception as exc:
                 errors["sandbox"] = (
                     str(exc) if isinstance(exc, WorkspaceError) else f"{type(exc).__name__}: {exc}"

@@ -68,6 +68,7 @@ def test_notebooks_are_all_tested() -> None:
         "notebook_agent.ipynb",
         "code_interpreter.ipynb",
         "user_data.ipynb",
+        "live_notebook.ipynb",
     }
     assert {p.name for p in NOTEBOOKS.glob("*.ipynb")} == tested
 
@@ -277,3 +278,13 @@ def test_user_data(notebook_runs: Any) -> None:
     refused = text(cell(nb, "%ws fetch model"))
     assert "Model, which has no safe format" in refused and "What can be copied" in refused
     assert "No longer shared with the agent: orders" in text(cell(nb, "%ws unshare --all"))
+def test_live_notebook_says_what_is_missing_without_a_page(notebook_runs: Any) -> None:
+    """Headless (nbclient answers no comm) the live demo says the page is missing and how to get
+    it, and its agent stops instead of waiting; tests/jupyter/test_live.py runs it in JupyterLab."""
+    nb, _folder = notebook_runs.run("live_notebook.ipynb")
+    no_errors(nb)
+    status = text(cell(nb, "%ws live"))
+    assert "Not connected to the notebook page" in status and "jupyter labextension list" in status
+    assert "pip install ws-jupyter" in status
+    assert "the agent has nothing to look at, so it stops here" in text(cell(nb, "link = live_notebook(ws)"))
+    assert text(cell(nb, "prices = [12.5")).strip() == "17.875"

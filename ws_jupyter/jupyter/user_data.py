@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..sandbox.capabilities import sandbox_kernels
 from ..userdata import FetchResult, SharedNamespace, fetch_from_kernel, shared_namespace
 
 __all__ = ["bind_shell", "fetch_into"]
@@ -53,8 +54,7 @@ def fetch_into(
         raise ValueError(
             f"{as_name} already exists in the notebook; add --force to replace it (or --as NEW_NAME)"
         )
-    sandbox = workspace.resolve_sandbox(None)
-    kernels = getattr(sandbox, "kernels", None)
+    kernels = sandbox_kernels(workspace.resolve_sandbox(None))
     if kernels is None:
         raise ValueError("this workspace's sandbox runs no kernels: there is nothing to fetch")
     shared = bind_shell(shell, workspace, session)

@@ -73,6 +73,10 @@ _TOOL_OPTIONS: Mapping[str, tuple[str, ...]] = {
     T.SANDBOX.EXECUTE_CODE: ("max_media_bytes",),
     # the copy limit in bytes (default: the shared namespace's, 256 MB)
     T.USER_DATA.REQUEST: ("max_bytes",),
+    T.OPEN_NOTEBOOK.READ: ("media_types", "max_media_bytes"),
+    T.OPEN_NOTEBOOK.EDIT: ("max_wait",),
+    # user_kernel=False: where="user" is refused (the user's own setting can turn it off too)
+    T.OPEN_NOTEBOOK.RUN: ("max_wait", "max_media_bytes", "user_kernel"),
 }
 _COMMON_KEYS = (
     "enabled",
@@ -229,6 +233,8 @@ def _check_options(tool: str, options: Mapping[str, Any]) -> None:
         v = options["max_bytes"]
         if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
             raise ToolConfigError(f"{tool}.max_bytes must be a positive integer (bytes), got {v!r}")
+    if "user_kernel" in options and not isinstance(options["user_kernel"], bool):
+        raise ToolConfigError(f"{tool}.user_kernel must be True or False")
     if "background_processes" in options:
         bp = options["background_processes"]
         if not isinstance(bp, Mapping):

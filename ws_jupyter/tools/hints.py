@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ..sandbox.capabilities import sandbox_allows_network, sandbox_runs_on_host
 from .names import WORKSPACE_TOOLS
 
 __all__ = ["ToolHints", "hints_for", "title_for"]
@@ -56,6 +57,11 @@ _TABLE: dict[str, ToolHints] = {
     T.USER_DATA.INSPECT: _LOOK,
     # binds (or rebinds) a variable in the sandbox's kernel, once the user approves
     T.USER_DATA.REQUEST: ToolHints(destructive=True, idempotent=True),
+    T.OPEN_NOTEBOOK.READ: _LOOK,
+    # a proposal changes the user's notebook once accepted (or at once, in the user's accept mode)
+    T.OPEN_NOTEBOOK.EDIT: ToolHints(destructive=True, idempotent=False),
+    # where="user" runs unsandboxed code on the host (after the user approves it)
+    T.OPEN_NOTEBOOK.RUN: ToolHints(destructive=True, idempotent=False, open_world=True),
 }
 
 _TITLES = {
@@ -83,6 +89,9 @@ _TITLES = {
     T.USER_DATA.LIST: "List the user's shared variables",
     T.USER_DATA.INSPECT: "Inspect a shared variable",
     T.USER_DATA.REQUEST: "Request a copy of a shared variable",
+    T.OPEN_NOTEBOOK.READ: "Read the open notebook",
+    T.OPEN_NOTEBOOK.EDIT: "Propose edits to the open notebook",
+    T.OPEN_NOTEBOOK.RUN: "Run cells of the open notebook",
 }
 
 
@@ -90,16 +99,11 @@ def _reaches_out(sandbox: Any) -> bool:
     """Commands run on the host (no isolation) or with the network."""
     if sandbox is None:
         return True  # a resolver: not known before a request, so say what it may do
-    if getattr(sandbox, "isolation", None) == "none":
-        return True
-    config = getattr(sandbox, "native_sandbox", None)
-    return bool(getattr(config, "allow_network", False))
+    return sandbox_runs_on_host(sandbox) or sandbox_allows_network(sandbox)
 
 
 #: Tools whose code runs in the sandbox: they reach out exactly when its commands do.
-_RUNS_CODE = frozenset(
-    {T.SANDBOX.EXECUTE_COMMAND, T.SANDBOX.EXECUTE_CODE, T.SANDBOX.RUN_NOTEBOOK}
-)
+_RUNS_CODE = frozenset({T.SANDBOX.EXECUTE_COMMAND, T.SANDBOX.EXECUTE_CODE, T.SANDBOX.RUN_NOTEBOOK})
 
 
 def hints_for(tool: Any, workspace: Any = None) -> ToolHints:

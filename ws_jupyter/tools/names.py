@@ -17,6 +17,7 @@ __all__ = [
     "FILESYSTEM_TOOLS",
     "KERNEL_TOOLS",
     "NOTEBOOK_RUN_TOOLS",
+    "OPEN_NOTEBOOK_TOOLS",
     "PROCESS_TOOLS",
     "SANDBOX_TOOLS",
     "SEARCH_TOOLS",
@@ -67,6 +68,12 @@ class _UserData:
     REQUEST: Final = "user_variable_request"
 
 
+class _OpenNotebook:
+    READ: Final = "open_notebook_read"
+    EDIT: Final = "open_notebook_edit"
+    RUN: Final = "open_notebook_run"
+
+
 class WORKSPACE_TOOLS:
     """Tool name constants, grouped by the provider that makes the tool available."""
 
@@ -75,6 +82,7 @@ class WORKSPACE_TOOLS:
     SEARCH = _Search
     SKILLS = _Skills
     USER_DATA = _UserData
+    OPEN_NOTEBOOK = _OpenNotebook
 
 
 FILESYSTEM_TOOLS: Final = (
@@ -112,5 +120,15 @@ SKILL_TOOLS: Final = (_Skills.SKILL, _Skills.SKILL_SEARCH, _Skills.SKILL_READ)
 #: Present while the notebook user shares variables (``%ws share``, ``Workspace.share``): list and
 #: inspect them read-only, and request copies into the sandbox's kernel (with a sandbox).
 USER_DATA_TOOLS: Final = (_UserData.LIST, _UserData.INSPECT, _UserData.REQUEST)
+#: Present while the notebook the user has open is connected (the ``%ws`` extension in its kernel
+#: and the ws-jupyter JupyterLab extension): read it, propose reviewed edits, run its cells.
+OPEN_NOTEBOOK_TOOLS: Final = (_OpenNotebook.READ, _OpenNotebook.EDIT, _OpenNotebook.RUN)
 #: Every tool, in the order ``Workspace.tools()`` lists them.
-ALL_TOOL_NAMES: Final = (*FILESYSTEM_TOOLS, *SANDBOX_TOOLS, *SEARCH_TOOLS, *SKILL_TOOLS, *USER_DATA_TOOLS)
+ALL_TOOL_NAMES: Final = (
+    *FILESYSTEM_TOOLS,
+    *SANDBOX_TOOLS,
+    *SEARCH_TOOLS,
+    *SKILL_TOOLS,
+    *USER_DATA_TOOLS,
+    *OPEN_NOTEBOOK_TOOLS,
+)

@@ -26,12 +26,16 @@ import secrets
 import shutil
 import stat
 from dataclasses import dataclass
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from ..errors import KernelError, UnsafeTransferError, UserDataError
 from .codecs import DEFAULT_MAX_BYTES, FORMATS, KINDS, Encoding, decode, plan
 from .sandbox_code import MARKER, dump_code, load_code
 from .text import format_size, shorten
+
+if TYPE_CHECKING:
+    from ..sandbox.kernels.provider import KernelProvider, SandboxKernel
+    from ..sandbox.kernels.result import ExecutionResult
 
 __all__ = ["CopyReport", "FetchResult", "TransferDir", "copy_into_kernel", "fetch_from_kernel"]
 
@@ -158,9 +162,9 @@ class TransferDir:
             os.close(parent)
 
 
-def _kernel_dir(kernels: Any, kernel_name: str, *, start: bool) -> tuple[Any, str]:
+def _kernel_dir(kernels: KernelProvider, kernel_name: str, *, start: bool) -> tuple[SandboxKernel, str]:
     """The kernel object and its private directory (its connection file's folder)."""
-    if getattr(kernels, "remote", False):
+    if kernels.remote:
         raise UserDataError(
             "Copies go through the sandbox kernel's private folder; this workspace's kernels run on a "
             "remote gateway, which has none",
@@ -169,13 +173,14 @@ def _kernel_dir(kernels: Any, kernel_name: str, *, start: bool) -> tuple[Any, st
     if start:
         kernel = kernels.start(kernel_name)
     else:
-        kernel = kernels.get(kernel_name)
-        if kernel is None or kernel.status not in ("idle", "busy"):
+        found = kernels.get(kernel_name)
+        if found is None or found.status not in ("idle", "busy"):
             raise UserDataError(
                 f"The sandbox kernel {kernel_name!r} is not running: there is nothing to fetch from it",
                 code="KERNEL_NOT_RUNNING",
             )
-    connection = getattr(kernel, "connection_file", None)
+        kernel = found
+    connection = kernel.connection_file
     if not connection:
         raise UserDataError(
             f"The sandbox kernel {kernel_name!r} has no private folder to copy through",
@@ -184,15 +189,15 @@ def _kernel_dir(kernels: Any, kernel_name: str, *, start: bool) -> tuple[Any, st
     return kernel, os.path.dirname(connection)
 
 
-def _status(result: Any, private: str) -> dict[str, Any]:
+def _status(result: ExecutionResult, private: str) -> dict[str, Any]:
     """The report line of a transfer snippet (validated: it comes from the sandbox)."""
-    if getattr(result, "status", "error") != "ok":
-        detail = getattr(result, "ename", None) or getattr(result, "status", "error")
-        evalue = getattr(result, "evalue", None) or ""
+    if result.status != "ok":
+        detail = result.ename or result.status
+        evalue = result.evalue or ""
         raise UserDataError(
             f"The copy failed in the sandbox kernel: {_printable(f'{detail}: {evalue}', 300, private)}"
         )
-    stdout = getattr(result, "stdout", "") or ""
+    stdout = result.stdout or ""
     line = None
     for candidate in stdout.split("\n"):
         if candidate.startswith(MARKER):
@@ -238,7 +243,7 @@ class CopyReport:
 def copy_into_kernel(
     value: Any,
     *,
-    kernels: Any,
+    kernels: KernelProvider,
     as_name: str,
     kernel_name: str = "default",
     max_bytes: int = DEFAULT_MAX_BYTES,
@@ -291,7 +296,7 @@ _ERRORS = {
 def fetch_from_kernel(
     name: str,
     *,
-    kernels: Any,
+    kernels: KernelProvider,
     kernel_name: str = "default",
     max_bytes: int = DEFAULT_MAX_BYTES,
     timeout: float | None = 600.0,

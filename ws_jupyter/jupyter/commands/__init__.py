@@ -40,6 +40,7 @@ _MODULES = (
     "share",
     "unshare",
     "fetch",
+    "live",
     "ui",
     "doctor",
 )

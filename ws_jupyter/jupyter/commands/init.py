@@ -37,6 +37,7 @@ import glob
 import os
 from typing import Any
 
+from ...sandbox.capabilities import sandbox_processes
 from ..parsing import WsArgumentParser
 from ..skill_problems import skill_problems
 from ..views.common import one_line
@@ -65,7 +66,9 @@ def configure(parser: WsArgumentParser) -> None:
         help="enable vector search (all-MiniLM-L6-v2, offline; default: when installed)",
     )
     vector.add_argument("--no-vector", dest="vector", action="store_false", help="no vector search")
-    parser.add_argument("--no-index", action="store_true", help="index nothing now (later: `%%ws index`)")
+    parser.add_argument(
+        "--no-index", action="store_true", help="index nothing now (later: `%%ws index`)"
+    )
     parser.add_argument(
         "--skills",
         nargs="+",
@@ -119,7 +122,7 @@ def _running_processes(inv: Invocation) -> list[Any]:
     if previous is None or not inv.session.owned or not previous.has_sandbox_config():
         return []
     try:
-        manager = getattr(previous.resolve_sandbox(None), "processes", None)
+        manager = sandbox_processes(previous.resolve_sandbox(None))
         return [p for p in manager.list() if p.running] if manager is not None else []
     except Exception:  # a workspace already half-destroyed has nothing left to lose
         return []

@@ -20,6 +20,7 @@ from typing import Any
 import ipywidgets as w
 from traitlets import List, Unicode
 
+from ...sandbox.capabilities import sandbox_egress, sandbox_kernels, sandbox_processes
 from ..views.common import MUTED
 from .controls import stylesheet
 from .snapshot import Snapshotting
@@ -61,7 +62,7 @@ class Dashboard(Snapshotting, w.VBox):
         # both run commands as the sandbox's processes (Stop and Kill need them)
         if (
             workspace.has_sandbox_config()
-            and getattr(workspace.resolve_sandbox(None), "processes", None) is not None
+            and sandbox_processes(workspace.resolve_sandbox(None)) is not None
         ):
             self.runner = CommandRunner(workspace, interval=interval)
             tabs.append(("Run", self.runner))
@@ -76,11 +77,11 @@ class Dashboard(Snapshotting, w.VBox):
         self.activity = ToolActivity(workspace, interval=interval)
         tabs.append(("Agent tools", self.activity))
         if workspace.has_sandbox_config():
-            kernels = getattr(workspace.resolve_sandbox(None), "kernels", None)
+            kernels = sandbox_kernels(workspace.resolve_sandbox(None))
             if kernels is not None and kernels.available:
                 self.kernels = KernelActivity(workspace, interval=interval)
                 tabs.append(("Kernels", self.kernels))
-            if getattr(workspace.resolve_sandbox(None), "egress", None) is not None:
+            if sandbox_egress(workspace.resolve_sandbox(None)) is not None:
                 self.network = NetworkLog(workspace, interval=interval)
                 tabs.append(("Network", self.network))
         from ...userdata import shared_namespace
@@ -94,7 +95,7 @@ class Dashboard(Snapshotting, w.VBox):
         self.tab_names = [name for name, _ in tabs]
         info = workspace.get_info()
         sandbox = info.sandbox
-        isolation = getattr(sandbox, "isolation", None) if sandbox not in (None, "dynamic") else None
+        isolation = sandbox.isolation if sandbox not in (None, "dynamic") else None  # a SandboxInfo
         base = getattr(info.filesystem, "base_path", "") if info.filesystem not in (None, "dynamic") else ""
         self.title = w.HTML(
             f"<strong>{html.escape(workspace.name)}</strong> <span style='{MUTED}'>"

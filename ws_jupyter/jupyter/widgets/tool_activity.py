@@ -294,9 +294,7 @@ class ToolActivity(Snapshotting, w.VBox):
                 b.tooltip = BUSY_HINT if busy else tip
         self.clear_button.disabled = busy
         self.clear_button.tooltip = BUSY_HINT if busy else _CLEAR_TIP
-        self.busy_note.value = (
-            f"<div style='{MUTED}; font-size: 0.92em'>{html.escape(BUSY_HINT)}</div>" if busy else ""
-        )
+        self.busy_note.value = f"<div style='{MUTED}; font-size: 0.92em'>{html.escape(BUSY_HINT)}</div>" if busy else ""
         self.busy_note.layout.display = "" if busy else "none"
 
     def refresh(self) -> None:

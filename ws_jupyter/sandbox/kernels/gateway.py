@@ -35,17 +35,22 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..errors import KernelError
+from ...errors import KernelError
 from .config import KernelsConfig
-from .kernel import Kernel, OutputCallback, _Collector, _Execution, _now
+from .execution import Execution, OutputCollector, utc_now
+from .host import KernelHost
+from .kernel import Kernel
 from .launch import ResolvedSpec
 from .manager import SandboxKernelManager
 from .messages import MAX_DEPTH, decode, too_deep
 from .result import ExecutionError, ExecutionResult
 
-__all__ = ["GatewayKernel", "GatewayKernelManager"]
+if TYPE_CHECKING:
+    from .provider import KernelProvider, SandboxKernel
+
+__all__ = ["GatewayConnection", "GatewayKernel", "GatewayKernelManager"]
 
 log = logging.getLogger(__name__)
 
@@ -61,25 +66,18 @@ def _short(exc: BaseException) -> str:
     return text[:300]
 
 
-class GatewayKernelManager(SandboxKernelManager):
-    """The kernels of a Jupyter gateway, driven like a sandbox's own. See the module docstring.
+class GatewayConnection:
+    """How to reach one gateway: its URLs, auth headers, time limits and the REST calls.
 
-    ``url`` (default ``$JUPYTER_GATEWAY_URL``) is the server's base URL, ``token`` (default
-    ``$JUPYTER_GATEWAY_AUTH_TOKEN``) its auth token, sent as ``Authorization: token ...``;
-    ``headers`` adds request headers (a proxy's own auth). ``request_timeout`` bounds each REST
-    call, ``connect_timeout`` each connection attempt, ``reconnect_timeout`` how long a dropped
-    gateway is retried before an operation fails. ``kernel_env`` is sent with each start (Kernel and
-    Enterprise Gateway pass ``KERNEL_*`` variables to the kernel).
+    Shared by a :class:`GatewayKernelManager` and the kernels it starts (a kernel holds its
+    host and this connection, not its manager). See ``GatewayKernelManager`` for the options.
     """
-
-    remote = True
 
     def __init__(
         self,
         url: str | None = None,
         token: str | None = None,
         *,
-        config: KernelsConfig | Mapping[str, Any] | None = None,
         headers: Mapping[str, str] | None = None,
         request_timeout: float = 30.0,
         connect_timeout: float = 10.0,
@@ -99,27 +97,16 @@ class GatewayKernelManager(SandboxKernelManager):
         ):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
                 raise KernelError(f"{name} must be a positive number, got {value!r}", code="INVALID_ARGUMENT")
-        super().__init__(None, config)
         self.url = url.rstrip("/")
         self.ws_url = ("wss" if parsed.scheme == "https" else "ws") + self.url[len(parsed.scheme) :]
-        self._token = token if token is not None else os.environ.get("JUPYTER_GATEWAY_AUTH_TOKEN") or None
+        token = token if token is not None else os.environ.get("JUPYTER_GATEWAY_AUTH_TOKEN") or None
         self._headers = dict(headers or {})
-        if self._token:
-            self._headers["Authorization"] = f"token {self._token}"
+        if token:
+            self._headers["Authorization"] = f"token {token}"
         self.request_timeout = float(request_timeout)
         self.connect_timeout = float(connect_timeout)
         self.reconnect_timeout = float(reconnect_timeout)
         self.kernel_env = dict(kernel_env or {})
-
-    def attach(self, sandbox: Any) -> GatewayKernelManager:
-        """Makes these the kernels of ``sandbox`` (``LocalSandbox(kernels=...)`` calls it)."""
-        self.sandbox = sandbox
-        return self
-
-    def __repr__(self) -> str:
-        return f"<GatewayKernelManager {self.url} {len(self)} kernel(s)>"
-
-    # --- REST --------------------------------------------------------------------------------------
 
     @property
     def headers(self) -> dict[str, str]:
@@ -180,6 +167,93 @@ class GatewayKernelManager(SandboxKernelManager):
                 code="GATEWAY_ERROR",
             ) from None
 
+
+class GatewayKernelManager(SandboxKernelManager):
+    """The kernels of a Jupyter gateway, driven like a sandbox's own. See the module docstring.
+
+    ``url`` (default ``$JUPYTER_GATEWAY_URL``) is the server's base URL, ``token`` (default
+    ``$JUPYTER_GATEWAY_AUTH_TOKEN``) its auth token, sent as ``Authorization: token ...``;
+    ``headers`` adds request headers (a proxy's own auth). ``request_timeout`` bounds each REST
+    call, ``connect_timeout`` each connection attempt, ``reconnect_timeout`` how long a dropped
+    gateway is retried before an operation fails. ``kernel_env`` is sent with each start (Kernel and
+    Enterprise Gateway pass ``KERNEL_*`` variables to the kernel).
+    """
+
+    remote = True
+
+    def __init__(
+        self,
+        url: str | None = None,
+        token: str | None = None,
+        *,
+        config: KernelsConfig | Mapping[str, Any] | None = None,
+        headers: Mapping[str, str] | None = None,
+        request_timeout: float = 30.0,
+        connect_timeout: float = 10.0,
+        reconnect_timeout: float = 30.0,
+        kernel_env: Mapping[str, str] | None = None,
+    ) -> None:
+        self.connection = GatewayConnection(
+            url,
+            token,
+            headers=headers,
+            request_timeout=request_timeout,
+            connect_timeout=connect_timeout,
+            reconnect_timeout=reconnect_timeout,
+            kernel_env=kernel_env,
+        )
+        super().__init__(None, config)
+
+    def attach(self, sandbox: Any) -> GatewayKernelManager:
+        """Makes these the kernels of ``sandbox`` (``LocalSandbox(kernels=...)`` calls it)."""
+        self.host.sandbox = sandbox
+        return self
+
+    def __repr__(self) -> str:
+        return f"<GatewayKernelManager {self.url} {len(self)} kernel(s)>"
+
+    # --- the connection ----------------------------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        return self.connection.url
+
+    @property
+    def ws_url(self) -> str:
+        return self.connection.ws_url
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return self.connection.headers
+
+    @property
+    def request_timeout(self) -> float:
+        return self.connection.request_timeout
+
+    @property
+    def connect_timeout(self) -> float:
+        return self.connection.connect_timeout
+
+    @property
+    def reconnect_timeout(self) -> float:
+        return self.connection.reconnect_timeout
+
+    @property
+    def kernel_env(self) -> dict[str, str]:
+        return self.connection.kernel_env
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        timeout: float | None = None,
+        kernel: str | None = None,
+    ) -> Any:
+        """One REST call (see ``GatewayConnection.request``)."""
+        return self.connection.request(method, path, body, timeout=timeout, kernel=kernel)
+
     def remote_kernels(self) -> list[dict[str, Any]]:
         """What the gateway lists at ``/api/kernels`` (all its kernels, not only this manager's)."""
         out = self.request("GET", "/api/kernels")
@@ -193,7 +267,7 @@ class GatewayKernelManager(SandboxKernelManager):
     # --- SandboxKernelManager ---------------------------------------------------------------------
 
     def _check_availability(self) -> tuple[tuple[bool, str], bool]:
-        if self._closed:
+        if self.closed:
             return (False, "the sandbox was destroyed"), True
         if importlib_missing("websocket"):
             return (False, "websocket-client is not installed (pip install 'ws-jupyter[gateway]')"), True
@@ -204,8 +278,8 @@ class GatewayKernelManager(SandboxKernelManager):
         return (True, ""), False
 
     def _new_kernel(self, name: str, spec: str | None, cwd: str | None) -> Kernel:
-        spec_name = spec if spec is not None else self._config.kernel_spec
-        return GatewayKernel(self, name, spec_name, cwd=cwd)
+        spec_name = spec if spec is not None else self.config.kernel_spec
+        return GatewayKernel(self.host, self.connection, name, spec_name, cwd=cwd)
 
     def runtime_parent(self) -> str | None:
         return None
@@ -230,15 +304,15 @@ def _server_message(exc: urllib.error.HTTPError) -> str:
 class _Socket:
     """The kernel's websocket (websocket-client), JSON messages in and out."""
 
-    def __init__(self, manager: GatewayKernelManager, kernel_id: str, session: Any) -> None:
+    def __init__(self, connection: GatewayConnection, kernel_id: str, session: Any, max_bytes: int) -> None:
         import websocket
 
         self._ws_mod = websocket
-        url = f"{manager.ws_url}/api/kernels/{urllib.parse.quote(kernel_id)}/channels?session_id={session.session}"
-        headers = [f"{k}: {v}" for k, v in manager.headers.items()]
+        url = f"{connection.ws_url}/api/kernels/{urllib.parse.quote(kernel_id)}/channels?session_id={session.session}"
+        headers = [f"{k}: {v}" for k, v in connection.headers.items()]
         try:
             self.ws = websocket.create_connection(
-                url, header=headers, timeout=manager.connect_timeout, enable_multithread=True
+                url, header=headers, timeout=connection.connect_timeout, enable_multithread=True
             )
         except websocket.WebSocketBadStatusException as exc:
             status = getattr(exc, "status_code", None)
@@ -246,13 +320,13 @@ class _Socket:
                 raise _KernelGone() from None
             if status in (401, 403):
                 raise KernelError(
-                    f"The kernel gateway at {manager.url} refused the websocket ({status}): check the token",
+                    f"The kernel gateway at {connection.url} refused the websocket ({status}): check the token",
                     code="GATEWAY_AUTH",
                 ) from None
             raise _Dropped(_short(exc)) from None
         except (OSError, websocket.WebSocketException) as exc:
             raise _Dropped(_short(exc)) from None
-        self.max_bytes = manager.config.max_message_bytes
+        self.max_bytes = max_bytes
         self.session = session
         self.dropped_big = 0
         self.too_deep = 0
@@ -311,10 +385,10 @@ class GatewayKernel(Kernel):
     """One named kernel on the gateway (``manager.start("default")``)."""
 
     def __init__(
-        self, manager: GatewayKernelManager, name: str, spec: str | None, cwd: str | None = None
+        self, host: KernelHost, connection: GatewayConnection, name: str, spec: str | None, cwd: str | None = None
     ) -> None:
-        super().__init__(manager, name, ResolvedSpec(spec or "default", (), "python", spec or "default"), cwd)
-        self.gateway: GatewayKernelManager = manager
+        super().__init__(host, name, ResolvedSpec(spec or "default", (), "python", spec or "default"), cwd)
+        self.connection = connection
         self.spec_requested = spec
         self.kernel_id: str | None = None
         self._sock: _Socket | None = None
@@ -341,15 +415,27 @@ class GatewayKernel(Kernel):
     def _process_alive(self) -> bool:
         return self.kernel_id is not None and self._status in ("idle", "busy")
 
+    def _exit_code(self) -> int | None:
+        return None  # the gateway's kernel process is not ours to see
+
+    def _started(self) -> bool:
+        return self.kernel_id is not None
+
+    def _running(self) -> bool:
+        return self.kernel_id is not None and self._status in ("idle", "busy") and self._sock is not None
+
+    def _gone_note(self) -> str:
+        return "the kernel's connection was lost since the last execution; a fresh kernel was started"
+
     def __repr__(self) -> str:
-        return f"<GatewayKernel {self.name!r} {self.status} id={self.kernel_id} at {self.gateway.url}>"
+        return f"<GatewayKernel {self.name!r} {self.status} id={self.kernel_id} at {self.connection.url}>"
 
     # --- lifecycle ----------------------------------------------------------------------------
 
     def _start_locked(self) -> None:
         if self._removed:
             raise KernelError(f"Kernel {self.name!r} was shut down; start a new one", kernel=self.name)
-        self.manager.check_usable()
+        self.host.check_usable()
         from jupyter_client.session import Session
 
         self._status = "starting"
@@ -358,10 +444,10 @@ class GatewayKernel(Kernel):
             body["name"] = self.spec_requested
         if self.cwd:
             body["path"] = self.cwd
-        if self.gateway.kernel_env:
-            body["env"] = dict(self.gateway.kernel_env)
+        if self.connection.kernel_env:
+            body["env"] = dict(self.connection.kernel_env)
         try:
-            model = self.gateway.request("POST", "/api/kernels", body, kernel=self.name)
+            model = self.connection.request("POST", "/api/kernels", body, kernel=self.name)
             if not isinstance(model, dict) or not isinstance(model.get("id"), str):
                 raise KernelError(
                     f"The kernel gateway did not start kernel {self.name!r} (answer: {str(model)[:200]})",
@@ -373,26 +459,26 @@ class GatewayKernel(Kernel):
                 self.spec = ResolvedSpec(model["name"], (), self.spec.language, model["name"])
             self._session = Session(key=b"", username="ws-jupyter")
             self._sock = self._open_socket()
-            self._wait_ready(self.manager.config.startup_timeout)
+            self._wait_ready(self.host.config.startup_timeout)
         except BaseException:
             self._stop_locked(now=True)
             raise
         self._cancel = None
         self._status = "idle"
-        self.started_at = self.last_activity = _now()
+        self.started_at = self.last_activity = utc_now()
         self.execution_count = 0
 
     def _open_socket(self) -> _Socket:
         assert self.kernel_id is not None
         try:
-            return _Socket(self.gateway, self.kernel_id, self._session)
+            return _Socket(self.connection, self.kernel_id, self._session, self.host.config.max_message_bytes)
         except _KernelGone:
             raise KernelError(
                 f"The kernel gateway no longer has kernel {self.name!r}", code="KERNEL_GONE", kernel=self.name
             ) from None
         except _Dropped as exc:
             raise KernelError(
-                f"The kernel gateway at {self.gateway.url} is unreachable: {exc}",
+                f"The kernel gateway at {self.connection.url} is unreachable: {exc}",
                 code="GATEWAY_UNAVAILABLE",
                 kernel=self.name,
             ) from None
@@ -411,7 +497,7 @@ class GatewayKernel(Kernel):
                     msg = sock.recv(max(0.01, wait_until - time.monotonic()))
                 except _Dropped as exc:
                     raise KernelError(
-                        f"Kernel {self.name!r} on {self.gateway.url} did not start: the connection broke ({exc})",
+                        f"Kernel {self.name!r} on {self.connection.url} did not start: the connection broke ({exc})",
                         code="KERNEL_START_FAILED",
                         kernel=self.name,
                     ) from None
@@ -426,7 +512,7 @@ class GatewayKernel(Kernel):
                     return
             if time.monotonic() >= deadline:
                 raise KernelError(
-                    f"Kernel {self.name!r} on {self.gateway.url} did not answer within {timeout:g} s",
+                    f"Kernel {self.name!r} on {self.connection.url} did not answer within {timeout:g} s",
                     code="KERNEL_START_FAILED",
                     kernel=self.name,
                 )
@@ -439,10 +525,10 @@ class GatewayKernel(Kernel):
             sock.close()
         if kernel_id is not None:
             with contextlib.suppress(KernelError):
-                self.gateway.request(
+                self.connection.request(
                     "DELETE",
                     f"/api/kernels/{urllib.parse.quote(kernel_id)}",
-                    timeout=min(self.gateway.request_timeout, 10.0),
+                    timeout=min(self.connection.request_timeout, 10.0),
                     kernel=self.name,
                 )
         self._status = "stopped"
@@ -460,32 +546,19 @@ class GatewayKernel(Kernel):
 
     def _rest_interrupt(self) -> None:
         assert self.kernel_id is not None
-        self.gateway.request(
+        self.connection.request(
             "POST", f"/api/kernels/{urllib.parse.quote(self.kernel_id)}/interrupt", kernel=self.name
         )
 
-    def restart(self) -> Kernel:
-        """A fresh kernel under the same name (REST restart; state lost); running code is cut short."""
-        self._wake("restarted")
-        self._turn.acquire(urgent=True)
-        try:
-            with self._life:
-                self._restart_remote_locked()
-                self.restarts += 1
-                self._lost = None
-        finally:
-            self._turn.release()
-        return self
-
-    def _restart_remote_locked(self) -> None:
+    def _restart_locked(self) -> None:
         """Restarts the remote kernel in place (same id); a kernel the gateway lost is started anew."""
         if self.kernel_id is None:
             self._start_locked()
             return
-        model = self.gateway.request(
+        model = self.connection.request(
             "POST",
             f"/api/kernels/{urllib.parse.quote(self.kernel_id)}/restart",
-            timeout=max(self.gateway.request_timeout, self.manager.config.startup_timeout),
+            timeout=max(self.connection.request_timeout, self.host.config.startup_timeout),
             kernel=self.name,
         )
         if model is None:  # 404: gone
@@ -495,39 +568,11 @@ class GatewayKernel(Kernel):
         if self._sock is not None:
             self._sock.close()
         self._sock = self._open_socket()
-        self._wait_ready(self.manager.config.startup_timeout)
+        self._wait_ready(self.host.config.startup_timeout)
         self._cancel = None
         self._status = "idle"
-        self.started_at = self.last_activity = _now()
+        self.started_at = self.last_activity = utc_now()
         self.execution_count = 0
-
-    def _restart_inline(self) -> None:
-        with self._life:
-            try:
-                self._restart_remote_locked()
-            except KernelError:
-                log.warning("gateway kernel %s could not be restarted", self.name, exc_info=True)
-                self._stop_locked(now=True)
-                return
-            self.restarts += 1
-            self._lost = None
-            self._status = "busy"
-
-    def cull(self, idle_timeout: float) -> bool:
-        if not self._turn.acquire(timeout=0):
-            return False
-        try:
-            with self._life:
-                if self._status != "idle" or self.idle_for() < idle_timeout:
-                    return False
-                self._stop_locked(now=False)
-                self._lost = (
-                    f"the kernel was shut down after {idle_timeout:g} s without activity; a fresh kernel "
-                    "was started, so earlier variables and imports are gone"
-                )
-                return True
-        finally:
-            self._turn.release()
 
     def client(self, context: Any = None) -> Any:
         raise KernelError(
@@ -545,24 +590,6 @@ class GatewayKernel(Kernel):
         )
         yield  # pragma: no cover
 
-    def _ensure_running_locked(self) -> list[str]:
-        notes: list[str] = []
-        if self._removed:
-            raise KernelError(f"Kernel {self.name!r} was shut down; start a new one", kernel=self.name)
-        if self.kernel_id is not None and self._status in ("idle", "busy") and self._sock is not None:
-            return notes
-        if self.kernel_id is not None:  # connection lost while idle: reconnect, or start anew
-            self._stop_locked(now=True)
-            self._lost = (
-                "the kernel's connection was lost since the last execution; a fresh kernel was started"
-            )
-            self.restarts += 1
-        self._start_locked()
-        if self._lost:
-            notes.append(self._lost)
-            self._lost = None
-        return notes
-
     # --- execution ----------------------------------------------------------------------------
 
     def _run(
@@ -570,12 +597,11 @@ class GatewayKernel(Kernel):
         kc: Any,
         code: str,
         limit: float | None,
-        on_output: OutputCallback | None,
         abort: threading.Event | None,
         notes: list[str],
-        record: Any,
+        collector: OutputCollector,
     ) -> ExecutionResult:
-        return _RemoteExecution(self, code, limit, abort, notes, self._collector(on_output, record)).wait()
+        return _RemoteExecution(self, code, limit, abort, notes, collector).wait()
 
     def _reconnect_socket(self, deadline: float) -> None:
         """A new websocket in the same session (the server replays what it buffered meanwhile)."""
@@ -587,7 +613,7 @@ class GatewayKernel(Kernel):
                 self._sock = None
             assert self.kernel_id is not None
             try:
-                self._sock = _Socket(self.gateway, self.kernel_id, self._session)
+                self._sock = _Socket(self.connection, self.kernel_id, self._session, self.host.config.max_message_bytes)
                 return
             except _KernelGone:
                 raise
@@ -595,8 +621,8 @@ class GatewayKernel(Kernel):
                 last = str(exc)
             if time.monotonic() + delay >= deadline:
                 raise KernelError(
-                    f"The kernel gateway at {self.gateway.url} is unreachable ({last}); gave up after "
-                    f"{self.gateway.reconnect_timeout:g} s",
+                    f"The kernel gateway at {self.connection.url} is unreachable ({last}); gave up after "
+                    f"{self.connection.reconnect_timeout:g} s",
                     code="GATEWAY_UNAVAILABLE",
                     kernel=self.name,
                 )
@@ -607,23 +633,21 @@ class GatewayKernel(Kernel):
         """True while the gateway still has this kernel (raises GATEWAY_UNAVAILABLE when unreachable)."""
         if self.kernel_id is None:
             return False
-        model = self.gateway.request(
+        model = self.connection.request(
             "GET",
             f"/api/kernels/{urllib.parse.quote(self.kernel_id)}",
-            timeout=min(self.gateway.request_timeout, 10.0),
+            timeout=min(self.connection.request_timeout, 10.0),
             kernel=self.name,
         )
         return model is not None
 
 
-class _RemoteExecution(_Execution):
+class _RemoteExecution(Execution):
     """The wait for one execution's reply and output on the kernel's websocket, and what ends it:
     the time limit or ``abort`` (REST interrupt; restart if the kernel does not stop within
     ``interrupt_timeout``), the server reporting the kernel restarting or dead, the kernel gone
     from the gateway, ``restart()``/``shutdown()``, or the gateway unreachable for longer than
     ``reconnect_timeout`` (``KernelError`` ``GATEWAY_UNAVAILABLE``)."""
-
-    kernel: GatewayKernel
 
     def __init__(
         self,
@@ -632,9 +656,10 @@ class _RemoteExecution(_Execution):
         limit: float | None,
         abort: threading.Event | None,
         notes: list[str],
-        collector: _Collector,
+        collector: OutputCollector,
     ) -> None:
-        self._begin(kernel, code, limit, abort, notes, collector)
+        super().__init__(kernel, code, limit, abort, notes, collector, kernel.host.config.interrupt_timeout)
+        self.kernel = kernel
         self.dead: str | None = None
         self.last_message = self.started
         self.reconnected = False
@@ -669,7 +694,7 @@ class _RemoteExecution(_Execution):
         could not buffer (sent before it saw the drop) is lost, so a kernel_info request follows
         as a barrier: shell requests are answered in order, so its reply arriving before ours
         means ours is lost."""
-        self.kernel._reconnect_socket(time.monotonic() + self.kernel.gateway.reconnect_timeout)
+        self.kernel._reconnect_socket(time.monotonic() + self.kernel.connection.reconnect_timeout)
         self.reconnected = True
         barrier = self.kernel._session.msg("kernel_info_request", {})
         self.barrier = barrier["header"]["msg_id"]
@@ -711,19 +736,11 @@ class _RemoteExecution(_Execution):
             self.kernel.restarts += 1
         self.dead = state
 
-    def _check(self, now: float) -> bool:
-        cancel = self.kernel._cancel
-        if cancel is not None:
-            self.status = "error"
-            self.error = ExecutionError(
-                "KernelRestarted" if cancel == "restarted" else "KernelShutdown",
-                f"the kernel was {cancel} while this code ran; its state is lost",
-            )
-            self.notes.append(f"the kernel was {cancel} while this code ran")
-            self.restarted = True
-            return True
-        if self._stopping(now):
-            return True
+    def restart_kernel(self) -> None:
+        self.kernel._restart_inline()
+
+    def watch(self, now: float) -> bool:
+        """After ``_LIVENESS_EVERY`` seconds without a message, asks the gateway for the kernel."""
         if now - self.last_message >= _LIVENESS_EVERY:
             self.last_message = now
             if not self.kernel._lookup():
@@ -770,7 +787,7 @@ class _RemoteExecution(_Execution):
                             "gateway: whether it succeeded is unknown",
                         )
                     break
-                if self._check(now):
+                if self.check(now):
                     break
         except _KernelGone:
             self.status = "error"
@@ -799,4 +816,10 @@ class _RemoteExecution(_Execution):
                 "is missing)"
             )
             sock.too_deep = 0
-        return self._result()
+        return self.result()
+
+
+if TYPE_CHECKING:  # mypy proves a gateway's manager and kernels meet the provider contract
+
+    def _provider(manager: GatewayKernelManager, kernel: GatewayKernel) -> tuple[KernelProvider, SandboxKernel]:
+        return manager, kernel

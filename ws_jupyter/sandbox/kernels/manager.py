@@ -27,105 +27,82 @@ import weakref
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import KernelError, KernelNotFoundError, SandboxStateError
+from ...errors import KernelError, KernelNotFoundError
+from ..capabilities import sandbox_wrapping
 from .activity import ExecutionFeed
 from .config import KernelsConfig
-from .kernel import Kernel, KernelInfo, OutputCallback
+from .execution import OutputCallback
+from .host import RECEIVE_QUEUE_BYTES, KernelHost, bound_receiving, receive_queue_length
+from .kernel import Kernel
 from .launch import check_kernel_name, resolve_kernel_spec
+from .provider import KernelInfo
 from .result import ExecutionResult
 
-__all__ = ["DEFAULT_KERNEL", "SandboxKernelManager"]
+# the receive bounds live with the host; importable from here as before
+__all__ = ["DEFAULT_KERNEL", "RECEIVE_QUEUE_BYTES", "SandboxKernelManager", "bound_receiving", "receive_queue_length"]
 
 log = logging.getLogger(__name__)
 
 DEFAULT_KERNEL = "default"
-#: Bytes a kernel's sockets may queue on our side, at most (the receive queue is sized from it).
-RECEIVE_QUEUE_BYTES = 512 << 20
-
-
-def receive_queue_length(max_message_bytes: int) -> int:
-    """ZeroMQ's ``RCVHWM`` for a kernel's sockets: at most ``RECEIVE_QUEUE_BYTES`` queued."""
-    return max(2, RECEIVE_QUEUE_BYTES // max_message_bytes)
-
-
-def bound_receiving(context: Any, max_message_bytes: int) -> Any:
-    """Sets ``context`` (a ``zmq.Context`` or ``zmq.asyncio.Context``) to refuse messages over
-    ``max_message_bytes`` and to queue at most ``RECEIVE_QUEUE_BYTES`` of them per socket, for
-    every socket it makes that talks to a sandbox kernel; returns it.
-
-    ZeroMQ queues up to RCVHWM received messages per socket (default 1,000) while the reader is
-    busy: 1,000 messages of max_message_bytes, sent by code in the kernel faster than they are
-    parsed, would fill the host's memory. A short queue here loses nothing: when it is full the
-    kernel's side waits (the default kernel's IOPub does not drop, see
-    ``launch.default_kernel_argv``), so the kernel holds what the notebook has not read yet."""
-    import zmq
-
-    context.setsockopt(zmq.MAXMSGSIZE, max_message_bytes)
-    context.setsockopt(zmq.RCVHWM, receive_queue_length(max_message_bytes))
-    return context
 
 
 class SandboxKernelManager:
-    """Starts, finds, runs code in and retires the kernels of one sandbox. See the module docstring."""
+    """Starts, finds, runs code in and retires the kernels of one sandbox. See the module docstring.
+
+    What a kernel needs from the sandbox — launching in its isolation, the config, the activity
+    feed, the ZeroMQ context — is its :class:`KernelHost`, made here and shared by every kernel.
+    """
+
+    remote = False  # the kernels run in this sandbox (``GatewayKernelManager``: elsewhere)
 
     def __init__(self, sandbox: Any, config: KernelsConfig | Mapping[str, Any] | None = None) -> None:
-        self.sandbox = sandbox
-        self._config = KernelsConfig.coerce(config)
+        self.host = KernelHost(sandbox, KernelsConfig.coerce(config))
         self._lock = threading.Lock()
         self._kernels: dict[str, Kernel] = {}
-        self._closed = False
-        self._context: Any = None
         self._availability: tuple[bool, str] | None = None
         self._culler: threading.Thread | None = None
         self._wake_culler = threading.Event()
-        self.activity = ExecutionFeed()
         _live_managers.add(self)
 
     # --- configuration ---------------------------------------------------------------------------
 
     @property
+    def sandbox(self) -> Any:
+        """The sandbox these kernels belong to (None for a gateway's manager not yet given to one)."""
+        return self.host.sandbox
+
+    @property
     def config(self) -> KernelsConfig:
-        return self._config
+        return self.host.config
+
+    @property
+    def activity(self) -> ExecutionFeed:
+        """Every execution of these kernels, live (see ``activity.ExecutionFeed``)."""
+        return self.host.activity
 
     def configure(
         self, config: KernelsConfig | Mapping[str, Any] | None = None, **changes: Any
     ) -> KernelsConfig:
         """Replaces the config (or changes some fields); applies to kernels started from now on,
         and at once to idle culling."""
-        base = KernelsConfig.coerce(config) if config is not None else self._config
-        self._config = base.with_changes(**changes) if changes else base
+        base = KernelsConfig.coerce(config) if config is not None else self.host.config
+        self.host.config = base.with_changes(**changes) if changes else base
         self._availability = None
         self._wake_culler.set()
-        return self._config
+        return self.host.config
 
     @property
     def closed(self) -> bool:
-        return self._closed
+        return self.host.closed
 
     @property
     def zmq_context(self) -> Any:
         """One ZeroMQ context for this sandbox's kernels, refusing oversized messages."""
-        with self._lock:
-            if self._context is None:
-                import zmq
-
-                ctx = bound_receiving(zmq.Context(), self._config.max_message_bytes)
-                ctx.setsockopt(zmq.LINGER, 0)
-                self._context = ctx
-            return self._context
+        return self.host.zmq_context
 
     def runtime_parent(self) -> str | None:
-        """Where kernels' private directories are made: this process's private temporary folder,
-        which the orphan guard — or the next process — removes when this one is killed (the
-        connection file holds the key that signs kernel messages).
-
-        Under seatbelt only the sandbox's own directories are writable, so they go in its HOME.
-        """
-        if getattr(self.sandbox, "isolation", "none") == "seatbelt":
-            return getattr(self.sandbox, "home_directory", None)
-        from ..sandbox.tempdirs import process_dir
-
-        return process_dir()
+        """Where kernels' private directories are made (see ``KernelHost.runtime_parent``)."""
+        return self.host.runtime_parent()
 
     # --- availability ----------------------------------------------------------------------------
 
@@ -149,22 +126,23 @@ class SandboxKernelManager:
         return self.availability()[0]
 
     def _check_availability(self) -> tuple[tuple[bool, str], bool]:
-        if self._closed:
+        if self.closed:
             return (False, "the sandbox was destroyed"), True
-        if not callable(getattr(self.sandbox, "wrap_argv", None)):
+        wrapping = sandbox_wrapping(self.sandbox)
+        if wrapping is None:
             return (False, "this sandbox cannot start programs in its isolation"), True
         if importlib.util.find_spec("jupyter_client") is None:
             return (False, "jupyter_client is not installed"), True
         try:
-            spec = resolve_kernel_spec(self._config.kernel_spec)
+            spec = resolve_kernel_spec(self.config.kernel_spec)
         except KernelError as exc:
             return (False, str(exc)), True
-        if self._config.kernel_spec is None and importlib.util.find_spec("ipykernel") is None:
+        if self.config.kernel_spec is None and importlib.util.find_spec("ipykernel") is None:
             return (False, "ipykernel is not installed in this Python"), True
         program = spec.argv[0] if spec.argv else ""
-        if getattr(self.sandbox, "status", "running") != "running":
+        if self.sandbox.status != "running":
             return (True, ""), False  # visibility is known once the sandbox has started
-        if os.path.isabs(program) and not self.sandbox.is_visible(program):
+        if os.path.isabs(program) and not wrapping.is_visible(program):
             return (False, f"{program} is not visible inside the sandbox"), True
         return (True, ""), True
 
@@ -173,8 +151,7 @@ class SandboxKernelManager:
         raise KernelError("These kernels belong to another sandbox", code="INVALID_ARGUMENT")
 
     def check_usable(self) -> None:
-        if self._closed:
-            raise SandboxStateError("The sandbox was destroyed; it cannot run kernels any more")
+        self.host.check_usable()
 
     # --- kernels ---------------------------------------------------------------------------------
 
@@ -209,9 +186,9 @@ class SandboxKernelManager:
                     )
                 return kernel
             running = sum(1 for k in self._kernels.values() if k.status != "stopped")
-            if running >= self._config.max_kernels:
+            if running >= self.config.max_kernels:
                 raise KernelError(
-                    f"Too many kernels ({running}, limit {self._config.max_kernels}); shut one down first",
+                    f"Too many kernels ({running}, limit {self.config.max_kernels}); shut one down first",
                     code="TOO_MANY_KERNELS",
                 )
             kernel = self._new_kernel(name, spec, cwd)
@@ -221,7 +198,7 @@ class SandboxKernelManager:
 
     def _new_kernel(self, name: str, spec: str | None, cwd: str | None) -> Kernel:
         """A kernel object, not started yet (a gateway manager makes remote ones)."""
-        return Kernel(self, name, resolve_kernel_spec(spec if spec is not None else self._config.kernel_spec), cwd=cwd)
+        return Kernel(self.host, name, resolve_kernel_spec(spec if spec is not None else self.config.kernel_spec), cwd=cwd)
 
     def get(self, name: str = DEFAULT_KERNEL) -> Kernel | None:
         """The kernel called ``name`` (running, or culled and ready to restart), or None."""
@@ -298,18 +275,12 @@ class SandboxKernelManager:
 
     def close(self) -> None:
         """Shuts everything down and refuses new kernels (the sandbox is being destroyed)."""
-        with self._lock:
-            if self._closed:
-                return
-            self._closed = True
+        if not self.host.close():
+            return
         self._availability = None
         self._wake_culler.set()
         self.shutdown_all()
-        with self._lock:
-            ctx, self._context = self._context, None
-        if ctx is not None:
-            with contextlib.suppress(Exception):
-                ctx.term()
+        self.host.release()
         _live_managers.discard(self)
 
     # --- idle culling ----------------------------------------------------------------------------
@@ -326,7 +297,7 @@ class SandboxKernelManager:
 
     def cull_idle(self) -> builtins.list[str]:
         """Shuts down the kernels idle longer than ``idle_timeout`` now; returns their names."""
-        timeout = self._config.idle_timeout
+        timeout = self.config.idle_timeout
         if timeout is None:
             return []
         with self._lock:
@@ -334,7 +305,8 @@ class SandboxKernelManager:
         return [k.name for k in kernels if k.cull(timeout)]
 
     def __repr__(self) -> str:
-        return f"<SandboxKernelManager {len(self._kernels)} kernel(s) of {getattr(self.sandbox, 'id', '?')}>"
+        owner = self.sandbox.id if self.sandbox is not None else "?"
+        return f"<SandboxKernelManager {len(self._kernels)} kernel(s) of {owner}>"
 
 
 def _quietly(fn: Any, *args: Any) -> None:

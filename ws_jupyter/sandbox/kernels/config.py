@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from ..errors import WorkspaceConfigError
+from ...errors import WorkspaceConfigError
 from .result import OutputLimits
 
 __all__ = ["KernelsConfig"]

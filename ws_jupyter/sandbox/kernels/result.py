@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from html import escape as html_escape
 from typing import Any, Literal
 
-from ..filesystem.mime import image_type
+from ...filesystem.mime import image_type
 
 __all__ = [
     "FRAME_CSP",
@@ -594,7 +594,7 @@ class ExecutionResult:
     def raise_for_error(self) -> ExecutionResult:
         """Raises ``KernelError`` (code ``EXECUTION_FAILED``) unless the status is ok; else returns self."""
         if self.status != "ok":
-            from ..errors import KernelError
+            from ...errors import KernelError
 
             detail = str(self.error) if self.error else self.status
             raise KernelError(

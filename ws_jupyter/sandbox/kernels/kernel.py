@@ -25,175 +25,33 @@ import queue
 import shutil
 import signal
 import subprocess
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from datetime import datetime
+from typing import Any
 
-from ..errors import KernelError, SandboxStateError
-from ..sandbox import tree
-from ..sandbox.guard import orphan_guard
-from ..sandbox.output import RetainedOutput
-from .launch import ResolvedSpec, prepare_kernel_launch
+from ...errors import KernelError, SandboxStateError
+from .. import tree
+from ..guard import orphan_guard
+from ..output import RetainedOutput
+from .execution import Execution, OutputCallback, OutputCollector, Stopper, collector_for, utc_now
+from .host import KernelHost
+from .launch import ResolvedSpec
 from .locks import TurnLock
-from .messages import MAX_DEPTH, bounded_unpacker, too_deep
-from .result import (
-    BoundedText,
-    ExecutionError,
-    ExecutionResult,
-    ExecutionStatus,
-    MimeBundle,
-    OutputEvent,
-    OutputLimits,
-)
-
-if TYPE_CHECKING:
-    from .manager import SandboxKernelManager
+from .messages import MALFORMED, bounded_unpacker
+from .provider import KernelInfo
+from .result import ExecutionError, ExecutionResult
 
 __all__ = ["MALFORMED", "Kernel", "KernelInfo", "OutputCallback", "Stopper"]
 
 log = logging.getLogger(__name__)
-
-#: ``execute(on_output=...)``: called with each :class:`OutputEvent` on the executing thread.
-OutputCallback = Callable[[OutputEvent], None]
 
 _LIVENESS_EVERY = 1.0  # seconds of silence between checks that the kernel process is alive
 _DEAD_GRACE = 0.3  # after the process died, how long its last messages may still trickle in
 _IDLE_GRACE = 0.5  # after the reply, how long "idle" may lag before IOPub is checked with a barrier
 _BARRIER_EVERY = 1.0
 _RECONNECT_AFTER = 2.0  # seconds of barriers, and of IOPub silence, before the client reconnects
-
-
-def _now() -> datetime:
-    return datetime.now(timezone.utc)
-
-
-@dataclass(frozen=True)
-class KernelInfo:
-    """A kernel as ``kernels.list()`` shows it."""
-
-    name: str
-    spec: str
-    language: str
-    status: str  # starting | idle | busy | dead | stopped
-    pid: int | None
-    isolation: str
-    started_at: datetime | None
-    last_activity: datetime | None
-    execution_count: int
-    executions: int
-    restarts: int
-
-    @property
-    def idle_seconds(self) -> float | None:
-        if self.last_activity is None or self.status == "busy":
-            return None
-        return max(0.0, (_now() - self.last_activity).total_seconds())
-
-
-class _Collector:
-    """Turns one execution's IOPub messages into the pieces of its result."""
-
-    def __init__(self, limits: OutputLimits, emit: Callable[[OutputEvent], None]) -> None:
-        self.limits = limits
-        self.emit = emit
-        self.stdout = BoundedText(limits.max_stream_chars)
-        self.stderr = BoundedText(limits.max_stream_chars)
-        self.display: list[MimeBundle] = []
-        self.display_bytes = 0
-        self.displays_dropped = 0
-        self.result: MimeBundle | None = None
-        self.error: ExecutionError | None = None
-        self.execution_count: int | None = None
-        self.too_deep = 0  # messages dropped: nested too deeply to decode
-        self._clear_pending = False
-
-    def handle(self, msg: dict[str, Any]) -> bool:
-        """Applies one message; True when the kernel went idle (the execution's output is complete)."""
-        kind = msg.get("msg_type") or msg.get("header", {}).get("msg_type")
-        content = msg.get("content")
-        if not isinstance(content, dict):
-            return False
-        if too_deep(content):
-            self.too_deep += 1
-            return False
-        if kind == "status":
-            return content.get("execution_state") == "idle"
-        if kind == "execute_input":
-            count = content.get("execution_count")
-            self.execution_count = count if isinstance(count, int) else self.execution_count
-        elif kind == "stream":
-            self._clear_if_pending()
-            text = content.get("text")
-            text = text if isinstance(text, str) else str(text)
-            if content.get("name") == "stderr":
-                self.stderr.append(text)
-                self.emit(OutputEvent("stderr", text=text))
-            else:
-                self.stdout.append(text)
-                self.emit(OutputEvent("stdout", text=text))
-        elif kind in ("display_data", "execute_result"):
-            self._clear_if_pending()
-            is_result = kind == "execute_result"
-            bundle = MimeBundle.from_message(content, "result" if is_result else "display")
-            if is_result:
-                bundle = bundle.slim(self.limits.max_display_bytes)
-                self.result = bundle
-                count = content.get("execution_count")
-                self.execution_count = count if isinstance(count, int) else self.execution_count
-            elif not self._keep(bundle):
-                return False
-            self.emit(OutputEvent("result" if is_result else "display", bundle=bundle))
-        elif kind == "update_display_data":
-            bundle = MimeBundle.from_message(content)
-            if bundle.display_id is not None:
-                for i, old in enumerate(self.display):
-                    if old.display_id == bundle.display_id:
-                        self.display_bytes += bundle.size - old.size
-                        self.display[i] = bundle
-                self.emit(OutputEvent("update", bundle=bundle))
-        elif kind == "error":
-            self.error = ExecutionError.from_message(content)
-            self.emit(OutputEvent("error", error=self.error))
-        elif kind == "clear_output":
-            wait = bool(content.get("wait"))
-            if wait:
-                self._clear_pending = True
-            else:
-                self._clear()
-            self.emit(OutputEvent("clear", wait=wait))
-        return False
-
-    def notes(self) -> list[str]:
-        """What the result must say about output that was not kept."""
-        if not self.too_deep:
-            return []
-        return [f"{self.too_deep} output message(s) nested deeper than {MAX_DEPTH} levels were dropped"]
-
-    def _keep(self, bundle: MimeBundle) -> bool:
-        size = bundle.size
-        if len(self.display) >= self.limits.max_displays or (
-            self.display_bytes + size > self.limits.max_display_bytes
-        ):
-            self.displays_dropped += 1
-            return False
-        self.display.append(bundle)
-        self.display_bytes += size
-        return True
-
-    def _clear_if_pending(self) -> None:
-        if self._clear_pending:
-            self._clear_pending = False
-            self._clear()
-
-    def _clear(self) -> None:
-        self.stdout.clear()
-        self.stderr.clear()
-        self.display.clear()
-        self.display_bytes = 0
 
 
 class _StderrTail:
@@ -231,10 +89,8 @@ class Kernel:
     'NameError'
     """
 
-    def __init__(
-        self, manager: SandboxKernelManager, name: str, spec: ResolvedSpec, cwd: str | None = None
-    ) -> None:
-        self.manager = manager
+    def __init__(self, host: KernelHost, name: str, spec: ResolvedSpec, cwd: str | None = None) -> None:
+        self.host = host  # the sandbox's side: config, launch, runtime directory, activity feed
         self.name = name
         self.spec = spec
         self.cwd = cwd  # None: the sandbox's working directory
@@ -280,7 +136,12 @@ class Kernel:
 
     @property
     def isolation(self) -> str:
-        return str(getattr(self.manager.sandbox, "isolation", "none"))
+        return self.host.isolation
+
+    @property
+    def cancelled_by(self) -> str | None:
+        """Why a running execution must stop now (``"restarted"``, ``"shut down"``), else None."""
+        return self._cancel
 
     def info(self) -> KernelInfo:
         return KernelInfo(
@@ -302,7 +163,7 @@ class Kernel:
         if self._status == "busy":
             return 0.0
         ref = self.last_activity or self.started_at
-        return (_now() - ref).total_seconds() if ref else 0.0
+        return (utc_now() - ref).total_seconds() if ref else 0.0
 
     def _process(self) -> subprocess.Popen[bytes] | None:
         km = self._km
@@ -312,6 +173,22 @@ class Kernel:
     def _process_alive(self) -> bool:
         process = self._process()
         return process is not None and process.poll() is None
+
+    def _exit_code(self) -> int | None:
+        process = self._process()
+        return process.poll() if process is not None else None
+
+    def _started(self) -> bool:
+        """A kernel was started and not stopped since (it may have died)."""
+        return self._km is not None
+
+    def _running(self) -> bool:
+        """Started, and ready for code: its process is alive."""
+        return self._started() and self._status in ("idle", "busy") and self._process_alive()
+
+    def _gone_note(self) -> str:
+        """What the next execution is told when a started kernel is found not running."""
+        return _died_note(self._exit_code())
 
     def __repr__(self) -> str:
         return f"<Kernel {self.name!r} {self.status} spec={self.spec.name!r} pid={self.pid}>"
@@ -335,17 +212,14 @@ class Kernel:
     def _start_locked(self) -> None:
         if self._removed:
             raise KernelError(f"Kernel {self.name!r} was shut down; start a new one", kernel=self.name)
-        sandbox = self.manager.sandbox
-        self.manager.check_usable()
-        ensure = getattr(sandbox, "ensure_running", None)
-        if ensure is not None:
-            ensure()
-        config = self.manager.config
+        host = self.host
+        host.check_usable()
+        host.ensure_running()
+        config = host.config
         self._status = "starting"
-        runtime_dir = tempfile.mkdtemp(prefix="ws-kernel-", dir=self.manager.runtime_parent())
-        self._runtime_dir = runtime_dir
+        runtime_dir = self._runtime_dir = host.runtime_dir()
         try:
-            launch = prepare_kernel_launch(sandbox, self.spec, runtime_dir, cwd=self.cwd)
+            launch = host.launch(self.spec, runtime_dir, cwd=self.cwd)
             from jupyter_client import KernelManager
 
             km = KernelManager(
@@ -354,7 +228,7 @@ class Kernel:
                 transport="ipc",
                 ip=os.path.join(runtime_dir, "k"),
                 connection_file=os.path.join(runtime_dir, "kernel.json"),
-                context=self.manager.zmq_context,
+                context=host.zmq_context,
                 shutdown_wait_time=config.shutdown_timeout,
             )
             self._km = km
@@ -376,7 +250,7 @@ class Kernel:
                 self._pgid = getattr(km.provisioner, "pgid", None) or process.pid
                 orphan_guard.ensure_started()
                 orphan_guard.register(self._pgid)
-                if self.manager.closed:  # the sandbox was destroyed while this kernel started
+                if host.closed:  # the sandbox was destroyed while this kernel started
                     raise SandboxStateError("The sandbox was destroyed; its kernels are shut down")
             kc = self._kc = self._connect(km)
             try:
@@ -397,7 +271,7 @@ class Kernel:
         os.set_blocking(self._wake_r, False)
         self._cancel = None
         self._status = "idle"
-        self.started_at = self.last_activity = _now()
+        self.started_at = self.last_activity = utc_now()
         self.execution_count = 0
 
     def _stderr_note(self) -> str:
@@ -478,13 +352,17 @@ class Kernel:
         self._turn.acquire(urgent=True)
         try:
             with self._life:
-                self._stop_locked(now=True)
-                self._start_locked()
+                self._restart_locked()
                 self.restarts += 1
                 self._lost = None
         finally:
             self._turn.release()
         return self
+
+    def _restart_locked(self) -> None:
+        """A fresh kernel in place of this one (a gateway restarts the remote kernel instead)."""
+        self._stop_locked(now=True)
+        self._start_locked()
 
     def shutdown(self, now: bool = False) -> None:
         """Stops the kernel for good (``sandbox.kernels.shutdown(name)`` also forgets it)."""
@@ -505,8 +383,7 @@ class Kernel:
             with self._life:
                 if self._status != "idle" or self.idle_for() < idle_timeout:
                     return False
-                process = self._process()
-                code = process.poll() if process is not None else None
+                code = self._exit_code()
                 self._stop_locked(now=False)
                 if code is not None:
                     self._lost = _died_note(code)
@@ -523,7 +400,7 @@ class Kernel:
         """A new asyncio jupyter_client client connected to this kernel (for nbclient and the like).
 
         The caller owns it (``stop_channels()`` when done) and its ``context`` (a
-        ``zmq.asyncio.Context``; give one set up by ``manager.bound_receiving`` to bound what it
+        ``zmq.asyncio.Context``; give one set up by ``host.bound_receiving`` to bound what it
         accepts). Use
         it inside ``exclusive()`` so no execution of this kernel interleaves with it.
         """
@@ -554,7 +431,7 @@ class Kernel:
             try:
                 yield km
             finally:
-                self.last_activity = _now()
+                self.last_activity = utc_now()
                 if self._status == "busy":
                     self._status = "idle"
                 with self._life:
@@ -568,13 +445,12 @@ class Kernel:
         notes: list[str] = []
         if self._removed:
             raise KernelError(f"Kernel {self.name!r} was shut down; start a new one", kernel=self.name)
-        if self._km is not None and self._status in ("idle", "busy") and self._process_alive():
+        if self._running():
             return notes
-        if self._km is not None:  # died while idle
-            process = self._process()
-            code = process.poll() if process is not None else None
+        if self._started():  # died (or lost its connection) while idle
+            lost = self._gone_note()
             self._stop_locked(now=True)
-            self._lost = _died_note(code)
+            self._lost = lost
             self.restarts += 1
         self._start_locked()
         if self._lost:
@@ -604,10 +480,10 @@ class Kernel:
         """
         if not isinstance(code, str):
             raise KernelError(f"code must be a string, got {type(code).__name__}", code="INVALID_ARGUMENT")
-        from ..sandbox.processes import validate_timeout
+        from ..processes import validate_timeout
 
         limit = validate_timeout(timeout)
-        record = self.manager.activity.begin(self, code, origin, tool_call_id)
+        record = self.host.activity.begin(self, code, origin, tool_call_id)
         self._turn.acquire()
         try:
             with self._life:
@@ -615,10 +491,11 @@ class Kernel:
                 self._status = "busy"
                 kc = self._kc
             record.started()
+            collector = collector_for(self.host.config.limits, record.output, on_output)
             try:
-                result = self._run(kc, code, limit, on_output, abort, notes, record)
+                result = self._run(kc, code, limit, abort, notes, collector)
             finally:
-                self.last_activity = _now()
+                self.last_activity = utc_now()
                 if self._status == "busy":
                     self._status = "idle"
         except BaseException as exc:
@@ -638,26 +515,12 @@ class Kernel:
         kc: Any,
         code: str,
         limit: float | None,
-        on_output: OutputCallback | None,
         abort: threading.Event | None,
         notes: list[str],
-        record: Any,
+        collector: OutputCollector,
     ) -> ExecutionResult:
-        return _Execution(self, kc, code, limit, abort, notes, self._collector(on_output, record)).wait()
-
-    def _collector(self, on_output: OutputCallback | None, record: Any) -> _Collector:
-        """What gathers one execution's output: the activity record first, then the caller's
-        callback (a callback that raises is logged, the execution goes on)."""
-
-        def emit(event: OutputEvent) -> None:
-            record.output(event)
-            if on_output is not None:
-                try:
-                    on_output(event)
-                except Exception:
-                    log.exception("on_output callback raised; the execution goes on")
-
-        return _Collector(self.manager.config.limits, emit)
+        """Sends ``code`` and waits for its result (holding the turn; the kernel is running)."""
+        return _LocalExecution(self, kc, code, limit, abort, notes, collector).wait()
 
     def _reconnect(self) -> Any:
         """A fresh client in place of one whose IOPub connection ZeroMQ dropped (holding the turn)."""
@@ -671,90 +534,26 @@ class Kernel:
 
     def _connect(self, km: Any) -> Any:
         """A blocking client on the shell and IOPub channels (no heartbeat: the process is watched)."""
-        kc = km.client(context=self.manager.zmq_context)
+        kc = km.client(context=self.host.zmq_context)
         kc.start_channels(shell=True, iopub=True, stdin=False, hb=False, control=False)
         return kc
 
     def _restart_inline(self) -> None:
         """Restart while holding the turn (a stuck or dead kernel during an execution)."""
         with self._life:
-            self._stop_locked(now=True)
             try:
-                self._start_locked()
+                self._restart_locked()
             except KernelError:
                 log.warning("kernel %s could not be restarted", self.name, exc_info=True)
+                self._stop_locked(now=True)
                 return
             self.restarts += 1
             self._lost = None
             self._status = "busy"  # execute() sets it back to idle
 
 
-class Stopper:
-    """When running code must stop, and how — one rule for executions, on local kernels and on
-    a gateway's, and for notebook runs.
-
-    The time ``limit`` (seconds from ``started``) or ``abort`` (an Event: the caller was
-    cancelled, e.g. an MCP cancel) interrupts the kernel once (``interrupt()``; its state
-    survives). ``check()`` turns True when the code has not stopped ``interrupt_timeout``
-    seconds later: the caller then restarts or kills the kernel (its state is lost).
-    """
-
-    def __init__(
-        self,
-        limit: float | None,
-        abort: threading.Event | None,
-        interrupt_timeout: float,
-        interrupt: Callable[[], Any],
-        started: float | None = None,
-    ) -> None:
-        self.limit = limit
-        self.abort = abort
-        self.interrupt_timeout = interrupt_timeout
-        self._interrupt = interrupt
-        self.started = time.monotonic() if started is None else started
-        self.reason: str | None = None  # "timeout" | "cancelled"
-        self.interrupted_at: float | None = None
-
-    def check(self, now: float) -> bool:
-        """Interrupts when the limit passed or ``abort`` is set; True once the interrupt has had
-        ``interrupt_timeout`` seconds (the caller must restart or kill the kernel)."""
-        if self.interrupted_at is None:
-            if self.limit is not None and now - self.started >= self.limit:
-                self.reason = "timeout"
-            elif self.abort is not None and self.abort.is_set():
-                self.reason = "cancelled"
-            else:
-                return False
-            self.interrupted_at = now
-            with contextlib.suppress(Exception):
-                self._interrupt()
-            return False
-        return now - self.interrupted_at >= self.interrupt_timeout
-
-    def wait(self, now: float) -> float:
-        """Seconds until ``check()`` may change its answer (how long a wait may block)."""
-        if self.interrupted_at is not None:
-            return max(0.0, self.interrupted_at + self.interrupt_timeout - now)
-        waits = [3600.0]
-        if self.limit is not None:
-            waits.append(max(0.0, self.started + self.limit - now))
-        if self.abort is not None:
-            waits.append(0.05)
-        return min(waits)
-
-    def note(self, restarted: bool = False) -> str:
-        """What happened, for the result: ``timed out after 3 s: the kernel was interrupted ...``."""
-        why = f"timed out after {self.limit:g} s" if self.reason == "timeout" else "cancelled"
-        if restarted:
-            return (
-                f"{why}: the kernel did not stop within {self.interrupt_timeout:g} s of an interrupt and "
-                "was restarted (its state is lost)"
-            )
-        return f"{why}: the kernel was interrupted (its state is kept)"
-
-
-class _Execution:
-    """The wait for one execution's reply and output, and what ends it early.
+class _LocalExecution(Execution):
+    """The wait for one execution's reply and output on jupyter_client's channels.
 
     Ends when the kernel has replied *and* published "idle" for this request, or when: the time
     limit (or ``abort``) interrupted it and the kernel did not stop within ``interrupt_timeout``
@@ -777,9 +576,10 @@ class _Execution:
         limit: float | None,
         abort: threading.Event | None,
         notes: list[str],
-        collector: _Collector,
+        collector: OutputCollector,
     ) -> None:
-        self._begin(kernel, code, limit, abort, notes, collector)
+        super().__init__(kernel, code, limit, abort, notes, collector, kernel.host.config.interrupt_timeout)
+        self.kernel = kernel
         self.last_check = self.started
         self.dead_since: float | None = None
         self.barriers: set[str] = set()
@@ -791,32 +591,6 @@ class _Execution:
         self.msg_id = kc.execute(
             code, silent=False, store_history=True, allow_stdin=False, stop_on_error=False
         )
-
-    def _begin(
-        self,
-        kernel: Kernel,
-        code: str,
-        limit: float | None,
-        abort: threading.Event | None,
-        notes: list[str],
-        collector: _Collector,
-    ) -> None:
-        """The state every execution starts with, local or on a gateway (what ends it differs)."""
-        self.kernel = kernel
-        self.code = code
-        self.limit = limit
-        self.abort = abort
-        self.notes = notes
-        self.collector = collector
-        self.config = kernel.manager.config
-        self.started = time.monotonic()
-        self.idle = False
-        self.reply: dict[str, Any] | None = None
-        self.reply_at: float | None = None
-        self.status: ExecutionStatus | None = None
-        self.error: ExecutionError | None = None
-        self.stop = Stopper(limit, abort, self.config.interrupt_timeout, kernel.interrupt, self.started)
-        self.restarted = False
 
     def _attach(self, kc: Any) -> None:
         import zmq
@@ -858,38 +632,13 @@ class _Execution:
             with contextlib.suppress(OSError):
                 os.read(self.wake, 64)
 
-    def _stopping(self, now: float) -> bool:
-        """The time limit and ``abort`` (see ``Stopper``); True once the kernel was restarted
-        because it did not stop: the wait must end."""
-        was = self.stop.reason
-        restart = self.stop.check(now)
-        if self.stop.reason is not None and was is None:
-            if self.stop.reason == "timeout":
-                self.status = "timeout"
-            self.notes.append(self.stop.note())
-        if not restart:
-            return False
-        self.notes[self.notes.index(self.stop.note())] = self.stop.note(restarted=True)
+    def restart_kernel(self) -> None:
         self.kernel._restart_inline()
-        self.restarted = True
-        return True
 
-    def _check(self, now: float) -> bool:
-        """Everything besides messages; True when the wait must end now."""
-        cancel = self.kernel._cancel
-        if cancel is not None:
-            self.status = "error"
-            self.error = ExecutionError(
-                "KernelRestarted" if cancel == "restarted" else "KernelShutdown",
-                f"the kernel was {cancel} while this code ran; its state is lost",
-            )
-            self.notes.append(f"the kernel was {cancel} while this code ran")
-            self.restarted = True
-            return True
+    def watch(self, now: float) -> bool:
+        """Checks IOPub with a barrier when "idle" is late, and that the kernel process is alive."""
         if self.reply_at is not None and not self.idle:
             self._barrier(now)
-        if self._stopping(now):
-            return True
         if now - self.last_check >= _LIVENESS_EVERY or self.dead_since is not None:
             self.last_check = now
             if not self.kernel._process_alive():
@@ -936,48 +685,13 @@ class _Execution:
                 # kernel a moment to report it, and let the interrupt go on.
                 with contextlib.suppress(Exception):
                     self.kernel.interrupt()
-                _settle(self.iopub, self.shell, self.msg_id, self.collector, self.config.interrupt_timeout)
+                _settle(self.iopub, self.shell, self.msg_id, self.collector, self.interrupt_timeout)
                 raise
             if self.idle and self.reply is not None:
                 break
-            if self._check(time.monotonic()):
+            if self.check(time.monotonic()):
                 break
-        return self._result()
-
-    def _result(self) -> ExecutionResult:
-        collector, status, error = self.collector, self.status, self.error
-        if self.reply is not None and status is None:
-            content = self.reply.get("content", {})
-            status = "ok" if content.get("status") == "ok" else "error"
-            if status == "error" and collector.error is None and content.get("ename"):
-                collector.error = ExecutionError.from_message(content)
-            count = content.get("execution_count")
-            if isinstance(count, int):
-                collector.execution_count = count
-        if error is None:
-            error = collector.error
-        if status == "error" and error is None:
-            error = ExecutionError("Error", "the execution failed without an error message")
-        return ExecutionResult(
-            status=status or "error",
-            code=self.code,
-            kernel=self.kernel.name,
-            stdout=collector.stdout.text,
-            stderr=collector.stderr.text,
-            display=tuple(collector.display),
-            result=collector.result,
-            error=error,
-            execution_count=collector.execution_count,
-            duration=time.monotonic() - self.started,
-            timeout=self.limit,
-            restarted=self.restarted,
-            notes=(*self.notes, *collector.notes()),
-            stdout_dropped=collector.stdout.dropped,
-            stderr_dropped=collector.stderr.dropped,
-            displays_dropped=collector.displays_dropped,
-            stdout_dropped_lines=collector.stdout.dropped_lines,
-            stderr_dropped_lines=collector.stderr.dropped_lines,
-        )
+        return self.result()
 
 
 _launcher: Any = None
@@ -1017,11 +731,6 @@ def _died_note(code: int | None) -> str:
     )
 
 
-#: What decoding a message that is not a Jupyter message raises (code in the kernel can write
-#: anything to its sockets).
-MALFORMED = (ValueError, KeyError, TypeError, IndexError, UnicodeDecodeError, RecursionError)
-
-
 def _pending(channel: Any) -> Iterator[dict[str, Any]]:
     """The messages already waiting on a channel (one poll each, no waiting).
 
@@ -1043,7 +752,7 @@ def _drain(channel: Any) -> None:
             pass
 
 
-def _settle(iopub: Any, shell: Any, msg_id: str, collector: _Collector, timeout: float) -> None:
+def _settle(iopub: Any, shell: Any, msg_id: str, collector: OutputCollector, timeout: float) -> None:
     """After an interrupt from the caller: collect what the kernel still says, briefly."""
     deadline = time.monotonic() + timeout
     idle = replied = False

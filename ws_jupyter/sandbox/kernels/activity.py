@@ -1,8 +1,8 @@
 """``ExecutionFeed``: every execution of a sandbox's kernels, live, for widgets, logs and tests.
 
 Each execution is published as it happens — ``queued`` (waiting for its turn), ``started``,
-one ``output`` per :class:`~ws_jupyter.kernels.result.OutputEvent`, then ``finished`` (with the
-:class:`~ws_jupyter.kernels.result.ExecutionResult`) or ``failed`` (the call raised, e.g. the
+one ``output`` per :class:`~ws_jupyter.sandbox.kernels.result.OutputEvent`, then ``finished`` (with the
+:class:`~ws_jupyter.sandbox.kernels.result.ExecutionResult`) or ``failed`` (the call raised, e.g. the
 kernel could not start). No Jupyter dependency: the notebook's ``KernelActivity`` widget is one
 subscriber. Callbacks run on the executing thread; keep them short.
 

@@ -2,7 +2,7 @@
 
 The kernel is an ordinary jupyter_client kernel (a kernelspec's argv, ``{connection_file}``
 filled in by jupyter_client), wrapped in the sandbox's own isolation through
-``LocalSandbox.wrap_argv`` — so it runs exactly where commands run: working directory = the
+``wrap_argv`` (``LocalSandbox.wrap_argv``; see ``sandbox.capabilities.CommandWrapping``) — so it runs exactly where commands run: working directory = the
 workspace, the sandbox's curated environment (no host secrets), its writable paths only, and
 under bubblewrap no network unless the sandbox allows it.
 
@@ -38,9 +38,12 @@ import re
 import shutil
 import sys
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
-from ..errors import InvalidArgumentError, KernelError
+from ...errors import InvalidArgumentError, KernelError
+
+if TYPE_CHECKING:
+    from ..capabilities import CommandWrapping
 
 __all__ = [
     "KernelLaunch",
@@ -175,13 +178,12 @@ def kernel_environment(runtime_dir: str, spec: ResolvedSpec) -> dict[str, str]:
 
 
 def prepare_kernel_launch(
-    sandbox: Any, spec: ResolvedSpec, runtime_dir: str, *, cwd: str | None = None
+    sandbox: CommandWrapping, isolation: str, spec: ResolvedSpec, runtime_dir: str, *, cwd: str | None = None
 ) -> KernelLaunch:
-    """The launch of one kernel of ``sandbox``, isolated like its commands (``cwd``: where it
-    starts, default the sandbox's working directory)."""
-    from ..sandbox.isolation.config import Mount
+    """The launch of one kernel of ``sandbox`` (whose isolation is ``isolation``), isolated like
+    its commands (``cwd``: where it starts, default the sandbox's working directory)."""
+    from ..isolation.config import Mount
 
-    isolation = getattr(sandbox, "isolation", "none")
     program = spec.argv[0] if spec.argv else ""
     if not program:
         raise KernelError(f"The kernelspec {spec.name!r} has an empty argv", code="KERNEL_START_FAILED")

@@ -19,9 +19,22 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..notebooks.document import MAX_JSON_DEPTH
+from ...notebooks.document import MAX_JSON_DEPTH
 
-__all__ = ["MAX_DEPTH", "TOO_DEEP_KEY", "TOO_DEEP_NOTE", "bound_depth", "bounded_unpacker", "decode", "too_deep"]
+__all__ = [
+    "MALFORMED",
+    "MAX_DEPTH",
+    "TOO_DEEP_KEY",
+    "TOO_DEEP_NOTE",
+    "bound_depth",
+    "bounded_unpacker",
+    "decode",
+    "too_deep",
+]
+
+#: What decoding a message that is not a Jupyter message raises (code in the kernel can write
+#: anything to its sockets).
+MALFORMED = (ValueError, KeyError, TypeError, IndexError, UnicodeDecodeError, RecursionError)
 
 #: Levels from a notebook's root down to a cell output (what a message's content becomes).
 _OUTPUT_LEVEL = 4
