@@ -9,7 +9,8 @@ skills give ``skill``, ``skill_search`` and ``skill_read``; variables the notebo
 :mod:`ws_jupyter.userdata`) give ``user_variables_list`` and ``user_variable_inspect`` (and
 ``user_variable_request`` with a sandbox that runs kernels); a connected open notebook (see
 :mod:`ws_jupyter.live`) gives ``open_notebook_read`` and ``open_notebook_edit`` (and
-``open_notebook_run`` with a sandbox). With resolver-based providers every
+``open_notebook_run`` with a sandbox); a writable filesystem given up front gives
+``workspace_checkpoint`` (off unless enabled). With resolver-based providers every
 tool of that provider is listed and the read-only check happens when a tool runs.
 
 Then the config decides: ``enabled`` (a function is evaluated now, with the request context; one
@@ -146,6 +147,10 @@ def available_specs(workspace: Any) -> list[ToolSpec]:
         specs += _skill_specs()
     specs += _user_data_specs(workspace)
     specs += _open_notebook_specs(workspace)
+    if static_fs is not None and not read_only:
+        from .checkpoint import SPEC as CHECKPOINT_SPEC
+
+        specs.append(CHECKPOINT_SPEC)
     return specs
 
 

@@ -14,6 +14,7 @@ from typing import Final
 
 __all__ = [
     "ALL_TOOL_NAMES",
+    "CHECKPOINT_TOOLS",
     "FILESYSTEM_TOOLS",
     "KERNEL_TOOLS",
     "NOTEBOOK_RUN_TOOLS",
@@ -74,6 +75,10 @@ class _OpenNotebook:
     RUN: Final = "open_notebook_run"
 
 
+class _Checkpoints:
+    CHECKPOINT: Final = "workspace_checkpoint"
+
+
 class WORKSPACE_TOOLS:
     """Tool name constants, grouped by the provider that makes the tool available."""
 
@@ -83,6 +88,7 @@ class WORKSPACE_TOOLS:
     SKILLS = _Skills
     USER_DATA = _UserData
     OPEN_NOTEBOOK = _OpenNotebook
+    CHECKPOINTS = _Checkpoints
 
 
 FILESYSTEM_TOOLS: Final = (
@@ -123,6 +129,9 @@ USER_DATA_TOOLS: Final = (_UserData.LIST, _UserData.INSPECT, _UserData.REQUEST)
 #: Present while the notebook the user has open is connected (the ``%ws`` extension in its kernel
 #: and the ws-jupyter JupyterLab extension): read it, propose reviewed edits, run its cells.
 OPEN_NOTEBOOK_TOOLS: Final = (_OpenNotebook.READ, _OpenNotebook.EDIT, _OpenNotebook.RUN)
+#: Off unless enabled (``{WORKSPACE_TOOLS.CHECKPOINTS.CHECKPOINT: {"enabled": True}}``): a writable
+#: local or object-storage filesystem known up front.
+CHECKPOINT_TOOLS: Final = (_Checkpoints.CHECKPOINT,)
 #: Every tool, in the order ``Workspace.tools()`` lists them.
 ALL_TOOL_NAMES: Final = (
     *FILESYSTEM_TOOLS,
@@ -131,4 +140,5 @@ ALL_TOOL_NAMES: Final = (
     *SKILL_TOOLS,
     *USER_DATA_TOOLS,
     *OPEN_NOTEBOOK_TOOLS,
+    *CHECKPOINT_TOOLS,
 )
