@@ -322,7 +322,7 @@ def _index_texts(frame: Any, positions: list[int]) -> list[str]:
     index = frame.index
     if pandas_kind(index.dtype) == "unknown" and type(index) is not sys.modules["pandas"].MultiIndex:
         return [str(p) for p in positions]
-    return [label_text(v, 24) for v in index.take(positions).tolist()]
+    return [label_text(v, _CELL) for v in index.take(positions).tolist()]
 
 
 def _pandas_rows(frame: Any, cols: list[PandasColumn], rows: int, more_columns: bool) -> list[str]:
