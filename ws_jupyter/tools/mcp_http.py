@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..request_context import RequestContext, client_context
+from .names import OPEN_NOTEBOOK_TOOLS, USER_DATA_TOOLS
 
 __all__ = [
     "ALLOW_GROUPS",
@@ -63,23 +64,17 @@ DEFAULT_SESSION_IDLE_TIMEOUT = 30 * 60.0
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 #: Tool groups an outside client gets only when the user allows them (``allow=``, ``--allow``):
-#: they reach what the user sees and holds, not just the workspace's files.
+#: they reach what the user sees and holds — the open notebook, the user's variables —, not just
+#: the workspace's files. A new group is a new entry here.
 ALLOW_GROUPS: dict[str, tuple[str, ...]] = {
-    "open-notebook": ("open_notebook_read", "open_notebook_edit", "open_notebook_run"),
-    "user-data": (),  # filled by the user-data tools when they exist: a prefix rule below
-}
-_GROUP_PREFIXES: dict[str, tuple[str, ...]] = {
-    "open-notebook": ("open_notebook_",),
-    "user-data": ("user_data_", "workspace_user_data"),
+    "open-notebook": OPEN_NOTEBOOK_TOOLS,
+    "user-data": USER_DATA_TOOLS,
 }
 
 
 def _gated_group(tool_name: str) -> str | None:
     """The allow group a tool belongs to, or None when every client may have it."""
-    for group, names in ALLOW_GROUPS.items():
-        if tool_name in names or tool_name.startswith(_GROUP_PREFIXES.get(group, ())):
-            return group
-    return None
+    return next((group for group, names in ALLOW_GROUPS.items() if tool_name in names), None)
 
 
 def _check_allow(allow: Iterable[str] | str | None) -> frozenset[str]:
@@ -332,8 +327,6 @@ def serve_mcp_http(
     """
     import uvicorn
     from mcp.server.transport_security import TransportSecuritySettings
-    from starlette.applications import Starlette
-    from starlette.routing import Mount
 
     from ..errors import WorkspaceConfigError
     from .mcp_server import build_mcp_server
@@ -372,17 +365,14 @@ def serve_mcp_http(
         enable_dns_rebinding_protection=True, allowed_hosts=sorted(hosts), allowed_origins=sorted(origins)
     )
     mcp_app = mcp_server.streamable_http_app(
-        streamable_http_path="/",
+        streamable_http_path=MCP_PATH,
         transport_security=security,
         host=host,
         max_request_body_size=max_body_bytes,
         max_sessions=max_sessions,
         session_idle_timeout=session_idle_timeout,
     )
-    app = Starlette(
-        routes=[Mount(MCP_PATH, app=mcp_app)], lifespan=lambda _app: mcp_server.session_manager.run()
-    )
-    guarded = _Guard(app, secret, hosts, origins)
+    guarded = _Guard(mcp_app, secret, hosts, origins)
     config = uvicorn.Config(
         guarded,
         log_config=None,
