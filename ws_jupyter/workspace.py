@@ -909,7 +909,9 @@ class Workspace:
 
         kernels = sandbox_kernels(self.resolve_sandbox(None))
         if kernels is None:
-            raise SandboxNotAvailableError("This workspace's sandbox cannot run kernels: there is nothing to fetch")
+            raise SandboxNotAvailableError(
+                "This workspace's sandbox cannot run kernels: there is nothing to fetch"
+            )
         if max_bytes is None:
             shared = shared_namespace(self)
             max_bytes = shared.max_copy_bytes if shared is not None else DEFAULT_MAX_BYTES

@@ -13,6 +13,7 @@ import re
 import socket
 import time
 from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +57,9 @@ def served(workdir: Path):
 
 
 @contextlib.asynccontextmanager
-async def connect(handle: Any, name: str = "test-client", mode: str = "legacy", **kw: Any) -> AsyncIterator[Client]:
+async def connect(
+    handle: Any, name: str = "test-client", mode: str = "legacy", **kw: Any
+) -> AsyncIterator[Client]:
     headers = {"Authorization": f"Bearer {handle.token}"}
     async with httpx2.AsyncClient(headers=headers, timeout=60) as http:
         transport = streamable_http_client(handle.url, http_client=http)
@@ -85,7 +88,9 @@ def text(result: Any) -> str:
 def test_tools_prompts_resources_over_http(served, workdir, mode):
     skills = workdir / "skills" / "greet"
     skills.mkdir(parents=True)
-    (skills / "SKILL.md").write_text("---\nname: greet\ndescription: Say hello to $ARGUMENTS\n---\nHello $ARGUMENTS!\n")
+    (skills / "SKILL.md").write_text(
+        "---\nname: greet\ndescription: Say hello to $ARGUMENTS\n---\nHello $ARGUMENTS!\n"
+    )
     ws, handle = served()
     assert handle.url.startswith("http://127.0.0.1:") and handle.url.endswith("/mcp")
 
@@ -206,12 +211,21 @@ def test_token_host_and_origin_are_checked(served):
         wrong = {"Authorization": "Bearer " + "x" * len(handle.token)}
         r = http.post(handle.url, json=INIT, headers={**ACCEPT, **wrong})
         assert r.status_code == 401 and r.headers["www-authenticate"].startswith("Bearer")
-        assert http.post(handle.url, json=INIT, headers={**ACCEPT, "Authorization": handle.token}).status_code == 401
-        foreign = http.post(handle.url, json=INIT, headers={**ACCEPT, **auth, "Origin": "http://evil.example"})
+        assert (
+            http.post(handle.url, json=INIT, headers={**ACCEPT, "Authorization": handle.token}).status_code
+            == 401
+        )
+        foreign = http.post(
+            handle.url, json=INIT, headers={**ACCEPT, **auth, "Origin": "http://evil.example"}
+        )
         assert foreign.status_code == 403
-        rebound = http.post(handle.url, json=INIT, headers={**ACCEPT, **auth, "Host": f"evil.example:{handle.port}"})
+        rebound = http.post(
+            handle.url, json=INIT, headers={**ACCEPT, **auth, "Host": f"evil.example:{handle.port}"}
+        )
         assert rebound.status_code in (403, 421)
-        ok = http.post(handle.url, json=INIT, headers={**ACCEPT, **auth, "Origin": f"http://localhost:{handle.port}"})
+        ok = http.post(
+            handle.url, json=INIT, headers={**ACCEPT, **auth, "Origin": f"http://localhost:{handle.port}"}
+        )
         assert ok.status_code == 200 and ok.headers.get("mcp-session-id")
         # the token is checked on every path, not only /mcp
         assert http.get(f"http://127.0.0.1:{handle.port}/", headers=ACCEPT).status_code == 401
@@ -261,34 +275,56 @@ def test_a_thousand_hostile_requests_get_clean_errors_and_the_server_keeps_servi
         assert r.status_code < 500 or r.status_code == 503, (r.status_code, r.text[:200])
         assert "Traceback" not in r.text and str(Path.cwd()) not in r.text
 
-    with httpx.Client(timeout=60) as http:
+    with httpx.Client(timeout=60, limits=httpx.Limits(max_connections=8)) as http:
         first = http.post(handle.url, json=INIT, headers={**ACCEPT, **auth})
         other_session = first.headers["mcp-session-id"]
-        assert http.delete(handle.url, headers={**ACCEPT, **auth, "mcp-session-id": other_session}).status_code in (
+        assert http.delete(
+            handle.url, headers={**ACCEPT, **auth, "mcp-session-id": other_session}
+        ).status_code in (
             200,
             204,
         )
         base = _rss()
         huge = b"[" + b"1," * (200 * 1024) + b"1]"  # over the 256 KiB limit
         junk = [
-            lambda i: http.post(handle.url, content=b"{not json" + bytes([i % 256]), headers={**ACCEPT, **auth}),
-            lambda i: http.post(handle.url, content=json.dumps({"jsonrpc": "2.0", "id": i}), headers={**ACCEPT, **auth}),
+            lambda i: http.post(
+                handle.url, content=b"{not json" + bytes([i % 256]), headers={**ACCEPT, **auth}
+            ),
+            lambda i: http.post(
+                handle.url, content=json.dumps({"jsonrpc": "2.0", "id": i}), headers={**ACCEPT, **auth}
+            ),
             lambda i: http.post(handle.url, content=b"<xml/>", headers={**auth, "Content-Type": "text/xml"}),
             lambda i: http.post(handle.url, json=[INIT] * 3, headers={**ACCEPT, **auth}),
-            lambda i: http.post(handle.url, json={"jsonrpc": "2.0", "id": i, "method": "tools/call"},
-                                headers={**ACCEPT, **auth, "mcp-session-id": other_session}),  # replayed, ended
-            lambda i: http.post(handle.url, json={"jsonrpc": "2.0", "id": i, "method": "tools/list"},
-                                headers={**ACCEPT, **auth, "mcp-session-id": os.urandom(16).hex()}),
-            lambda i: http.get(handle.url, headers={**auth, "Accept": "text/event-stream",
-                                                     "mcp-session-id": "../../etc/passwd"}),
-            lambda i: http.post(handle.url, json={"jsonrpc": "2.0", "id": i, "method": "x" * 5000},
-                                headers={**ACCEPT, **auth, "mcp-protocol-version": "2026-07-28"}),
+            lambda i: http.post(
+                handle.url,
+                json={"jsonrpc": "2.0", "id": i, "method": "tools/call"},
+                headers={**ACCEPT, **auth, "mcp-session-id": other_session},
+            ),  # replayed, ended
+            lambda i: http.post(
+                handle.url,
+                json={"jsonrpc": "2.0", "id": i, "method": "tools/list"},
+                headers={**ACCEPT, **auth, "mcp-session-id": os.urandom(16).hex()},
+            ),
+            lambda i: http.get(
+                handle.url,
+                headers={**auth, "Accept": "text/event-stream", "mcp-session-id": "../../etc/passwd"},
+            ),
+            lambda i: http.post(
+                handle.url,
+                json={"jsonrpc": "2.0", "id": i, "method": "x" * 5000},
+                headers={**ACCEPT, **auth, "mcp-protocol-version": "2026-07-28"},
+            ),
             lambda i: http.put(handle.url, content=b"x", headers=auth),
-            lambda i: http.post(handle.url, content=huge, headers={**ACCEPT, **auth}) if i % 20 == 9 else
-            http.post(handle.url, content=b"\xff\xfe\x00", headers={**ACCEPT, **auth}),
+            lambda i: (
+                http.post(handle.url, content=huge, headers={**ACCEPT, **auth})
+                if i % 20 == 9
+                else http.post(handle.url, content=b"\xff\xfe\x00", headers={**ACCEPT, **auth})
+            ),
         ]
-        for i in range(1000):
-            note(junk[i % len(junk)](i))
+        # eight at a time: each request waits ~40 ms for the client's delayed ACK on this machine
+        with ThreadPoolExecutor(8) as pool:
+            for response in pool.map(lambda i: junk[i % len(junk)](i), range(1000)):
+                note(response)
         grown = _rss() - base
         assert statuses.get(413, 0) >= 10
         assert grown < 100 * 1024 * 1024, f"memory grew by {grown / 1e6:.0f} MB"
@@ -311,20 +347,31 @@ def test_two_clients_attribution_read_records_and_jobs(served, workdir):
         async with connect(handle, name="agent-a") as a, connect(handle, name="agent-b") as b:
             await a.call_tool("workspace_read_file", {"path": "a.txt"})
             # b has not read the file: its overwrite is refused, while a's goes through
-            out["b_edit"] = await b.call_tool("workspace_write_file", {"path": "a.txt", "content": "from b\n"})
-            out["a_edit"] = await a.call_tool("workspace_write_file", {"path": "a.txt", "content": "from a\n"})
-            started = text(await a.call_tool("workspace_execute_command", {"command": "sleep 30", "background": True}))
+            out["b_edit"] = await b.call_tool(
+                "workspace_write_file", {"path": "a.txt", "content": "from b\n"}
+            )
+            out["a_edit"] = await a.call_tool(
+                "workspace_write_file", {"path": "a.txt", "content": "from a\n"}
+            )
+            started = text(
+                await a.call_tool("workspace_execute_command", {"command": "sleep 30", "background": True})
+            )
             job = re.search(r"job (job-[\w-]+)", started)[1]
             out["job"] = job
             out["b_status"] = text(await b.call_tool("workspace_job_status", {"id": job}))
             out["b_cancel"] = text(await b.call_tool("workspace_job_cancel", {"id": job}))
             out["b_list"] = text(await b.call_tool("workspace_job_status", {}))
             out["a_status"] = text(await a.call_tool("workspace_job_status", {"id": job}))
-            shared = text(await a.call_tool(
-                "workspace_execute_command", {"command": "echo shared-out", "background": True, "shared": True}
-            ))
+            shared = text(
+                await a.call_tool(
+                    "workspace_execute_command",
+                    {"command": "echo shared-out", "background": True, "shared": True},
+                )
+            )
             out["shared"] = re.search(r"job (job-[\w-]+)", shared)[1]
-            out["b_shared"] = text(await b.call_tool("workspace_job_status", {"id": out["shared"], "wait_s": 20}))
+            out["b_shared"] = text(
+                await b.call_tool("workspace_job_status", {"id": out["shared"], "wait_s": 20})
+            )
             out["a_cancel"] = text(await a.call_tool("workspace_job_cancel", {"id": job}))
         return out
 
@@ -335,7 +382,9 @@ def test_two_clients_attribution_read_records_and_jobs(served, workdir):
     assert out["b_status"].startswith(f'No job "{out["job"]}" of yours')
     assert out["b_cancel"].startswith("No job")
     assert out["job"] not in out["b_list"]
-    assert out["a_status"].startswith(f"Job {out['job']} (command, PID") and ": running after" in out["a_status"]
+    assert (
+        out["a_status"].startswith(f"Job {out['job']} (command, PID") and ": running after" in out["a_status"]
+    )
     assert "shared-out" in out["b_shared"] and ": finished" in out["b_shared"]
     assert out["a_cancel"].startswith(f"Cancelled job {out['job']}")
     callers = {
@@ -394,9 +443,12 @@ def test_keep_running_turns_a_timed_out_run_into_a_job(served):
 
     async def body() -> tuple[str, str]:
         async with connect(handle) as c:
-            kept = text(await c.call_tool(
-                "workspace_execute_command", {"command": "sleep 1.5; echo finally", "timeout": 0.5, "keep_running": True}
-            ))
+            kept = text(
+                await c.call_tool(
+                    "workspace_execute_command",
+                    {"command": "sleep 1.5; echo finally", "timeout": 0.5, "keep_running": True},
+                )
+            )
             job = re.search(r"job (job-[\w-]+)", kept)[1]
             done = text(await c.call_tool("workspace_job_status", {"id": job, "wait_s": 30}))
             return kept, done
