@@ -91,7 +91,7 @@ def test_tools_prompts_resources_over_http(served, workdir, mode):
     (skills / "SKILL.md").write_text(
         "---\nname: greet\ndescription: Say hello to $ARGUMENTS\n---\nHello $ARGUMENTS!\n"
     )
-    ws, handle = served()
+    _ws, handle = served()
     assert handle.url.startswith("http://127.0.0.1:") and handle.url.endswith("/mcp")
 
     async def body() -> Any:
@@ -170,7 +170,7 @@ def test_allow_gates_the_open_notebook_and_user_data_tools(served):
     from ws_jupyter.errors import WorkspaceConfigError
     from ws_jupyter.tools.mcp_http import ALLOW_GROUPS, allowed_tools
 
-    ws, handle = served()
+    ws, _handle = served()
     names = [*ALLOW_GROUPS["open-notebook"], *ALLOW_GROUPS["user-data"], "workspace_read_file"]
 
     class Fake:
@@ -204,7 +204,7 @@ ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "appl
 
 
 def test_token_host_and_origin_are_checked(served):
-    ws, handle = served()
+    _ws, handle = served()
     auth = {"Authorization": f"Bearer {handle.token}"}
     with httpx.Client(timeout=30) as http:
         assert http.post(handle.url, json=INIT, headers=ACCEPT).status_code == 401
@@ -266,7 +266,7 @@ def _rss() -> int:
 
 
 def test_a_thousand_hostile_requests_get_clean_errors_and_the_server_keeps_serving(served):
-    ws, handle = served(max_body_bytes=256 * 1024)
+    _ws, handle = served(max_body_bytes=256 * 1024)
     auth = {"Authorization": f"Bearer {handle.token}"}
     statuses: dict[int, int] = {}
 
@@ -410,7 +410,7 @@ def _pids_running(marker: str) -> list[int]:
 
 
 def test_a_long_job_is_polled_tailed_cancelled_and_survives_a_reconnect(served):
-    ws, handle = served()
+    _ws, handle = served()
 
     async def start() -> str:
         async with connect(handle, name="runner", mode="auto") as c:
@@ -439,7 +439,7 @@ def test_a_long_job_is_polled_tailed_cancelled_and_survives_a_reconnect(served):
 
 
 def test_keep_running_turns_a_timed_out_run_into_a_job(served):
-    ws, handle = served()
+    _ws, handle = served()
 
     async def body() -> tuple[str, str]:
         async with connect(handle) as c:
@@ -472,7 +472,7 @@ def test_destroy_leaves_no_job_process_and_no_server(served):
 
 
 def test_cancelling_a_call_kills_its_command(served):
-    ws, handle = served()
+    _ws, handle = served()
 
     async def body() -> None:
         async with connect(handle, mode="legacy") as c:
