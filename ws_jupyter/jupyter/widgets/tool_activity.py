@@ -307,7 +307,13 @@ class ToolActivity(Snapshotting, w.VBox):
             label = flexible(
                 w.HTML(
                     f"<div style='{_WRAP}; line-height: 1.4'><span style='color: {WARN}'>● waiting:</span> "
-                    f"<code>{html.escape(c['tool'])}</code> {shown}</div>"
+                    f"<code>{html.escape(c['tool'])}</code>"
+                    + (
+                        f" <span style='{MUTED}'>via {html.escape(c['client'])}</span>"
+                        if c.get("client")
+                        else ""
+                    )
+                    + f" {shown}</div>"
                 )
             )
             label.layout.flex = "1 1 14em"  # narrower than that, the buttons go to the next line
