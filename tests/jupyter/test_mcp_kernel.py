@@ -71,14 +71,16 @@ def _serve(kc: Any) -> tuple[str, str]:
 
 def _call(url: str, token: str, body: Any, name: str = "outside-agent") -> Any:
     async def main() -> Any:
-        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=120) as http:
-            async with Client(
+        async with (
+            httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=120) as http,
+            Client(
                 streamable_http_client(url, http_client=http),
                 mode="legacy",
                 client_info=types.Implementation(name=name, version="0.1"),
-            ) as client:
-                with anyio.fail_after(120):
-                    return await body(client)
+            ) as client,
+        ):
+            with anyio.fail_after(120):
+                return await body(client)
 
     return anyio.run(main)
 
@@ -101,9 +103,9 @@ def _running(marker: str) -> bool:
     return False
 
 
-def _approve_in_notebook(kc: Any, tool: str) -> str:
+def _approve_in_notebook(kc: Any) -> str:
     """A cell that waits for the call to be pending, then clicks the widget's Approve button."""
-    code = f"""
+    code = """
 import time
 deadline = time.monotonic() + 60
 while not activity.feed.pending() and time.monotonic() < deadline:
@@ -158,7 +160,7 @@ def test_mcp_serve_in_a_kernel(kernel: tuple[Any, Any], tmp_path: Path) -> None:
 
     t = threading.Thread(target=approved_call)
     t.start()
-    client_shown = _approve_in_notebook(kc, "workspace_execute_command")
+    client_shown = _approve_in_notebook(kc)
     t.join(120)
     assert "outside-agent (session" in client_shown
     assert _text(box["result"]).strip() == "approved-run"
@@ -180,7 +182,7 @@ def test_mcp_serve_in_a_kernel(kernel: tuple[Any, Any], tmp_path: Path) -> None:
 
     t = threading.Thread(target=cancelled_call)
     t.start()
-    _approve_in_notebook(kc, "workspace_execute_command")
+    _approve_in_notebook(kc)
     assert wait_for(lambda: _running("sleep 93.25"), 30)
     seen.set()
     t.join(120)
