@@ -714,10 +714,11 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--port", type=int, default=None, help="--http: port (default: a free one)")
     parser.add_argument(
-        "--allow",
+        "--allow-tools",
         default="",
         metavar="GROUPS",
-        help="--http: comma-separated gated tool groups clients may use (open-notebook, user-data)",
+        help="--http: comma-separated gated tool groups clients may use (open-notebook, user-data); "
+        "--allow is the network allow-list",
     )
     parser.add_argument(
         "--no-elicitation",
@@ -775,7 +776,7 @@ def _run(args: argparse.Namespace) -> int:
                 ws,
                 host=args.host,
                 port=args.port,
-                allow=args.allow or None,
+                allow=args.allow_tools or None,
                 name=args.name,
                 approve_all=args.approve_all,
                 elicit=not args.no_elicitation,
