@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import re
 import statistics
@@ -29,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -63,21 +65,12 @@ def in_process(root: str, calls: int) -> list[float]:
         ws.destroy()
 
 
-async def _loop(client: Client, calls: int) -> list[float]:
-    await client.call_tool("workspace_read_file", ARGS)  # warm up
-    out = []
-    for _ in range(calls):
-        t = time.perf_counter()
-        result = await client.call_tool("workspace_read_file", ARGS)
-        out.append((time.perf_counter() - t) * 1000)
-        assert not result.is_error
-    return out
-
-
-async def stdio(root: str, calls: int) -> list[float]:
-    params = StdioServerParameters(command=CLI, args=["mcp", "--dir", root, "--no-search", "--no-sandbox"])
-    async with Client(params, mode="legacy") as client:
-        return await _loop(client, calls)
+async def _one(client: Client) -> float:
+    t = time.perf_counter()
+    result = await client.call_tool("workspace_read_file", ARGS)
+    took = (time.perf_counter() - t) * 1000
+    assert not result.is_error
+    return took
 
 
 def start_http(root: str) -> tuple[subprocess.Popen[str], str, str]:
@@ -104,16 +97,38 @@ def start_http(root: str) -> tuple[subprocess.Popen[str], str, str]:
     return proc, url, token
 
 
-async def http(url: str, token: str, calls: int, mode: str, name: str = "bench") -> list[float]:
+def http_client(url: str, token: str, mode: str, name: str = "bench") -> Any:
+    @contextlib.asynccontextmanager
+    async def connect() -> AsyncIterator[Client]:
+        async with (
+            httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as h,
+            Client(
+                streamable_http_client(url, http_client=h),
+                mode=mode,
+                client_info=types.Implementation(name=name, version="1"),
+            ) as client,
+        ):
+            yield client
+
+    return connect()
+
+
+async def transports(root: str, url: str, token: str, calls: int) -> dict[str, list[float]]:
+    """The three transports' round trips, interleaved call by call (load drifts alike for all)."""
+    params = StdioServerParameters(command=CLI, args=["mcp", "--dir", root, "--no-search", "--no-sandbox"])
     async with (
-        httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as h,
-        Client(
-            streamable_http_client(url, http_client=h),
-            mode=mode,
-            client_info=types.Implementation(name=name, version="1"),
-        ) as client,
+        Client(params, mode="legacy") as stdio,
+        http_client(url, token, "legacy") as legacy,
+        http_client(url, token, "auto") as modern,
     ):
-        return await _loop(client, calls)
+        clients = {"stdio": stdio, "HTTP (2025-11-25, session)": legacy, "HTTP (2026-07-28)": modern}
+        out: dict[str, list[float]] = {name: [] for name in clients}
+        for client in clients.values():
+            await _one(client)  # warm up
+        for _ in range(calls):
+            for name, client in clients.items():
+                out[name].append(await _one(client))
+        return out
 
 
 async def concurrent(url: str, token: str, clients: int, seconds: float) -> tuple[float, float, float]:
@@ -122,14 +137,7 @@ async def concurrent(url: str, token: str, clients: int, seconds: float) -> tupl
     stop = time.monotonic() + seconds
 
     async def one(i: int) -> None:
-        async with (
-            httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as h,
-            Client(
-                streamable_http_client(url, http_client=h),
-                mode="legacy",
-                client_info=types.Implementation(name=f"bench-{i}", version="1"),
-            ) as client,
-        ):
+        async with http_client(url, token, "legacy", f"bench-{i}") as client:
             await client.call_tool("workspace_read_file", ARGS)
             await start.wait()
             while time.monotonic() < stop:
@@ -157,11 +165,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as root:
         Path(root, "notes.txt").write_text("".join(f"line {i}\n" for i in range(40)))
         rows: list[tuple[str, list[float]]] = [("in-process", in_process(root, args.calls))]
-        rows.append(("stdio", asyncio.run(stdio(root, args.calls))))
         proc, url, token = start_http(root)
         try:
-            rows.append(("HTTP (2025-11-25, session)", asyncio.run(http(url, token, args.calls, "legacy"))))
-            rows.append(("HTTP (2026-07-28)", asyncio.run(http(url, token, args.calls, "auto"))))
+            rows += list(asyncio.run(transports(root, url, token, args.calls)).items())
             print(f"{'transport':<28} {'p50 ms':>8} {'p95 ms':>8}")
             for name, values in rows:
                 print(f"{name:<28} {statistics.median(values):>8.2f} {pct(values, 0.95):>8.2f}")
