@@ -281,10 +281,15 @@ def client_configs(url: str, token: str, name: str = "ws-jupyter") -> dict[str, 
         {"servers": {name: {"type": "http", "url": url, "headers": {"Authorization": f"Bearer {token}"}}}},
         indent=2,
     )
-    codex = f'[mcp_servers.{name}]\nurl = "{url}"\nhttp_headers = {{ "Authorization" = "Bearer {token}" }}'
+    env = "WS_JUPYTER_MCP_TOKEN"
+    codex = (
+        f"# in the shell that starts codex:\nexport {env}={token}\n"
+        f"# in ~/.codex/config.toml:\n[mcp_servers.{name}]\n"
+        f'url = "{url}"\nbearer_token_env_var = "{env}"'
+    )
     return {
         "Claude Code": f'claude mcp add --transport http {name} {url} --header "{header}"',
-        "Codex (~/.codex/config.toml)": codex,
+        "Codex": codex,
         "Cursor (.cursor/mcp.json)": cursor,
         "VS Code (.vscode/mcp.json)": vscode,
     }
