@@ -781,6 +781,14 @@ class Workspace:
 
         self._tools_config = ToolsConfig.coerce(config)
 
+    def jobs(self) -> list[Any]:
+        """The long runs agents started as jobs (``background`` / ``keep_running`` of the command
+        and code tools), every caller's, oldest first: :class:`ws_jupyter.tools.jobs.Job`."""
+        from .tools.jobs import existing_jobs
+
+        registry = existing_jobs(self)
+        return registry.list(everyone=True) if registry is not None else []
+
     def serve_mcp_http(
         self,
         port: int | None = None,

@@ -87,7 +87,7 @@ def _check_allow(allow: Iterable[str] | str | None) -> frozenset[str]:
     unknown = [a for a in items if a not in ALLOW_GROUPS]
     if unknown:
         raise WorkspaceConfigError(
-            f"Unknown allow group(s) {', '.join(map(repr, unknown))}: choose from {', '.join(ALLOW_GROUPS)}"
+            f"Unknown allow group{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}: choose from {', '.join(ALLOW_GROUPS)}"
         )
     return frozenset(items)
 
