@@ -35,8 +35,8 @@ DESCRIPTION = (
     "Run a shell command (sh -c) in the workspace sandbox and get its output: stdout, stderr and the "
     "exit code when it is not 0. Long output is cut to its last `tail` lines (default 200; 0 for all). "
     "timeout is in seconds (default: the sandbox's). Set background=true for servers and other "
-    "long-running commands: it returns a job id (and PID) at once; follow it with workspace_job_status "
-    "and stop it with workspace_job_cancel. keep_running=true turns a run that passes its timeout into "
+    "long-running commands: it returns its PID and a job id at once; follow it with workspace_job_status "
+    "(or workspace_get_process_output by PID) and stop it with workspace_job_cancel. keep_running=true turns a run that passes its timeout into "
     "such a job instead of killing it. cwd is relative to the sandbox working directory."
 )
 

@@ -71,13 +71,12 @@ def describe_started(call: ToolCall, job: Job, *, after: float | None = None) ->
     """The answer of a call that left a job running."""
     status = call.exposed(T.JOB_STATUS)
     cancel = call.exposed(T.JOB_CANCEL)
-    what = (
-        f"background process (PID: {job.pid})" if job.kind == "command" else f'run on kernel "{job.kernel}"'
-    )
+    if job.kind == "command":
+        what = f"background process (PID: {job.pid}) as job {job.id}"
+    else:
+        what = f'job {job.id}, a run on kernel "{job.kernel}"'
     head = (
-        f"Still running after {after:g}s: it goes on as job {job.id}, a {what}."
-        if after is not None
-        else f"Started job {job.id}, a {what}."
+        f"Still running after {after:g}s: it goes on as {what}." if after is not None else f"Started {what}."
     )
     lines = [
         head,
