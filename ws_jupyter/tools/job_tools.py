@@ -75,9 +75,9 @@ def describe_started(call: ToolCall, job: Job, *, after: float | None = None) ->
         what = f"background process (PID: {job.pid}) as job {job.id}"
     else:
         what = f'job {job.id}, a run on kernel "{job.kernel}"'
-    head = (
-        f"Still running after {after:g}s: it goes on as {what}." if after is not None else f"Started {what}."
-    )
+    head = f"Started {what}."
+    if after is not None:
+        head = f"Still running after {after:g}s: it goes on as a {what}."
     lines = [
         head,
         f'Follow it with {status} {{"id": "{job.id}"}} (wait_s to wait for it); stop it with {cancel}.',

@@ -200,6 +200,29 @@ class Job:
         return self.shared or owner == self.owner
 
 
+def _new_job(
+    kind: JobKind,
+    label: str,
+    owner: str | None,
+    shared: bool,
+    client: str | None,
+    tool_call_id: str | None,
+    **fields: Any,
+) -> Job:
+    """A job with a fresh id: a sequence number (readable) and random bits (not guessable)."""
+    return Job(
+        id=f"job-{next(_seq)}-{secrets.token_hex(4)}",
+        kind=kind,
+        label=label,
+        owner=owner,
+        started_at=time.time(),
+        shared=shared,
+        client=client,
+        tool_call_id=tool_call_id,
+        **fields,
+    )
+
+
 class JobRegistry:
     """The jobs of one workspace (thread-safe, bounded)."""
 
@@ -215,10 +238,6 @@ class JobRegistry:
                 for jid in [j.id for j in self._jobs.values() if j.done][: len(self._jobs) - self._limit]:
                     del self._jobs[jid]
         return job
-
-    @staticmethod
-    def _new_id() -> str:
-        return f"job-{next(_seq)}-{secrets.token_hex(4)}"
 
     def start_command(
         self,
@@ -238,17 +257,8 @@ class JobRegistry:
         handle = processes.spawn(
             command, cwd=cwd, timeout=timeout, on_stdout=on_stdout, on_stderr=on_stderr, stdin="ignore"
         )
-        job = Job(
-            id=self._new_id(),
-            kind="command",
-            label=command,
-            owner=owner,
-            started_at=time.time(),
-            shared=shared,
-            pid=handle.pid,
-            client=client,
-            tool_call_id=tool_call_id,
-            _process=handle,
+        job = _new_job(
+            "command", command, owner, shared, client, tool_call_id, pid=handle.pid, _process=handle
         )
         return self._add(job)
 
@@ -265,17 +275,7 @@ class JobRegistry:
         tool_call_id: str | None = None,
     ) -> Job:
         """Run ``code`` on ``kernel`` (of the kernel manager ``kernels``) on a thread of its own."""
-        job = Job(
-            id=self._new_id(),
-            kind="code",
-            label=code,
-            owner=owner,
-            started_at=time.time(),
-            shared=shared,
-            kernel=kernel,
-            client=client,
-            tool_call_id=tool_call_id,
-        )
+        job = _new_job("code", code, owner, shared, client, tool_call_id, kernel=kernel)
 
         def on_output(event: Any) -> None:
             if event.kind == "stdout":
