@@ -482,3 +482,65 @@ def test_cancelling_a_call_kills_its_command(served):
 
     run(body)
     wait_for(lambda: not _pids_running("sleep 88.5"), 15)
+
+
+# --- approvals without a notebook, progress, tools that come and go --------------------------------
+
+
+def test_approval_by_elicitation_or_a_clear_refusal_over_http(served, workdir):
+    _ws, handle = served(isolation="none")  # commands on the host: they need approval
+    asked: list[str] = []
+
+    async def elicit(context: Any, params: Any) -> Any:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"approve": True})
+
+    async def body() -> tuple[Any, Any]:
+        async with connect(handle, elicitation_callback=elicit) as c:
+            approved = await c.call_tool("workspace_execute_command", {"command": "echo asked-the-client"})
+        async with connect(handle, name="no-elicitation") as c:
+            refused = await c.call_tool("workspace_execute_command", {"command": "touch refused"})
+        return approved, refused
+
+    approved, refused = run(body)
+    assert text(approved) == "asked-the-client" and len(asked) == 1 and "echo asked-the-client" in asked[0]
+    assert refused.is_error and "requires approval" in text(refused) and "%ws mcp serve" in text(refused)
+    assert "--approve-all" in text(refused) and not (workdir / "refused").exists()
+
+
+def test_progress_notifications_over_http(served):
+    _ws, handle = served()
+    seen: list[Any] = []
+
+    async def progress(p: float, total: float | None, message: str | None) -> None:
+        seen.append((p, total, message))
+
+    async def body() -> Any:
+        async with connect(handle) as c:
+            return await c.call_tool(
+                "workspace_execute_command",
+                {"command": "sleep 2.5; echo done", "timeout": 60},
+                progress_callback=progress,
+            )
+
+    assert text(run(body)) == "done"
+    assert len(seen) >= 2 and all(total == 60 for _, total, _ in seen)
+
+
+def test_user_data_tools_follow_sharing_and_the_allow_list(served):
+    ws, gated = served()
+    allowed = ws.serve_mcp_http(allow="user-data")
+    assert "user_variables_list" not in allowed.tools  # nothing shared yet
+    ws.share({"region": ["north", "south"]}, name="sales_sample")
+
+    async def body(handle: Any) -> tuple[set[str], str]:
+        async with connect(handle) as c:
+            names = {t.name for t in (await c.list_tools()).tools}
+            listed = await c.call_tool("user_variables_list", {})
+            return names, text(listed)
+
+    names, listed = run(lambda: body(allowed))
+    assert {"user_variables_list", "user_variable_inspect"} <= names and "sales_sample" in listed
+    names, listed = run(lambda: body(gated))
+    assert not any(n.startswith("user_variable") for n in names)
+    assert "Unknown tool 'user_variables_list'" in listed

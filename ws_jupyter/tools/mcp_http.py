@@ -229,11 +229,17 @@ class McpHttpServer:
     host: str
     port: int
     allow: frozenset[str]
-    tools: tuple[str, ...]
+    _offered: Callable[[], list[Any]] = field(repr=False)
     _server: Any = field(repr=False)
     _thread: threading.Thread = field(repr=False)
     _clients: _Clients = field(repr=False)
     _on_stop: list[Callable[[], None]] = field(default_factory=list, repr=False)
+
+    @property
+    def tools(self) -> tuple[str, ...]:
+        """The names of the tools outside clients are offered now (they follow the workspace: the
+        open notebook connects, variables are shared)."""
+        return tuple(t.name for t in self._offered())
 
     @property
     def running(self) -> bool:
@@ -362,9 +368,18 @@ def serve_mcp_http(
         client, session = _client_of(ctx)
         return clients.get(client, session)
 
-    tools = allowed_tools(workspace.tools(), allowed)
+    def offered() -> list[Any]:
+        return allowed_tools(workspace.tools(), allowed)
+
     mcp_server = build_mcp_server(
-        workspace, name=name, tools=tools, approve_all=approve_all, elicit=elicit, context_for=context_for
+        workspace,
+        name=name,
+        tools=offered,
+        approve_all=approve_all,
+        elicit=elicit,
+        context_for=context_for,
+        refusal_hint="A server started in a notebook (%ws mcp serve) asks there while its tool activity "
+        "widget is shown (%ws ui).",
     )
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True, allowed_hosts=sorted(hosts), allowed_origins=sorted(origins)
@@ -417,7 +432,7 @@ def serve_mcp_http(
         host=host,
         port=bound_port,
         allow=allowed,
-        tools=tuple(t.name for t in tools),
+        _offered=offered,
         _server=server,
         _thread=thread,
         _clients=clients,
