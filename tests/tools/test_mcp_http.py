@@ -11,6 +11,7 @@ import json
 import os
 import re
 import socket
+import threading
 import time
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
@@ -468,7 +469,7 @@ def test_destroy_leaves_no_job_process_and_no_server(served):
     wait_for(lambda: not _pids_running("sleep 77.25"), 15)
     assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
     assert not handle.running
-    assert not [t for t in __import__("threading").enumerate() if t.name.startswith("ws-jupyter-mcp-http")]
+    assert not [t for t in threading.enumerate() if t.name.startswith("ws-jupyter-mcp-http")]
 
 
 def test_cancelling_a_call_kills_its_command(served):
@@ -544,3 +545,31 @@ def test_user_data_tools_follow_sharing_and_the_allow_list(served):
     names, listed = run(lambda: body(gated))
     assert not any(n.startswith("user_variable") for n in names)
     assert "Unknown tool 'user_variables_list'" in listed
+
+
+def test_a_code_job_holds_its_kernel_and_is_interrupted_by_cancel(served):
+    ws, _handle = served()
+    tools = {t.name: t for t in ws.tools()}
+    code = tools["workspace_execute_code"]
+    assert code.run({"code": "kept = 41"}).startswith("(no output)")
+    started = code.run(
+        {
+            "code": "import time\nfor i in range(600):\n    print('tick', i, flush=True)\n    time.sleep(0.1)",
+            "background": True,
+        }
+    )
+    job = re.search(r"Started job (job-[\w-]+), a run on kernel \"default\"", started)[1]
+    assert "other runs on it wait behind it" in started
+    assert wait_for(lambda: "tick 3" in tools["workspace_job_status"].run({"id": job}), 60)
+    other = {}
+    waiter = threading.Thread(target=lambda: other.setdefault("out", code.run({"code": "kept + 1"})))
+    waiter.start()
+    time.sleep(1)
+    assert "out" not in other  # queued behind the job
+    cancelled = tools["workspace_job_cancel"].run({"id": job})
+    assert cancelled.startswith(f"Cancelled job {job}") and "cancelled after" in cancelled
+    waiter.join(60)
+    assert other["out"].startswith("Out[") and "]: 42" in other["out"]  # the kernel kept its state
+    assert f"was busy with job {job}: this run waited behind it" in other["out"]
+    elsewhere = code.run({"code": "1 + 1", "kernel": "side"})
+    assert "]: 2" in elsewhere and "busy" not in elsewhere
