@@ -155,6 +155,9 @@ def test_calls_are_attributed_in_the_activity_feed(served):
 
 def test_stop_frees_the_port_and_the_thread(served):
     ws, handle = served()
+    # a TCP socket asyncio turns Nagle off on (a reply in two writes would wait ~40 ms for an ACK)
+    listening = [sock for srv in handle._server.servers for sock in srv.sockets]
+    assert listening and all(sock.proto == socket.IPPROTO_TCP for sock in listening)
     port = handle.port
     handle.stop()
     assert not handle.running

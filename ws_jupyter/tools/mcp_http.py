@@ -346,7 +346,9 @@ def serve_mcp_http(
     if port is not None and not (0 <= int(port) <= 65535):
         raise WorkspaceConfigError(f"port must be 0-65535, got {port}")
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP named: asyncio turns Nagle off (TCP_NODELAY) only on sockets whose proto says
+    # TCP, and with Nagle on, a response sent in two writes waits ~40 ms for the client's ACK
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, int(port or 0)))
