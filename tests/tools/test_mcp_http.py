@@ -576,3 +576,16 @@ def test_a_code_job_holds_its_kernel_and_is_interrupted_by_cancel(served):
     assert f"was busy with job {job}: this run waited behind it" in other["out"]
     elsewhere = code.run({"code": "1 + 1", "kernel": "side"})
     assert "]: 2" in elsewhere and "busy" not in elsewhere
+
+
+def test_running_jobs_are_bounded(served, monkeypatch):
+    from ws_jupyter.tools import jobs as jobs_module
+
+    monkeypatch.setattr(jobs_module, "MAX_RUNNING", 3)
+    ws, _handle = served()
+    run_command = {t.name: t for t in ws.tools()}["workspace_execute_command"]
+    started = [run_command.run({"command": "sleep 30", "background": True}) for _ in range(3)]
+    assert all(s.startswith("Started background process") for s in started)
+    refused = run_command.run({"command": "sleep 30", "background": True})
+    assert refused.startswith("Error: Too many jobs running (3, the most at once)")
+    assert len(ws.jobs()) == 3

@@ -37,6 +37,8 @@ JobStatus = Literal["running", "finished", "failed", "cancelled"]
 
 #: Jobs kept per workspace (finished ones beyond this are forgotten, oldest first).
 MAX_JOBS = 200
+#: Jobs running at once per workspace: one more is refused (each holds a process or a thread).
+MAX_RUNNING = 64
 #: Characters of each stream a code job keeps while it runs (its start and its end).
 _STREAM_KEEP = 256 * 1024
 _seq = itertools.count(1)
@@ -231,6 +233,17 @@ class JobRegistry:
         self._jobs: OrderedDict[str, Job] = OrderedDict()
         self._limit = limit
 
+    def _check_room(self) -> None:
+        from ..errors import SandboxError
+
+        running = sum(1 for j in self.list(everyone=True) if not j.done)
+        if running >= MAX_RUNNING:
+            raise SandboxError(
+                f"Too many jobs running ({running}, the most at once): wait for some to end or cancel "
+                "them (workspace_job_status lists yours)",
+                code="TOO_MANY_JOBS",
+            )
+
     def _add(self, job: Job) -> Job:
         with self._lock:
             self._jobs[job.id] = job
@@ -254,6 +267,7 @@ class JobRegistry:
         on_stderr: Any = None,
     ) -> Job:
         """Spawn ``command`` as a background process of ``processes`` (a process manager)."""
+        self._check_room()
         handle = processes.spawn(
             command, cwd=cwd, timeout=timeout, on_stdout=on_stdout, on_stderr=on_stderr, stdin="ignore"
         )
@@ -275,6 +289,7 @@ class JobRegistry:
         tool_call_id: str | None = None,
     ) -> Job:
         """Run ``code`` on ``kernel`` (of the kernel manager ``kernels``) on a thread of its own."""
+        self._check_room()
         job = _new_job("code", code, owner, shared, client, tool_call_id, kernel=kernel)
 
         def on_output(event: Any) -> None:
