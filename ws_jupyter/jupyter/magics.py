@@ -89,8 +89,7 @@ class WsMagics(Magics):
         help="Lines of output `%ws run` and `%%ws py` stream into the cell before they show only the newest (0: no limit).",
     ).tag(config=True)
     stream_tail_lines = Int(
-        TAIL_LINES,
-        help="Newest lines `%ws run` and `%%ws py` keep showing (updated live) once the first lines are shown.",
+        TAIL_LINES, help="Newest lines `%ws run` and `%%ws py` keep showing (updated live) once the first lines are shown."
     ).tag(config=True)
     max_stream_chars = Int(
         100_000,

@@ -404,16 +404,8 @@ class UserRunOutcome:
         checked = []
         for c in cells:
             view = CellView.from_wire(c)
-            checked.append(
-                {
-                    **view.cell,
-                    "index": view.index,
-                    "version": view.version,
-                    "status": _choice(
-                        c.get("status"), ("ok", "error", "skipped", "stale"), "cell run status", "ok"
-                    ),
-                }
-            )
+            checked.append({**view.cell, "index": view.index, "version": view.version,
+                            "status": _choice(c.get("status"), ("ok", "error", "skipped", "stale"), "cell run status", "ok")})
         return cls(
             run_id=_str(raw.get("run_id"), "run id"),
             status=_choice(raw.get("status"), _RUN_STATES, "run status"),

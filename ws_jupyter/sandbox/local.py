@@ -924,9 +924,7 @@ class LocalSandbox:
 
 if TYPE_CHECKING:  # mypy proves LocalSandbox has every optional capability, with the right types
 
-    def _capabilities(
-        sb: LocalSandbox,
-    ) -> tuple[
+    def _capabilities(sb: LocalSandbox) -> tuple[
         WorkspaceSandbox, ProcessProvider, KernelProvider, CommandWrapping, Mounting, SandboxLifecycle
     ]:
         return sb, sb.processes, sb.kernels, sb, sb, sb

@@ -190,11 +190,7 @@ class BM25Index:
 
     def _compact(self) -> None:
         """Drops tombstoned slots and unused terms (O(total postings), run rarely)."""
-        alive = (
-            np.frombuffer(bytes(self._alive), dtype=np.uint8).astype(bool)
-            if self._alive
-            else np.zeros(0, bool)
-        )
+        alive = np.frombuffer(bytes(self._alive), dtype=np.uint8).astype(bool) if self._alive else np.zeros(0, bool)
         remap = np.cumsum(alive, dtype=np.int64) - 1
         new_terms: list[str] = []
         new_vocab: dict[str, int] = {}
@@ -227,11 +223,8 @@ class BM25Index:
             dl.append(self._dl[slot])
             old_terms = self._doc_terms[slot]
             assert old_terms is not None
-            doc_terms.append(
-                array("i", term_remap[np.frombuffer(old_terms, dtype=np.int32)].astype(np.int32).tobytes())
-                if len(old_terms)
-                else array("i")
-            )
+            doc_terms.append(array("i", term_remap[np.frombuffer(old_terms, dtype=np.int32)].astype(np.int32).tobytes())
+                             if len(old_terms) else array("i"))
         self._ids = ids
         self._slot_of = {d: i for i, d in enumerate(ids) if d is not None}
         self._dl = dl
@@ -324,9 +317,8 @@ class BM25Index:
             nslots = len(self._ids)
             dense: np.ndarray = np.zeros(nslots)
             if docs_parts:
-                dense = np.bincount(
-                    np.concatenate(docs_parts), weights=np.concatenate(score_parts), minlength=nslots
-                )
+                dense = np.bincount(np.concatenate(docs_parts), weights=np.concatenate(score_parts),
+                                    minlength=nslots)
             alive = np.frombuffer(self._alive, dtype=np.uint8).astype(bool)
             return dense[alive]
 
@@ -423,7 +415,7 @@ class BM25Index:
                 ok = alive[seed].astype(bool)
                 seed, partial = seed[ok], partial[ok]
             if len(seed) > _SEED_DOCS:  # the most promising seeds give the tightest bound
-                best = np.argpartition(partial, len(partial) - _SEED_DOCS)[len(partial) - _SEED_DOCS :]
+                best = np.argpartition(partial, len(partial) - _SEED_DOCS)[len(partial) - _SEED_DOCS:]
                 seed = np.sort(seed[best])
         if len(seed) < k:
             return None
@@ -441,11 +433,8 @@ class BM25Index:
         if len(essential) == 1:
             cand, part = essential[0][2], essential[0][3]
         elif sum(len(e[2]) for e in essential) > nslots * _DENSE_FRACTION:
-            dense = np.bincount(
-                np.concatenate([e[2] for e in essential]),
-                weights=np.concatenate([e[3] for e in essential]),
-                minlength=nslots,
-            )
+            dense = np.bincount(np.concatenate([e[2] for e in essential]),
+                                weights=np.concatenate([e[3] for e in essential]), minlength=nslots)
             # unmatched documents have 0 + tail < theta, so this also keeps only matched ones
             cand = np.flatnonzero(dense >= theta - tail).astype(np.int32)
             part = dense[cand]
@@ -459,7 +448,7 @@ class BM25Index:
             cand, part = cand[ok], part[ok]
         if len(cand) > 4 * _SEED_DOCS:
             # tighten the bound with the best survivors' exact scores, then filter again
-            top = np.sort(np.argpartition(part, len(part) - _SEED_DOCS)[len(part) - _SEED_DOCS :])
+            top = np.sort(np.argpartition(part, len(part) - _SEED_DOCS)[len(part) - _SEED_DOCS:])
             exact = part[top] + self._probe(cand[top], terms[cut:])
             theta = max(theta, np.partition(exact, len(exact) - k)[len(exact) - k])
             viable = part + tail >= theta
@@ -468,9 +457,7 @@ class BM25Index:
         scores = part + self._probe(cand, terms[cut:])
         return self._select(cand, scores, k, None)
 
-    def _top_k_dense(
-        self, docs_parts: list[np.ndarray], score_parts: list[np.ndarray], k: int
-    ) -> list[tuple[str, float]]:
+    def _top_k_dense(self, docs_parts: list[np.ndarray], score_parts: list[np.ndarray], k: int) -> list[tuple[str, float]]:
         """Accumulate into a dense score vector and partition it (positive contributions only)."""
         nslots = len(self._ids)
         sums = np.bincount(np.concatenate(docs_parts), weights=np.concatenate(score_parts), minlength=nslots)
@@ -558,10 +545,8 @@ class BM25Index:
             header = {"format": _FORMAT, "n": self._n, "total_len": self._total_len, **(meta or {})}
             arrays = {
                 "header": np.frombuffer(json.dumps(header).encode(), dtype=np.uint8),
-                "terms_blob": terms_blob,
-                "terms_off": terms_off,
-                "ids_blob": ids_blob,
-                "ids_off": ids_off,
+                "terms_blob": terms_blob, "terms_off": terms_off,
+                "ids_blob": ids_blob, "ids_off": ids_off,
                 "dl": np.frombuffer(self._dl, dtype=np.int32).copy(),
                 "post_off": post_off,
                 "post_docs": _concat_arrays(self._post_docs),
@@ -580,9 +565,8 @@ class BM25Index:
         os.replace(tmp, path)
 
     @classmethod
-    def load(
-        cls, path: str | os.PathLike[str], k1: float = 1.5, b: float = 0.75, epsilon: float = 0.25
-    ) -> tuple[BM25Index, dict[str, Any]]:
+    def load(cls, path: str | os.PathLike[str], k1: float = 1.5, b: float = 0.75,
+             epsilon: float = 0.25) -> tuple[BM25Index, dict[str, Any]]:
         """Reads a snapshot written by :meth:`save`; raises ``IndexCorruptedError`` if unreadable."""
         try:
             with np.load(path, allow_pickle=False) as z:
@@ -607,19 +591,13 @@ class BM25Index:
             idx._vocab = {t: i for i, t in enumerate(terms)}
             pd = post_docs.astype(np.int32)
             pt = post_tf.astype(np.int32)
-            idx._post_docs = [
-                array("i", pd[post_off[i] : post_off[i + 1]].tobytes()) for i in range(len(terms))
-            ]
-            idx._post_tf = [
-                array("i", pt[post_off[i] : post_off[i + 1]].tobytes()) for i in range(len(terms))
-            ]
+            idx._post_docs = [array("i", pd[post_off[i]:post_off[i + 1]].tobytes()) for i in range(len(terms))]
+            idx._post_tf = [array("i", pt[post_off[i]:post_off[i + 1]].tobytes()) for i in range(len(terms))]
             df = np.diff(post_off).astype(np.int32)
             idx._df = array("i", df.tobytes())
-            idx._df_hist = Counter(
-                {int(k): int(v) for k, v in zip(*np.unique(df[df > 0], return_counts=True))}
-            )
+            idx._df_hist = Counter({int(k): int(v) for k, v in zip(*np.unique(df[df > 0], return_counts=True))})
             dt = doc_terms.astype(np.int32)
-            idx._doc_terms = [array("i", dt[dt_off[i] : dt_off[i + 1]].tobytes()) for i in range(len(ids))]
+            idx._doc_terms = [array("i", dt[dt_off[i]:dt_off[i + 1]].tobytes()) for i in range(len(ids))]
             idx._n = len(ids)
             idx._total_len = int(dl.sum())
             if header.get("n") != idx._n or header.get("total_len") != idx._total_len:
@@ -642,7 +620,7 @@ def _pack_strings(items: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
 def _unpack_strings(blob: np.ndarray, off: np.ndarray) -> list[str]:
     raw = blob.tobytes()
     o = off.tolist()
-    return [raw[o[i] : o[i + 1]].decode("utf-8", "surrogatepass") for i in range(len(o) - 1)]
+    return [raw[o[i]:o[i + 1]].decode("utf-8", "surrogatepass") for i in range(len(o) - 1)]
 
 
 def _concat_arrays(parts: Sequence[array]) -> np.ndarray:

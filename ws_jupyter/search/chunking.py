@@ -71,7 +71,7 @@ def split_into_chunks(
         line = lines[i]
         if len(line) > max_chars:
             for k in range(0, len(line), max_chars):
-                chunks.append(Chunk(line[k : k + max_chars], i + 1, i + 1))
+                chunks.append(Chunk(line[k:k + max_chars], i + 1, i + 1))
             i += 1
             continue
         size = 0
@@ -136,9 +136,8 @@ def terms_pattern(terms: Iterable[str]) -> re.Pattern[str]:
     return re.compile(r"(?<![^ \n])(" + alternatives + r")(?![^ \n])")
 
 
-def line_range_in(
-    line_terms: str, pattern: re.Pattern[str], weight: Mapping[str, float], max_lines: int = MAX_RANGE_LINES
-) -> tuple[int, int] | None:
+def line_range_in(line_terms: str, pattern: re.Pattern[str], weight: Mapping[str, float],
+                  max_lines: int = MAX_RANGE_LINES) -> tuple[int, int] | None:
     """The range of :func:`line_range_from_terms` with the query's ``pattern`` and term
     ``weight`` (every term > 0) prepared once for all hits."""
     by_line: dict[int, set[str]] = {}
@@ -174,9 +173,7 @@ def _densest_window(
     return _window(matches, {t: max(w(t), 1e-6) for t in terms}, max_lines)
 
 
-def _window(
-    matches: Sequence[tuple[int, Any]], weight: Mapping[str, float], max_lines: int
-) -> tuple[int, int]:
+def _window(matches: Sequence[tuple[int, Any]], weight: Mapping[str, float], max_lines: int) -> tuple[int, int]:
     """Highest weight of distinct terms covered within ``max_lines`` lines, then the tighter
     window, then the earlier one; trimmed to its first and last matching lines (1-based)."""
     best_key: tuple[float, int, int] | None = None

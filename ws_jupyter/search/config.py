@@ -60,26 +60,21 @@ class BM25Config:
 
     def __post_init__(self) -> None:
         if not isinstance(self.k1, (int, float)) or self.k1 < 0:
-            raise WorkspaceConfigError(
-                f"BM25Config.k1 must be a number >= 0, got {self.k1!r}", code="INVALID_SEARCH_CONFIG"
-            )
+            raise WorkspaceConfigError(f"BM25Config.k1 must be a number >= 0, got {self.k1!r}",
+                                       code="INVALID_SEARCH_CONFIG")
         if not isinstance(self.b, (int, float)) or not 0 <= self.b <= 1:
-            raise WorkspaceConfigError(
-                f"BM25Config.b must be between 0 and 1, got {self.b!r}", code="INVALID_SEARCH_CONFIG"
-            )
+            raise WorkspaceConfigError(f"BM25Config.b must be between 0 and 1, got {self.b!r}",
+                                       code="INVALID_SEARCH_CONFIG")
         if self.tokenizer is not None and not callable(self.tokenizer):
-            raise WorkspaceConfigError(
-                "BM25Config.tokenizer must be a callable str -> list[str]", code="INVALID_SEARCH_CONFIG"
-            )
+            raise WorkspaceConfigError("BM25Config.tokenizer must be a callable str -> list[str]",
+                                       code="INVALID_SEARCH_CONFIG")
         if not isinstance(self.min_token_length, int) or self.min_token_length < 1:
-            raise WorkspaceConfigError(
-                "BM25Config.min_token_length must be an int >= 1", code="INVALID_SEARCH_CONFIG"
-            )
+            raise WorkspaceConfigError("BM25Config.min_token_length must be an int >= 1",
+                                       code="INVALID_SEARCH_CONFIG")
         if not isinstance(self.stopwords, frozenset):
             if isinstance(self.stopwords, str) or not isinstance(self.stopwords, Iterable):
-                raise WorkspaceConfigError(
-                    "BM25Config.stopwords must be a collection of words", code="INVALID_SEARCH_CONFIG"
-                )
+                raise WorkspaceConfigError("BM25Config.stopwords must be a collection of words",
+                                           code="INVALID_SEARCH_CONFIG")
             object.__setattr__(self, "stopwords", frozenset(w.lower() for w in self.stopwords))
 
     def __repr__(self) -> str:
@@ -89,10 +84,8 @@ class BM25Config:
             sw = f"<{len(self.stopwords)} words>"
         tok = "" if self.tokenizer is None else f", tokenizer={callable_name(self.tokenizer)}"
         eps = "" if self.epsilon == 0.25 else f", epsilon={self.epsilon}"
-        return (
-            f"BM25Config(k1={self.k1}, b={self.b}{tok}, stem={self.stem}, stopwords={sw}, "
-            f"min_token_length={self.min_token_length}{eps})"
-        )
+        return (f"BM25Config(k1={self.k1}, b={self.b}{tok}, stem={self.stem}, stopwords={sw}, "
+                f"min_token_length={self.min_token_length}{eps})")
 
     @property
     def analysis_fingerprint(self) -> str:
@@ -100,9 +93,7 @@ class BM25Config:
         if self.tokenizer is not None:
             desc = "custom:" + callable_name(self.tokenizer)
         else:
-            desc = f"default:v1:stem={self.stem}:min={self.min_token_length}:" + ",".join(
-                sorted(self.stopwords)
-            )
+            desc = f"default:v1:stem={self.stem}:min={self.min_token_length}:" + ",".join(sorted(self.stopwords))
         return hashlib.sha256(desc.encode()).hexdigest()[:16]
 
 
@@ -130,3 +121,4 @@ def coerce_bm25_config(value: Any) -> BM25Config | None:
         f"bm25 must be True, None, a BM25Config or a dict, got {type(value).__name__}",
         code="INVALID_SEARCH_CONFIG",
     )
+

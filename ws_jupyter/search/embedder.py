@@ -74,14 +74,8 @@ __all__ = [
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model (and Chroma's truncation)
-_CHROMA_FILES = (
-    "config.json",
-    "model.onnx",
-    "special_tokens_map.json",
-    "tokenizer_config.json",
-    "tokenizer.json",
-    "vocab.txt",
-)
+_CHROMA_FILES = ("config.json", "model.onnx", "special_tokens_map.json", "tokenizer_config.json",
+                 "tokenizer.json", "vocab.txt")
 _GRAPH_VERSION = "2"
 # What every "the model is missing" message tells the user to run (ws_jupyter.model_install).
 INSTALL_HINT = "run `ws-jupyter install-model` (from Python: `ws_jupyter.install_model()`)"
@@ -165,17 +159,13 @@ def load_safetensors(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
         if dtype is None:
             raise EmbedderError(f"unsupported tensor dtype {info['dtype']} in {Path(path).name}")
         start, end = info["data_offsets"]
-        out[name] = (
-            np.frombuffer(data[start:end], dtype=dtype)
-            .reshape(info["shape"])
-            .astype(np.float32 if dtype == np.float16 else dtype)
-        )
+        out[name] = np.frombuffer(data[start:end], dtype=dtype).reshape(info["shape"]).astype(np.float32
+                                                                                                if dtype == np.float16 else dtype)
     return out
 
 
-def build_onnx_model(
-    model_dir: str | os.PathLike[str], out_path: str | os.PathLike[str], fused_attention: bool = True
-) -> Path:
+def build_onnx_model(model_dir: str | os.PathLike[str], out_path: str | os.PathLike[str],
+                     fused_attention: bool = True) -> Path:
     """Builds the BERT encoder graph (``input_ids``, ``attention_mask``, ``token_type_ids`` ->
     ``last_hidden_state``) from the packaged weights, with the inputs and output of Chroma's
     model.onnx.
@@ -226,14 +216,8 @@ def build_onnx_model(
     const("axis0_1d", np.array([0], dtype=np.int64))
     seq_len = node("Shape", ["input_ids"], "seq_len_1d", start=1, end=2)  # [sequence]
     pos_rows = node("Slice", [pos, "zero_1d", seq_len, "axis0_1d"], "pos_emb")  # (sequence, hidden)
-    e = node(
-        "Add",
-        [
-            node("Gather", [word, "input_ids"], "word_emb", axis=0),
-            node("Gather", [typ, "token_type_ids"], "type_emb", axis=0),
-        ],
-        "wt_emb",
-    )
+    e = node("Add", [node("Gather", [word, "input_ids"], "word_emb", axis=0),
+                     node("Gather", [typ, "token_type_ids"], "type_emb", axis=0)], "wt_emb")
     e = node("Add", [e, pos_rows], "emb_sum")
     x = layer_norm(e, "embeddings.LayerNorm", "emb_out")
 
@@ -267,16 +251,9 @@ def build_onnx_model(
             qkv_b = np.concatenate([w[f"{sp}.{n}.bias"] for n in ("query", "key", "value")])
             const(f"l{i}_qkv_w", qkv_w.astype(np.float32))
             const(f"l{i}_qkv_b", qkv_b.astype(np.float32))
-            nodes.append(
-                helper.make_node(
-                    "Attention",
-                    [x, f"l{i}_qkv_w", f"l{i}_qkv_b", "mask_i32"],
-                    [f"l{i}_ctx_m"],
-                    name=f"l{i}_attention",
-                    domain="com.microsoft",
-                    num_heads=heads,
-                )
-            )
+            nodes.append(helper.make_node("Attention", [x, f"l{i}_qkv_w", f"l{i}_qkv_b", "mask_i32"],
+                                          [f"l{i}_ctx_m"], name=f"l{i}_attention", domain="com.microsoft",
+                                          num_heads=heads))
             ctx = f"l{i}_ctx_m"
         else:
             q, k, v = heads_of("query", x), heads_of("key", x), heads_of("value", x)
@@ -292,22 +269,15 @@ def build_onnx_model(
         h = linear(x, f"{p}.intermediate.dense", f"l{i}_ff1")
         # exact (erf) GELU, as BERT uses
         erf = node("Erf", [node("Div", [h, "sqrt2"], f"l{i}_gelu_div")], f"l{i}_gelu_erf")
-        g = node(
-            "Mul",
-            [node("Mul", [h, "half"], f"l{i}_gelu_half"), node("Add", [erf, "one_f"], f"l{i}_gelu_1p")],
-            f"l{i}_gelu",
-        )
+        g = node("Mul", [node("Mul", [h, "half"], f"l{i}_gelu_half"),
+                         node("Add", [erf, "one_f"], f"l{i}_gelu_1p")], f"l{i}_gelu")
         out = linear(g, f"{p}.output.dense", f"l{i}_ff2")
         x = layer_norm(node("Add", [out, x], f"l{i}_res2"), f"{p}.output.LayerNorm", f"l{i}_ln2")
     nodes.append(helper.make_node("Identity", [x], ["last_hidden_state"], name="last_hidden_state"))
 
-    ids_info = [
-        helper.make_tensor_value_info(n, TensorProto.INT64, ["batch", "sequence"])
-        for n in ("input_ids", "attention_mask", "token_type_ids")
-    ]
-    out_info = helper.make_tensor_value_info(
-        "last_hidden_state", TensorProto.FLOAT, ["batch", "sequence", hidden]
-    )
+    ids_info = [helper.make_tensor_value_info(n, TensorProto.INT64, ["batch", "sequence"])
+                for n in ("input_ids", "attention_mask", "token_type_ids")]
+    out_info = helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, ["batch", "sequence", hidden])
     graph = helper.make_graph(nodes, "all_minilm_l6_v2", ids_info, [out_info], initializer=inits)
     opsets = [helper.make_opsetid("", 17)]
     if fused_attention:
@@ -332,9 +302,7 @@ def _built_model_path(src: Path, fused: bool = True) -> Path:
 
 def _quantized_path(src_model: Path) -> Path:
     st = src_model.stat()
-    key = hashlib.sha256(f"{_QUANT_VERSION}:{st.st_size}:{st.st_mtime_ns}:{src_model}".encode()).hexdigest()[
-        :12
-    ]
+    key = hashlib.sha256(f"{_QUANT_VERSION}:{st.st_size}:{st.st_mtime_ns}:{src_model}".encode()).hexdigest()[:12]
     return cache_dir() / "models" / f"{MODEL_NAME}-int8-{key}" / "model.onnx"
 
 
@@ -353,14 +321,9 @@ def quantize_model(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> 
     level = logger.level
     logger.setLevel(logging.ERROR)  # the quantiser logs advice about pre-processing at WARNING
     try:
-        quantize_dynamic(
-            str(src),
-            str(tmp),
-            weight_type=QuantType.QInt8,
-            per_channel=True,
-            op_types_to_quantize=["MatMul", "Attention"],
-            extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
-        )
+        quantize_dynamic(str(src), str(tmp), weight_type=QuantType.QInt8, per_channel=True,
+                         op_types_to_quantize=["MatMul", "Attention"],
+                         extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
         os.replace(tmp, dst)
     except Exception as exc:
         raise EmbedderError(f"cannot build the int8 model from {src}: {type(exc).__name__}: {exc}") from exc
@@ -377,26 +340,20 @@ def resolve_model(prepare: bool = True, fused: bool = True, variant: str = "fp32
     ``variant="int8"`` the quantised graph, built from the fp32 one).
     Raises ``EmbedderError`` if neither exists."""
     if variant not in VARIANTS:
-        raise WorkspaceConfigError(
-            f"unknown model variant {variant!r} (use one of {', '.join(VARIANTS)})",
-            code="INVALID_SEARCH_CONFIG",
-        )
+        raise WorkspaceConfigError(f"unknown model variant {variant!r} (use one of {', '.join(VARIANTS)})",
+                                   code="INVALID_SEARCH_CONFIG")
     if variant == "int8":
         base, tok, origin = resolve_model(prepare, fused, "fp32")
         target = _quantized_path(base)
         if not target.is_file():
             if not prepare:
-                raise EmbedderError(
-                    f"The int8 graph of the default embedding model is not built yet: {INSTALL_HINT}",
-                    code="MODEL_NOT_INSTALLED",
-                )
+                raise EmbedderError(f"The int8 graph of the default embedding model is not built yet: {INSTALL_HINT}",
+                                    code="MODEL_NOT_INSTALLED")
             try:
                 quantize_model(base, target)
             except OSError as exc:
-                raise EmbedderError(
-                    f"cannot write the ONNX model cache at {target.parent}: {exc} "
-                    "(set WS_JUPYTER_CACHE_DIR to a writable directory)"
-                ) from exc
+                raise EmbedderError(f"cannot write the ONNX model cache at {target.parent}: {exc} "
+                                    "(set WS_JUPYTER_CACHE_DIR to a writable directory)") from exc
         return target, tok, origin
     chroma = chroma_model_dir()
     if chroma is not None:
@@ -407,18 +364,14 @@ def resolve_model(prepare: bool = True, fused: bool = True, variant: str = "fp32
     target = _built_model_path(pkg, fused)
     if not target.is_file():
         if not prepare:
-            raise EmbedderError(
-                f"The ONNX graph of the default embedding model is not built yet: {INSTALL_HINT}",
-                code="MODEL_NOT_INSTALLED",
-            )
+            raise EmbedderError(f"The ONNX graph of the default embedding model is not built yet: {INSTALL_HINT}",
+                                code="MODEL_NOT_INSTALLED")
         try:
             build_onnx_model(pkg, target, fused_attention=fused)
         except OSError as exc:
-            raise EmbedderError(
-                f"cannot write the ONNX model cache at {target.parent}: {exc} "
-                "(set WS_JUPYTER_CACHE_DIR to a writable directory, then "
-                f"{INSTALL_HINT})"
-            ) from exc
+            raise EmbedderError(f"cannot write the ONNX model cache at {target.parent}: {exc} "
+                                "(set WS_JUPYTER_CACHE_DIR to a writable directory, then "
+                                f"{INSTALL_HINT})") from exc
     return target, pkg / "tokenizer.json", "packaged"
 
 
@@ -432,17 +385,13 @@ def default_variant() -> str:
     if value not in VARIANTS:
         raise WorkspaceConfigError(
             f"WS_JUPYTER_EMBEDDER_VARIANT={value!r}: use one of {', '.join(VARIANTS)}",
-            code="INVALID_SEARCH_CONFIG",
-        )
+            code="INVALID_SEARCH_CONFIG")
     if value == "int8" and not asked and not _int8_obtainable():
         global _warned_int8
         if not _warned_int8:
             _warned_int8 = True
-            _log.warning(
-                "the int8 model cannot be built: %s is not writable; using the fp32 model "
-                "(set WS_JUPYTER_CACHE_DIR to a writable directory for int8)",
-                cache_dir(),
-            )
+            _log.warning("the int8 model cannot be built: %s is not writable; using the fp32 model "
+                         "(set WS_JUPYTER_CACHE_DIR to a writable directory for int8)", cache_dir())
         return "fp32"
     return value
 
@@ -491,20 +440,14 @@ class DefaultEmbedder:
 
     dimension = 384
 
-    def __init__(
-        self,
-        batch_size: int = 32,
-        threads: int | None = None,
-        model_path: str | os.PathLike[str] | None = None,
-        tokenizer_path: str | os.PathLike[str] | None = None,
-        variant: str | None = None,
-    ) -> None:
+    def __init__(self, batch_size: int = 32, threads: int | None = None,
+                 model_path: str | os.PathLike[str] | None = None,
+                 tokenizer_path: str | os.PathLike[str] | None = None,
+                 variant: str | None = None) -> None:
         self.variant = variant or default_variant()
         if self.variant not in VARIANTS:
-            raise WorkspaceConfigError(
-                f"unknown model variant {self.variant!r} (use one of {', '.join(VARIANTS)})",
-                code="INVALID_SEARCH_CONFIG",
-            )
+            raise WorkspaceConfigError(f"unknown model variant {self.variant!r} (use one of {', '.join(VARIANTS)})",
+                                       code="INVALID_SEARCH_CONFIG")
         self.name = f"ws-jupyter/{MODEL_NAME}" + ("" if self.variant == "fp32" else f"-{self.variant}")
         self.batch_size = int(batch_size)
         self.threads = threads or max(1, min(4, os.cpu_count() or 1))
@@ -516,10 +459,8 @@ class DefaultEmbedder:
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
-        return (
-            f"DefaultEmbedder({MODEL_NAME}, variant={self.variant}, batch_size={self.batch_size}, "
-            f"threads={self.threads})"
-        )
+        return (f"DefaultEmbedder({MODEL_NAME}, variant={self.variant}, batch_size={self.batch_size}, "
+                f"threads={self.threads})")
 
     def _load(self) -> None:
         if self._session is not None:
@@ -546,30 +487,22 @@ class DefaultEmbedder:
             so.log_severity_level = 3
             so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
             try:
-                session = ort.InferenceSession(
-                    str(self._model_path), sess_options=so, providers=["CPUExecutionProvider"]
-                )
+                session = ort.InferenceSession(str(self._model_path), sess_options=so,
+                                               providers=["CPUExecutionProvider"])
             except Exception as exc:
                 if self.origin == "chroma-cache":
-                    raise EmbedderError(
-                        f"cannot load Chroma's cached model {self._model_path}: {exc} (remove "
-                        f"{self._model_path.parent.parent} and {INSTALL_HINT})"
-                    ) from exc
+                    raise EmbedderError(f"cannot load Chroma's cached model {self._model_path}: {exc} (remove "
+                                        f"{self._model_path.parent.parent} and {INSTALL_HINT})") from exc
                 if self.origin != "packaged":
                     raise EmbedderError(f"cannot load the embedding model {self._model_path}: {exc}") from exc
                 # an onnxruntime without its fused Attention operator: use the plain-ONNX graph
-                self._model_path, _tok, _origin = resolve_model(
-                    prepare=True, fused=False, variant=self.variant
-                )
+                self._model_path, _tok, _origin = resolve_model(prepare=True, fused=False, variant=self.variant)
                 try:
-                    session = ort.InferenceSession(
-                        str(self._model_path), sess_options=so, providers=["CPUExecutionProvider"]
-                    )
+                    session = ort.InferenceSession(str(self._model_path), sess_options=so,
+                                                   providers=["CPUExecutionProvider"])
                 except Exception as exc2:
-                    raise EmbedderError(
-                        f"cannot load the embedding model {self._model_path}: {exc2} "
-                        "(`ws-jupyter install-model --force` rebuilds it)"
-                    ) from exc2
+                    raise EmbedderError(f"cannot load the embedding model {self._model_path}: {exc2} "
+                                        "(`ws-jupyter install-model --force` rebuilds it)") from exc2
             self._tokenizer = tokenizer
             self._session = session
 
@@ -585,7 +518,7 @@ class DefaultEmbedder:
         order = np.argsort(lengths, kind="stable")
         out = np.empty((len(texts), self.dimension), dtype=np.float32)
         for start in range(0, len(order), self.batch_size):
-            idx = order[start : start + self.batch_size]
+            idx = order[start:start + self.batch_size]
             width = int(lengths[idx].max()) or 1
             ids = np.zeros((len(idx), width), dtype=np.int64)
             mask = np.zeros((len(idx), width), dtype=np.int64)
@@ -594,10 +527,8 @@ class DefaultEmbedder:
                 n = len(enc.ids)
                 ids[row, :n] = enc.ids
                 mask[row, :n] = 1
-            hidden = self._session.run(
-                ["last_hidden_state"],
-                {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
-            )[0]
+            hidden = self._session.run(["last_hidden_state"], {
+                "input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)})[0]
             m = mask[:, :, None].astype(np.float32)
             pooled = (hidden * m).sum(axis=1) / np.clip(m.sum(axis=1), 1e-9, None)
             norms = np.linalg.norm(pooled, axis=1, keepdims=True)
@@ -641,8 +572,7 @@ class _CallableEmbedder:
         if arr.ndim != 2 or arr.shape[0] != len(texts):
             raise EmbedderError(
                 f"embedder {self.name} returned shape {arr.shape} for {len(texts)} texts "
-                "(expected one vector per text)"
-            )
+                "(expected one vector per text)")
         if not np.isfinite(arr).all():
             raise EmbedderError(f"embedder {self.name} returned NaN or infinite values")
         return arr
@@ -688,8 +618,7 @@ def as_embedder(value: Any) -> Embedder | None:
             return shared_default_embedder(value[8:])
         raise WorkspaceConfigError(
             f"unknown embedder {value!r} (use 'default', 'default:fp32', 'default:int8' or a function)",
-            code="INVALID_SEARCH_CONFIG",
-        )
+            code="INVALID_SEARCH_CONFIG")
     if isinstance(value, DefaultEmbedder):
         return value
     if _is_chroma_embedding_function(value):
@@ -707,14 +636,11 @@ def as_embedder(value: Any) -> Embedder | None:
 def _main(argv: list[str] | None = None) -> int:
     import argparse
 
-    parser = argparse.ArgumentParser(
-        prog="python -m ws_jupyter.search.embedder",
-        description="Prepare or check the default embedding model (offline).",
-    )
+    parser = argparse.ArgumentParser(prog="python -m ws_jupyter.search.embedder",
+                                     description="Prepare or check the default embedding model (offline).")
     parser.add_argument("--prepare", action="store_true", help="build and cache the ONNX graphs if needed")
-    parser.add_argument(
-        "--variant", choices=[*VARIANTS, "all"], default="all", help="which graphs to prepare (default: all)"
-    )
+    parser.add_argument("--variant", choices=[*VARIANTS, "all"], default="all",
+                        help="which graphs to prepare (default: all)")
     parser.add_argument("--check", action="store_true", help="embed a sentence and print the model origin")
     args = parser.parse_args(argv)
     if not (args.prepare or args.check):
@@ -724,13 +650,11 @@ def _main(argv: list[str] | None = None) -> int:
         for variant, model in prepare(args.variant).items():
             print(f"model ({variant}): {model}")
         if args.check:
-            for variant in VARIANTS if args.variant == "all" else (args.variant,):
+            for variant in (VARIANTS if args.variant == "all" else (args.variant,)):
                 emb = DefaultEmbedder(variant=variant)
                 vec = emb.embed(["A quick check of the embedding model."])
-                print(
-                    f"ok ({variant}, {emb.origin}): dimension {vec.shape[1]}, "
-                    f"norm {float(np.linalg.norm(vec[0])):.4f}"
-                )
+                print(f"ok ({variant}, {emb.origin}): dimension {vec.shape[1]}, "
+                      f"norm {float(np.linalg.norm(vec[0])):.4f}")
     except EmbedderError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

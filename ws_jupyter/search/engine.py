@@ -133,15 +133,12 @@ class SearchEngine:
         if vector_store is not None and not isinstance(vector_store, VectorStore):
             raise WorkspaceConfigError(
                 f"vector_store must implement the VectorStore protocol (e.g. ChromaVectorStore), "
-                f"got {type(vector_store).__name__}",
-                code="INVALID_SEARCH_CONFIG",
-            )
+                f"got {type(vector_store).__name__}", code="INVALID_SEARCH_CONFIG")
         if self.embedder is not None and vector_store is None:
             vector_store = ChromaVectorStore()
         if fusion not in ("rrf", "linear"):
-            raise WorkspaceConfigError(
-                f"fusion must be 'rrf' or 'linear', got {fusion!r}", code="INVALID_SEARCH_CONFIG"
-            )
+            raise WorkspaceConfigError(f"fusion must be 'rrf' or 'linear', got {fusion!r}",
+                                       code="INVALID_SEARCH_CONFIG")
         self.vector_store: VectorStore | None = vector_store
         self.index_name = index_name
         self.persist_dir = Path(persist_dir) if persist_dir is not None else None
@@ -194,14 +191,8 @@ class SearchEngine:
         bm25 = getattr(workspace, "_bm25", True)
         embedder = getattr(workspace, "_embedder", None)
         if purpose == "skills":
-            return cls(
-                bm25,
-                embedder,
-                None,
-                index_name=f"{name}_skills",
-                persist_dir=None,
-                workspace_id=getattr(workspace, "id", None),
-            )
+            return cls(bm25, embedder, None, index_name=f"{name}_skills", persist_dir=None,
+                       workspace_id=getattr(workspace, "id", None))
         fs = getattr(workspace, "_fs_static", None) or getattr(workspace, "filesystem", None)
         base = getattr(fs, "base_path", None) if fs is not None else None
         persist: Path | None = None
@@ -214,16 +205,9 @@ class SearchEngine:
                 persist = cache_dir() / "index" / key / name
             else:
                 persist = private_dir(Path(base)) / "index" / name
-        return cls(
-            bm25,
-            embedder,
-            vector_store,
-            index_name=name,
-            persist_dir=persist,
-            workspace_id=getattr(workspace, "id", None),
-            background=True,
-            notebook_outputs=getattr(workspace, "_index_notebook_outputs", False),
-        )
+        return cls(bm25, embedder, vector_store, index_name=name, persist_dir=persist,
+                   workspace_id=getattr(workspace, "id", None), background=True,
+                   notebook_outputs=getattr(workspace, "_index_notebook_outputs", False))
 
     # ------------------------------------------------------------------ capabilities
     @property
@@ -269,10 +253,8 @@ class SearchEngine:
 
     def __repr__(self) -> str:
         where = str(self.persist_dir) if self.persist_dir else "memory"
-        return (
-            f"SearchEngine({self.index_name!r}, mode={self.default_mode}, documents={len(self._docs)}, "
-            f"store={where})"
-        )
+        return (f"SearchEngine({self.index_name!r}, mode={self.default_mode}, documents={len(self._docs)}, "
+                f"store={where})")
 
     # ------------------------------------------------------------------ opening / recovery
     def _open(self) -> None:
@@ -324,7 +306,7 @@ class SearchEngine:
         analyzer = self._analyzer
         ids = list(self._docs)
         for i in range(0, len(ids), 500):
-            contents = self.store.contents(ids[i : i + 500])
+            contents = self.store.contents(ids[i:i + 500])
             for doc_id, text in contents.items():
                 if line_terms:
                     terms, lines = analyzer.line_terms(text)
@@ -339,10 +321,8 @@ class SearchEngine:
         """Moves an unreadable index directory aside (kept for inspection) and starts empty."""
         assert self.persist_dir is not None
         aside = self.persist_dir.with_name(f"{self.persist_dir.name}.corrupt-{int(time.time())}")
-        msg = (
-            f"search index at {self.persist_dir} is corrupted ({reason}); it was moved to "
-            f"{aside.name} and will be rebuilt"
-        )
+        msg = (f"search index at {self.persist_dir} is corrupted ({reason}); it was moved to "
+               f"{aside.name} and will be rebuilt")
         warnings.warn(msg, RuntimeWarning, stacklevel=4)
         log.warning(msg)
         try:
@@ -398,12 +378,8 @@ class SearchEngine:
         its vector store lives (only then may it be moved aside and rebuilt)."""
         store = self.vector_store
         chroma_dir = self.persist_dir / "chroma" if self.persist_dir else None
-        if (
-            isinstance(store, ChromaVectorStore)
-            and store.kind == "persistent"
-            and chroma_dir is not None
-            and store.path == chroma_dir
-        ):
+        if (isinstance(store, ChromaVectorStore) and store.kind == "persistent" and chroma_dir is not None
+                and store.path == chroma_dir):
             return chroma_dir
         return None
 
@@ -419,9 +395,7 @@ class SearchEngine:
         recorded = self.store.get_meta("embedder")
         current = self._embedder_fingerprint()
         if recorded is not None and recorded != current and len(self._docs):
-            log.info(
-                "embedder changed (%s -> %s): re-embedding %d documents", recorded, current, len(self._docs)
-            )
+            log.info("embedder changed (%s -> %s): re-embedding %d documents", recorded, current, len(self._docs))
             store.clear()
             self.store.clear_embedded()
             self.store.set_meta("embedder", current)
@@ -466,10 +440,8 @@ class SearchEngine:
         if chroma_dir is None or not chroma_dir.exists() or not isinstance(store, ChromaVectorStore):
             return False
         aside = chroma_dir.with_name(f"chroma.corrupt-{int(time.time() * 1000)}")
-        msg = (
-            f"vector index unreadable ({exc}); it was moved to {aside.name} and every document "
-            "will be embedded again"
-        )
+        msg = (f"vector index unreadable ({exc}); it was moved to {aside.name} and every document "
+               "will be embedded again")
         warnings.warn(msg, RuntimeWarning, stacklevel=5)
         log.warning(msg)
         store.close()
@@ -512,13 +484,8 @@ class SearchEngine:
 
     def _put(self, rec: DocRecord, content: str) -> bool:
         old = self._docs.get(rec.id)
-        if (
-            old is not None
-            and old.hash == rec.hash
-            and old.metadata == rec.metadata
-            and old.start_line == rec.start_line
-            and old.source == rec.source
-        ):
+        if (old is not None and old.hash == rec.hash and old.metadata == rec.metadata
+                and old.start_line == rec.start_line and old.source == rec.source):
             if old.kind == rec.kind:
                 return False  # unchanged: neither re-tokenised nor re-embedded
             self.store.set_kind(rec.id, rec.kind)  # same text, now known as a file's: no re-embedding
@@ -561,8 +528,7 @@ class SearchEngine:
                 raise InvalidArgumentError(
                     f"{name!r} is an indexed workspace file: its search entry comes from the file "
                     "itself and cannot be replaced by given text (re-index the file from disk, or "
-                    "index the text under another name)"
-                )
+                    "index the text under another name)")
 
     def index(
         self,
@@ -589,15 +555,8 @@ class SearchEngine:
         start = 1 if start_line_offset is None else start_line_offset
         if not isinstance(start, int) or isinstance(start, bool) or start < 1:
             raise InvalidArgumentError(f"start_line_offset must be an int >= 1, got {start_line_offset!r}")
-        rec = DocRecord(
-            doc_id,
-            source or doc_id,
-            start,
-            start + line_count(content) - 1,
-            dict(metadata or {}),
-            content_hash(content),
-            kind,
-        )
+        rec = DocRecord(doc_id, source or doc_id, start, start + line_count(content) - 1,
+                        dict(metadata or {}), content_hash(content), kind)
         with self._lock:
             self._check_open()
             if kind == TEXT:
@@ -607,9 +566,8 @@ class SearchEngine:
             self._commit()
         return changed
 
-    def index_document(
-        self, path: str, content: str, metadata: Mapping[str, Any] | None = None, *, kind: str = TEXT
-    ) -> list[str]:
+    def index_document(self, path: str, content: str, metadata: Mapping[str, Any] | None = None, *,
+                       kind: str = TEXT) -> list[str]:
         """Indexes a file: split into chunks (ids ``path`` or ``path#chunk-N``), replacing the
         file's previous chunks. Unchanged chunks are kept as they are (not re-embedded).
 
@@ -647,18 +605,8 @@ class SearchEngine:
                     else:
                         doc_id = f"{base_id}#chunk-{n}" if key is None else f"{base_id}-chunk-{n}"
                         chunk_meta = {**meta, "chunk": n}
-                    self._put(
-                        DocRecord(
-                            doc_id,
-                            path,
-                            chunk.start_line,
-                            chunk.end_line,
-                            chunk_meta,
-                            content_hash(chunk.content),
-                            kind,
-                        ),
-                        chunk.content,
-                    )
+                    self._put(DocRecord(doc_id, path, chunk.start_line, chunk.end_line, chunk_meta,
+                                        content_hash(chunk.content), kind), chunk.content)
                     ids.append(doc_id)
             keep = set(ids)
             for old in list(self._by_source.get(path, ())):
@@ -734,21 +682,13 @@ class SearchEngine:
 
     def _kick(self) -> None:
         """Starts the background worker when there is something to embed (lock held)."""
-        if (
-            not self.background
-            or self._closed
-            or self._stopping
-            or self.vector_store is None
-            or not self._pending
-            or self._embed_error is not None
-            or self._batch_depth > 0
-        ):
+        if (not self.background or self._closed or self._stopping or self.vector_store is None
+                or not self._pending or self._embed_error is not None or self._batch_depth > 0):
             return
         if self._worker is not None and self._worker.is_alive():
             return
-        self._worker = threading.Thread(
-            target=self._embed_loop, name=f"ws-embed-{self.index_name}", daemon=True
-        )
+        self._worker = threading.Thread(target=self._embed_loop, name=f"ws-embed-{self.index_name}",
+                                        daemon=True)
         self._worker.start()
 
     def _embed_loop(self) -> None:
@@ -772,9 +712,7 @@ class SearchEngine:
         with self._lock:
             if self._closed or (self._stopping and threading.current_thread() is self._worker):
                 return False
-            batch = list(
-                itertools.islice((i for i in self._pending if i not in self._inflight), _EMBED_BATCH)
-            )
+            batch = list(itertools.islice((i for i in self._pending if i not in self._inflight), _EMBED_BATCH))
             if not batch:
                 return False
             versions = {i: self._pending[i] for i in batch}
@@ -823,9 +761,8 @@ class SearchEngine:
             on_progress(len(done))
         return True
 
-    def _flush_vectors(
-        self, on_progress: Callable[[int, int], None] | None = None, timeout: float | None = None
-    ) -> bool:
+    def _flush_vectors(self, on_progress: Callable[[int, int], None] | None = None,
+                       timeout: float | None = None) -> bool:
         """Embeds everything waiting, in this thread, alongside a background worker if one runs;
         True when nothing is left (False: ``timeout`` passed)."""
         if self.vector_store is None or self.embedder is None:
@@ -862,9 +799,7 @@ class SearchEngine:
         if int(recorded) == dim:
             return False
         assert self.vector_store is not None
-        log.info(
-            "embedding size changed (%s -> %d): re-embedding %d documents", recorded, dim, len(self._docs)
-        )
+        log.info("embedding size changed (%s -> %d): re-embedding %d documents", recorded, dim, len(self._docs))
         self.vector_store.clear()
         self.store.clear_embedded()
         self.store.set_meta("embedder_dim", str(dim))
@@ -952,21 +887,15 @@ class SearchEngine:
     def _maybe_snapshot(self, force: bool) -> None:
         if self._bm25 is None or self.persist_dir is None or self.bm25_config is None:
             return
-        behind = (
-            self.store.count_changed_since(self._snapshot_seq)
-            if self._snapshot_seq >= 0
-            else len(self._docs) + 1
-        )
+        behind = self.store.count_changed_since(self._snapshot_seq) if self._snapshot_seq >= 0 else len(self._docs) + 1
         if behind == 0:
             return
         if not force and behind < max(1000, len(self._docs) // 10) and self._snapshot_seq >= 0:
             return  # the store's change log is replayed on open; rewriting the snapshot can wait
         self.store.commit()
         seq = self.store.seq
-        self._bm25.save(
-            self.persist_dir / "bm25.npz",
-            meta={"seq": seq, "fingerprint": self.bm25_config.analysis_fingerprint},
-        )
+        self._bm25.save(self.persist_dir / "bm25.npz",
+                        meta={"seq": seq, "fingerprint": self.bm25_config.analysis_fingerprint})
         self._snapshot_seq = seq
         self.store.set_meta("bm25_seq", str(seq))
         self.store.prune_removed(seq)
@@ -1018,24 +947,15 @@ class SearchEngine:
         if mode not in _MODES:
             raise InvalidArgumentError(f"unknown search mode {mode!r} (use 'bm25', 'vector' or 'hybrid')")
         if mode == "bm25" and not self.can_bm25:
-            raise SearchModeError(
-                "BM25 search requires BM25 configuration (bm25=True).",
-                workspace_id=self.workspace_id,
-                missing=["bm25"],
-            )
+            raise SearchModeError("BM25 search requires BM25 configuration (bm25=True).",
+                                  workspace_id=self.workspace_id, missing=["bm25"])
         if mode == "vector" and not self.can_vector:
-            raise SearchModeError(
-                "Vector search requires an embedder (embedder='default' or a function).",
-                workspace_id=self.workspace_id,
-                missing=["embedder"],
-            )
+            raise SearchModeError("Vector search requires an embedder (embedder='default' or a function).",
+                                  workspace_id=self.workspace_id, missing=["embedder"])
         if mode == "hybrid" and not self.can_hybrid:
             missing = [n for n, ok in (("bm25", self.can_bm25), ("embedder", self.can_vector)) if not ok]
-            raise SearchModeError(
-                f"Hybrid search requires both BM25 and an embedder; missing: {', '.join(missing)}.",
-                workspace_id=self.workspace_id,
-                missing=missing,
-            )
+            raise SearchModeError(f"Hybrid search requires both BM25 and an embedder; missing: {', '.join(missing)}.",
+                                  workspace_id=self.workspace_id, missing=missing)
         return mode
 
     def _vectors_for_search(self) -> None:
@@ -1045,11 +965,7 @@ class SearchEngine:
             self._flush_vectors()
             self._commit()
             return
-        if (
-            0 < len(self._pending) <= _SEARCH_WAITS_FOR
-            and self._batch_depth == 0
-            and self._embed_error is None
-        ):
+        if 0 < len(self._pending) <= _SEARCH_WAITS_FOR and self._batch_depth == 0 and self._embed_error is None:
             self._kick()
             deadline = time.monotonic() + _SEARCH_WAIT_SECONDS
             while self._pending and self._embed_error is None and not self._closed:
@@ -1122,11 +1038,8 @@ class SearchEngine:
                 if self._dimension_changed(len(qvec)) and not self.background:
                     self._flush_vectors()
                 try:
-                    vec_hits = [
-                        (i, s)
-                        for i, s in self.vector_store.query(qvec, depth, where=where)
-                        if i in self._docs
-                    ]
+                    vec_hits = [(i, s) for i, s in self.vector_store.query(qvec, depth, where=where)
+                                if i in self._docs]
                 except SearchError as exc:
                     if not self._reset_vectors(exc):
                         raise
@@ -1151,21 +1064,10 @@ class SearchEngine:
             for doc_id, score, details in ranked:
                 rec = self._docs[doc_id]
                 text, lines = rows.get(doc_id, ("", None))
-                results.append(
-                    SearchResult(
-                        doc_id,
-                        text,
-                        float(score),
-                        None,
-                        {**rec.metadata, "source": rec.source},
-                        details,
-                        rec.start_line,
-                        rec.kind or TEXT,
-                        query_terms,
-                        analyzer,
-                        span=functools.partial(span_of, text, lines, rec.start_line, rec.end_line),
-                    )
-                )
+                results.append(SearchResult(
+                    doc_id, text, float(score), None, {**rec.metadata, "source": rec.source}, details,
+                    rec.start_line, rec.kind or TEXT, query_terms, analyzer,
+                    span=functools.partial(span_of, text, lines, rec.start_line, rec.end_line)))
             return results
 
     def _span_finder(self, terms: Sequence[str]) -> Callable[[str, str | None, int, int], tuple[int, int]]:
@@ -1181,10 +1083,8 @@ class SearchEngine:
             found: tuple[int, int] | None = None
             if distinct:
                 if not prepared:
-                    prepared[:] = [
-                        terms_pattern(distinct),
-                        {t: max(bm25.idf(t) if bm25 is not None else 1.0, 1e-6) for t in distinct},
-                    ]
+                    prepared[:] = [terms_pattern(distinct),
+                                   {t: max(bm25.idf(t) if bm25 is not None else 1.0, 1e-6) for t in distinct}]
                 pattern, weight = prepared
                 if fast and lines is not None:
                     found = line_range_in(lines, pattern, weight) if lines else None

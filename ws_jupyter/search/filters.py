@@ -35,8 +35,7 @@ def _check(filter: Any, where: str = "filter") -> None:
         elif isinstance(value, Mapping):
             if len(value) != 1 or next(iter(value)) not in _OPS:
                 raise InvalidArgumentError(
-                    f"filter on {key!r} must be a value or one of {sorted(_OPS)}, got {dict(value)!r}"
-                )
+                    f"filter on {key!r} must be a value or one of {sorted(_OPS)}, got {dict(value)!r}")
             op, arg = next(iter(value.items()))
             if op in ("$in", "$nin"):
                 if not isinstance(arg, (list, tuple)) or not all(isinstance(a, _SCALAR) for a in arg):
@@ -44,9 +43,7 @@ def _check(filter: Any, where: str = "filter") -> None:
             elif not isinstance(arg, _SCALAR):
                 raise InvalidArgumentError(f"{op} on {key!r} needs a scalar, got {arg!r}")
         elif not isinstance(value, _SCALAR):
-            raise InvalidArgumentError(
-                f"filter value for {key!r} must be a str, number or bool, got {value!r}"
-            )
+            raise InvalidArgumentError(f"filter value for {key!r} must be a str, number or bool, got {value!r}")
 
 
 def chroma_where(filter: Mapping[str, Any]) -> dict[str, Any]:

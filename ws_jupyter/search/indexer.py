@@ -70,11 +70,9 @@ class IndexReport:
     seconds: float = 0.0
 
     def __repr__(self) -> str:
-        return (
-            f"IndexReport(indexed={len(self.indexed)}, unchanged={self.unchanged}, "
-            f"removed={len(self.removed)}, skipped={len(self.skipped)}, chunks={self.chunks}, "
-            f"{self.seconds:.2f}s)"
-        )
+        return (f"IndexReport(indexed={len(self.indexed)}, unchanged={self.unchanged}, "
+                f"removed={len(self.removed)}, skipped={len(self.skipped)}, chunks={self.chunks}, "
+                f"{self.seconds:.2f}s)")
 
 
 def glob_to_regex(pattern: str) -> re.Pattern[str]:
@@ -107,7 +105,7 @@ def _glob_body(pattern: str) -> str:
             if j == -1:
                 out.append(re.escape(c))
             else:
-                body = pattern[i + 1 : j]
+                body = pattern[i + 1:j]
                 if body.startswith("!"):
                     body = "^" + body[1:]
                 out.append(f"[{body}]")
@@ -150,9 +148,7 @@ def _scope(entry: str) -> _Scope:
 class AutoIndexer:
     """Incremental indexing of workspace files into a :class:`SearchEngine` (see module docs)."""
 
-    def __init__(
-        self, fs: Any, engine: SearchEngine, *, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
-    ) -> None:
+    def __init__(self, fs: Any, engine: SearchEngine, *, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES) -> None:
         self.fs = fs
         self.engine = engine
         self.max_file_bytes = max_file_bytes
@@ -160,9 +156,8 @@ class AutoIndexer:
         self._run_lock = engine.indexing_lock
 
     # ------------------------------------------------------------------ scanning
-    def _candidates(
-        self, scopes: Sequence[_Scope], report: IndexReport, only: set[str] | None = None
-    ) -> dict[str, tuple[int, int, str]]:
+    def _candidates(self, scopes: Sequence[_Scope], report: IndexReport,
+                    only: set[str] | None = None) -> dict[str, tuple[int, int, str]]:
         """path -> (size, mtime_ns, etag) of every file the scopes select (walker rules applied).
 
         ``only`` restricts the scan to those paths: each walk then enters only their ancestor
@@ -245,23 +240,14 @@ class AutoIndexer:
                     if engine.passes_stopped:
                         return report  # the index is closing: the rest waits for the next pass
                     rec = manifest.get(path)
-                    if (
-                        rec is not None
-                        and rec.size == size
-                        and rec.mtime_ns == mtime_ns
-                        and rec.etag == etag
-                        and rec.hash not in (_BINARY, _TOO_LARGE)
-                        and is_file_source(path)
-                    ):
+                    if (rec is not None and rec.size == size and rec.mtime_ns == mtime_ns and rec.etag == etag
+                            and rec.hash not in (_BINARY, _TOO_LARGE) and is_file_source(path)):
                         report.unchanged += 1  # the common case, decided without a call
                     else:
                         self._one(path, size, mtime_ns, rec, report, etag)
                     notify(IndexProgress(n, total, path, "index"))
-                gone = [
-                    p
-                    for p in manifest
-                    if p not in found and (prune_outside or any(s.contains(p) for s in scopes))
-                ]
+                gone = [p for p in manifest if p not in found
+                        and (prune_outside or any(s.contains(p) for s in scopes))]
                 for path in gone:
                     self._forget(path, report)
             self._settle(progress)
@@ -283,14 +269,9 @@ class AutoIndexer:
             embed_progress = lambda done, count: report_to(IndexProgress(done, count, None, "embed"))  # noqa: E731
         engine.flush(embed_progress)
 
-    def update(
-        self,
-        changed: Iterable[str],
-        paths: Iterable[str],
-        progress: Callable[[IndexProgress], None] | None = None,
-        *,
-        prune_outside: bool = False,
-    ) -> IndexReport:
+    def update(self, changed: Iterable[str], paths: Iterable[str],
+               progress: Callable[[IndexProgress], None] | None = None, *,
+               prune_outside: bool = False) -> IndexReport:
         """Re-checks only ``changed`` files (workspace-relative) against ``paths``' scopes.
 
         Cost is proportional to the changed files and their directories, not to the tree: the
@@ -330,9 +311,8 @@ class AutoIndexer:
         except (FileNotFoundError, FilesystemError):
             return False
 
-    def _one(
-        self, path: str, size: int, mtime_ns: int, rec: FileRecord | None, report: IndexReport, etag: str = ""
-    ) -> None:
+    def _one(self, path: str, size: int, mtime_ns: int, rec: FileRecord | None, report: IndexReport,
+             etag: str = "") -> None:
         engine, store = self.engine, self.engine.store
         if rec is not None and rec.size == size and rec.mtime_ns == mtime_ns and rec.etag == etag:
             if rec.hash in (_BINARY, _TOO_LARGE):
@@ -377,25 +357,16 @@ class AutoIndexer:
         self.engine.store.delete_file(path)
         report.removed.append(path)
 
-    def _drop(
-        self,
-        path: str,
-        rec: FileRecord | None,
-        report: IndexReport,
-        reason: str,
-        size: int,
-        mtime_ns: int,
-        etag: str = "",
-    ) -> None:
+    def _drop(self, path: str, rec: FileRecord | None, report: IndexReport, reason: str,
+              size: int, mtime_ns: int, etag: str = "") -> None:
         if rec is not None and rec.hash not in (_BINARY, _TOO_LARGE):
             self.engine.remove_source(path)
         self.engine.store.put_file(FileRecord(path, size, mtime_ns, reason, etag))
         report.skipped.append((path, reason))
 
 
-def _both(
-    first: Callable[[IndexProgress], None], second: Callable[[IndexProgress], None] | None
-) -> Callable[[IndexProgress], None]:
+def _both(first: Callable[[IndexProgress], None],
+          second: Callable[[IndexProgress], None] | None) -> Callable[[IndexProgress], None]:
     if second is None:
         return first
 
@@ -487,7 +458,7 @@ class Watcher:
         import watchfiles
 
         def interesting(_change: Any, path: str) -> bool:
-            rel = path[len(self.root) :].lstrip("/") if path.startswith(self.root) else path
+            rel = path[len(self.root):].lstrip("/") if path.startswith(self.root) else path
             first = rel.split("/", 1)[0]
             return first not in (".ws", ".git")
 
@@ -496,30 +467,22 @@ class Watcher:
             # yield_on_timeout: the first (empty) yield tells that the OS watch is in place, so
             # nothing written after watch() returns can be missed; then one incremental pass
             # catches up with what changed before.
-            for changes in watchfiles.watch(
-                self.root,
-                watch_filter=interesting,
-                stop_event=self._stop,
-                debounce=int(self.debounce * 1000),
-                step=50,
-                rust_timeout=_WATCH_TICK_MS,
-                yield_on_timeout=True,
-                raise_interrupt=False,
-            ):
+            for changes in watchfiles.watch(self.root, watch_filter=interesting, stop_event=self._stop,
+                                            debounce=int(self.debounce * 1000), step=50,
+                                            rust_timeout=_WATCH_TICK_MS, yield_on_timeout=True,
+                                            raise_interrupt=False):
                 if self._stop.is_set():
                     break
                 if not started:
                     started = True
                     self._ready.set()
-                    self._apply(
-                        functools.partial(self.indexer.rebuild, self.paths, prune_outside=self.prune_outside)
-                    )
+                    self._apply(functools.partial(self.indexer.rebuild, self.paths,
+                                                  prune_outside=self.prune_outside))
                 if not changes:
                     continue
-                rels = [p[len(self.root) :].lstrip("/") for _c, p in changes if p.startswith(self.root)]
-                self._apply(
-                    functools.partial(self.indexer.update, rels, self.paths, prune_outside=self.prune_outside)
-                )
+                rels = [p[len(self.root):].lstrip("/") for _c, p in changes if p.startswith(self.root)]
+                self._apply(functools.partial(self.indexer.update, rels, self.paths,
+                                              prune_outside=self.prune_outside))
         except Exception as exc:
             self.last_error = exc
             log.warning("file watcher stopped: %s", exc)

@@ -72,19 +72,8 @@ class SearchResult:
     first time the range is read, so a search pays for the ranges of the hits that are shown.
     """
 
-    __slots__ = (
-        "_line_range",
-        "_span",
-        "analyzer",
-        "content",
-        "id",
-        "kind",
-        "metadata",
-        "score",
-        "score_details",
-        "start_line",
-        "terms",
-    )
+    __slots__ = ("_line_range", "_span", "analyzer", "content", "id", "kind", "metadata", "score",
+                 "score_details", "start_line", "terms")
 
     id: str
     content: str
@@ -138,17 +127,8 @@ class SearchResult:
         return self._line_range
 
     def _key(self) -> tuple[Any, ...]:
-        return (
-            self.id,
-            self.content,
-            self.score,
-            self.line_range,
-            self.metadata,
-            self.score_details,
-            self.start_line,
-            self.kind,
-            self.terms,
-        )
+        return (self.id, self.content, self.score, self.line_range, self.metadata, self.score_details,
+                self.start_line, self.kind, self.terms)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, SearchResult):
@@ -158,33 +138,16 @@ class SearchResult:
     __hash__ = None  # type: ignore[assignment]  # a value with dict fields, like the dataclass it was
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (
-            _rebuild,
-            (
-                self.id,
-                self.content,
-                self.score,
-                self.line_range,
-                self.metadata,
-                self.score_details,
-                self.start_line,
-                self.kind,
-                self.terms,
-                self.analyzer,
-            ),
-        )
+        return (_rebuild, (self.id, self.content, self.score, self.line_range, self.metadata,
+                           self.score_details, self.start_line, self.kind, self.terms, self.analyzer))
 
     @property
     def source(self) -> str:
         """The file (or document id) this hit belongs to."""
         return str(self.metadata.get("source") or self.id.split("#chunk-")[0])
 
-    def snippet(
-        self,
-        context: int = 1,
-        max_lines: int = SNIPPET_MAX_LINES,
-        max_line_chars: int = SNIPPET_MAX_LINE_CHARS,
-    ) -> Snippet:
+    def snippet(self, context: int = 1, max_lines: int = SNIPPET_MAX_LINES,
+                max_line_chars: int = SNIPPET_MAX_LINE_CHARS) -> Snippet:
         """The hit's line range (at most ``max_lines`` of it) plus ``context`` lines either side,
         clipped to the content, with the query's matching words marked."""
         lines = self.content.split("\n")

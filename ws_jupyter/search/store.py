@@ -98,9 +98,8 @@ class DocStore:
         self.path = path
         self._lock = threading.RLock()
         try:
-            self._db = sqlite3.connect(
-                str(path) if path else ":memory:", check_same_thread=False, isolation_level=None
-            )
+            self._db = sqlite3.connect(str(path) if path else ":memory:", check_same_thread=False,
+                                       isolation_level=None)
             if path is not None:
                 self._db.execute("PRAGMA journal_mode=WAL")
                 self._db.execute("PRAGMA synchronous=NORMAL")
@@ -131,8 +130,7 @@ class DocStore:
 
     def _table_version(self) -> str | None:
         has_meta = self._db.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'"
-        ).fetchone()
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").fetchone()
         return self.get_meta("schema") if has_meta else None
 
     def _migrate_v1(self) -> None:
@@ -193,18 +191,8 @@ class DocStore:
             self._seq += 1
             self._db.execute(
                 "INSERT OR REPLACE INTO docs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)",
-                (
-                    rec.id,
-                    rec.source,
-                    rec.start_line,
-                    rec.end_line,
-                    content,
-                    json.dumps(rec.metadata, default=str),
-                    rec.hash,
-                    self._seq,
-                    rec.kind,
-                    line_terms,
-                ),
+                (rec.id, rec.source, rec.start_line, rec.end_line, content,
+                 json.dumps(rec.metadata, default=str), rec.hash, self._seq, rec.kind, line_terms),
             )
             self._db.execute("DELETE FROM removed WHERE id = ?", (rec.id,))
 
@@ -226,8 +214,7 @@ class DocStore:
 
     def records(self) -> Iterator[DocRecord]:
         cur = self._db.execute(
-            "SELECT id, source, start_line, end_line, metadata, hash, kind FROM docs ORDER BY seq"
-        )
+            "SELECT id, source, start_line, end_line, metadata, hash, kind FROM docs ORDER BY seq")
         for row in cur:
             yield DocRecord(row[0], row[1], row[2], row[3], json.loads(row[4]), row[5], row[6])
 
@@ -253,12 +240,8 @@ class DocStore:
     def unembedded(self) -> list[str]:
         """Ids whose vector is missing or was computed from other content, in indexing order."""
         with self._lock:
-            return [
-                r[0]
-                for r in self._db.execute(
-                    "SELECT id FROM docs WHERE vec_hash IS NULL OR vec_hash != hash ORDER BY seq"
-                )
-            ]
+            return [r[0] for r in self._db.execute(
+                "SELECT id FROM docs WHERE vec_hash IS NULL OR vec_hash != hash ORDER BY seq")]
 
     def embedded_ids(self) -> list[str]:
         with self._lock:
@@ -284,7 +267,7 @@ class DocStore:
         id_list = list(ids)
         with self._lock:
             for i in range(0, len(id_list), 500):
-                part = id_list[i : i + 500]
+                part = id_list[i:i + 500]
                 q = "SELECT id, content FROM docs WHERE id IN ({})".format(",".join("?" * len(part)))
                 out.update(self._db.execute(q, part).fetchall())
         return out
@@ -312,9 +295,8 @@ class DocStore:
     # ------------------------------------------------------------------ file manifest
     def file(self, path: str) -> FileRecord | None:
         with self._lock:
-            row = self._db.execute(
-                "SELECT path, size, mtime_ns, hash, etag FROM files WHERE path = ?", (path,)
-            ).fetchone()
+            row = self._db.execute("SELECT path, size, mtime_ns, hash, etag FROM files WHERE path = ?",
+                                   (path,)).fetchone()
         return FileRecord(*row) if row else None
 
     def files(self) -> dict[str, FileRecord]:
@@ -323,19 +305,15 @@ class DocStore:
         with self._lock:
             if self._files is None:
                 make = FileRecord._make
-                self._files = {
-                    r[0]: make(r)
-                    for r in self._db.execute("SELECT path, size, mtime_ns, hash, etag FROM files")
-                }
+                self._files = {r[0]: make(r) for r in
+                               self._db.execute("SELECT path, size, mtime_ns, hash, etag FROM files")}
             return dict(self._files)
 
     def put_file(self, rec: FileRecord) -> None:
         with self._lock:
             self.begin()
-            self._db.execute(
-                "INSERT OR REPLACE INTO files (path, size, mtime_ns, hash, etag) VALUES (?, ?, ?, ?, ?)",
-                (rec.path, rec.size, rec.mtime_ns, rec.hash, rec.etag),
-            )
+            self._db.execute("INSERT OR REPLACE INTO files (path, size, mtime_ns, hash, etag) VALUES (?, ?, ?, ?, ?)",
+                             (rec.path, rec.size, rec.mtime_ns, rec.hash, rec.etag))
             if self._files is not None:
                 self._files[rec.path] = rec
 

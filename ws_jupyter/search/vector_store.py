@@ -38,19 +38,13 @@ class VectorStore(Protocol):
 
     def open(self, index_name: str, persist_dir: Path | None = None) -> None: ...
 
-    def upsert(
-        self,
-        ids: Sequence[str],
-        embeddings: np.ndarray,
-        documents: Sequence[str],
-        metadatas: Sequence[Mapping[str, Any]],
-    ) -> None: ...
+    def upsert(self, ids: Sequence[str], embeddings: np.ndarray, documents: Sequence[str],
+               metadatas: Sequence[Mapping[str, Any]]) -> None: ...
 
     def delete(self, ids: Sequence[str]) -> None: ...
 
-    def query(
-        self, embedding: np.ndarray, top_k: int, where: Mapping[str, Any] | None = None
-    ) -> list[tuple[str, float]]: ...
+    def query(self, embedding: np.ndarray, top_k: int,
+              where: Mapping[str, Any] | None = None) -> list[tuple[str, float]]: ...
 
     def ids(self) -> set[str]: ...
 
@@ -94,10 +88,7 @@ def _forget_failed_system(persist_directory: str) -> None:
         systems = SharedSystemClient._identifier_to_system
         refcounts = SharedSystemClient._identifier_to_refcount
         for key, system in list(systems.items()):
-            same = (
-                key == persist_directory
-                or getattr(system.settings, "persist_directory", None) == persist_directory
-            )
+            same = key == persist_directory or getattr(system.settings, "persist_directory", None) == persist_directory
             if same and refcounts.get(key, 0) <= 0:
                 systems.pop(key, None)
     except Exception:  # pragma: no cover - chromadb internals moved: nothing to clean up
@@ -118,9 +109,7 @@ def _chroma_errors(method: _F) -> _F:
         except (SearchError, WorkspaceConfigError):
             raise
         except Exception as exc:
-            raise SearchError(
-                f"Chroma {method.__name__} failed ({self!r}): {type(exc).__name__}: {exc}"
-            ) from exc
+            raise SearchError(f"Chroma {method.__name__} failed ({self!r}): {type(exc).__name__}: {exc}") from exc
 
     return wrapper  # type: ignore[return-value]
 
@@ -151,11 +140,7 @@ class ChromaVectorStore:
         ephemeral: bool = False,
         collection_name: str | None = None,
     ) -> None:
-        given = [
-            x
-            for x in (path is not None, client is not None, host is not None or port is not None, ephemeral)
-            if x
-        ]
+        given = [x for x in (path is not None, client is not None, host is not None or port is not None, ephemeral) if x]
         if len(given) > 1:
             raise WorkspaceConfigError(
                 "ChromaVectorStore: give only one of path=, client=, host=/port= or ephemeral=True",
@@ -209,12 +194,8 @@ class ChromaVectorStore:
                 if self._client is None:
                     if self.host is not None or self.port is not None:
                         self._client = chromadb.HttpClient(
-                            host=self.host or "localhost",
-                            port=self.port or 8000,
-                            ssl=self.ssl,
-                            headers=self.headers or None,
-                            settings=settings,
-                        )
+                            host=self.host or "localhost", port=self.port or 8000, ssl=self.ssl,
+                            headers=self.headers or None, settings=settings)
                     elif self.ephemeral or (self.path is None and persist_dir is None):
                         self.ephemeral = True
                         self._client = chromadb.EphemeralClient(settings=settings)
@@ -232,8 +213,7 @@ class ChromaVectorStore:
                         name = f"{name[:499]}-{uuid.uuid4().hex[:12]}"
                 self.collection_name = name
                 self._collection = self._client.get_or_create_collection(
-                    name, embedding_function=None, configuration={"hnsw": {"space": "cosine"}}
-                )
+                    name, embedding_function=None, configuration={"hnsw": {"space": "cosine"}})
             except WorkspaceConfigError:
                 raise
             except Exception as exc:
@@ -241,10 +221,8 @@ class ChromaVectorStore:
                     self._client = None
                     if self.path is not None:
                         _forget_failed_system(str(self.path))
-                raise SearchError(
-                    f"cannot open Chroma collection for index {index_name!r} ({self!r}): "
-                    f"{type(exc).__name__}: {exc}"
-                ) from exc
+                raise SearchError(f"cannot open Chroma collection for index {index_name!r} ({self!r}): "
+                                  f"{type(exc).__name__}: {exc}") from exc
 
     def _col(self) -> Any:
         if self._collection is None:
@@ -271,10 +249,8 @@ class ChromaVectorStore:
                 # chromadb's HTTP API objects (the client's and its admin client's) keep httpx
                 # sessions that client.close() does not close; their sockets would linger until
                 # exit, so close them when present.
-                sessions = [
-                    getattr(getattr(c, "_server", None), "_session", None)
-                    for c in (client, getattr(client, "_admin_client", None))
-                ]
+                sessions = [getattr(getattr(c, "_server", None), "_session", None)
+                            for c in (client, getattr(client, "_admin_client", None))]
                 try:
                     client.close()
                 except Exception:
@@ -291,13 +267,8 @@ class ChromaVectorStore:
 
     # ------------------------------------------------------------------ data
     @_chroma_errors
-    def upsert(
-        self,
-        ids: Sequence[str],
-        embeddings: np.ndarray,
-        documents: Sequence[str],
-        metadatas: Sequence[Mapping[str, Any]],
-    ) -> None:
+    def upsert(self, ids: Sequence[str], embeddings: np.ndarray, documents: Sequence[str],
+               metadatas: Sequence[Mapping[str, Any]]) -> None:
         if not len(ids):
             return
         col = self._col()
@@ -305,12 +276,9 @@ class ChromaVectorStore:
         step = 1000  # stay far below Chroma's max batch size
         with self._lock:
             for i in range(0, len(ids), step):
-                col.upsert(
-                    ids=list(ids[i : i + step]),
-                    embeddings=emb[i : i + step],
-                    documents=list(documents[i : i + step]),
-                    metadatas=[_chroma_metadata(m) for m in metadatas[i : i + step]],
-                )
+                col.upsert(ids=list(ids[i:i + step]), embeddings=emb[i:i + step],
+                           documents=list(documents[i:i + step]),
+                           metadatas=[_chroma_metadata(m) for m in metadatas[i:i + step]])
 
     @_chroma_errors
     def delete(self, ids: Sequence[str]) -> None:
@@ -319,24 +287,20 @@ class ChromaVectorStore:
         col = self._col()
         with self._lock:
             for i in range(0, len(ids), 1000):
-                col.delete(ids=list(ids[i : i + 1000]))
+                col.delete(ids=list(ids[i:i + 1000]))
 
     @_chroma_errors
-    def query(
-        self, embedding: np.ndarray, top_k: int, where: Mapping[str, Any] | None = None
-    ) -> list[tuple[str, float]]:
+    def query(self, embedding: np.ndarray, top_k: int,
+              where: Mapping[str, Any] | None = None) -> list[tuple[str, float]]:
         col = self._col()
         if top_k <= 0:
             return []
         with self._lock:
             # Chroma (>= 1.0) returns what it has when asked for more, an empty list when empty:
             # no count() round trip per query
-            res = col.query(
-                query_embeddings=[np.asarray(embedding, dtype=np.float32)],
-                n_results=top_k,
-                where=dict(where) if where else None,
-                include=["distances"],
-            )
+            res = col.query(query_embeddings=[np.asarray(embedding, dtype=np.float32)],
+                            n_results=top_k, where=dict(where) if where else None,
+                            include=["distances"])
         ids = res["ids"][0]
         dists = res["distances"][0]
         return [(i, 1.0 - float(d)) for i, d in zip(ids, dists)]
@@ -363,5 +327,4 @@ class ChromaVectorStore:
             name = col.name
             self._client.delete_collection(name)
             self._collection = self._client.get_or_create_collection(
-                name, embedding_function=None, configuration={"hnsw": {"space": "cosine"}}
-            )
+                name, embedding_function=None, configuration={"hnsw": {"space": "cosine"}})

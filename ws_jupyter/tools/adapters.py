@@ -177,11 +177,7 @@ def run_openai_tool_calls(
             tool_call_id=call_id,
         )
         out.append(
-            {
-                "type": "function_call_output",
-                "call_id": call_id,
-                "output": openai_tool_output(output, api="responses"),
-            }
+            {"type": "function_call_output", "call_id": call_id, "output": openai_tool_output(output, api="responses")}
         )
     return out
 

@@ -351,7 +351,11 @@ class ToolsConfig:
             workspace_tool_name=tool,
             name=per.name or tool,
             enabled=(
-                per.enabled if per.enabled is not None else False if tool in _OFF_BY_DEFAULT else self.enabled
+                per.enabled
+                if per.enabled is not None
+                else False
+                if tool in _OFF_BY_DEFAULT
+                else self.enabled
             ),
             require_approval=per.require_approval
             if per.require_approval is not None

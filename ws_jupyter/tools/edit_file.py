@@ -107,7 +107,9 @@ def _snippet(text: str, first: int, last: int) -> str:
     wanted = list(range(top, bottom + 1))
     if last - first + 1 > 2 * _SNIPPET_EDGE:
         wanted = [*range(top, first + _SNIPPET_EDGE), 0, *range(last - _SNIPPET_EDGE + 1, bottom + 1)]
-    return "\n".join("     …" if n == 0 else number_line(n, lines[n - 1].removesuffix("\r")) for n in wanted)
+    return "\n".join(
+        "     …" if n == 0 else number_line(n, lines[n - 1].removesuffix("\r")) for n in wanted
+    )
 
 
 def replace_text(

@@ -35,9 +35,10 @@ DESCRIPTION = (
     "Run a shell command (sh -c) in the workspace sandbox and get its output: stdout, stderr and the "
     "exit code when it is not 0. Long output is cut to its last `tail` lines (default 200; 0 for all). "
     "timeout is in seconds (default: the sandbox's). Set background=true for servers and other "
-    "long-running commands: it returns its PID and a job id at once; follow it with workspace_job_status "
-    "(or workspace_get_process_output by PID) and stop it with workspace_job_cancel. keep_running=true turns a run that passes its timeout into "
-    "such a job instead of killing it. cwd is relative to the sandbox working directory."
+    "long-running commands: it returns its PID and a job id at once; follow it with "
+    "workspace_job_status (or workspace_get_process_output by PID) and stop it with "
+    "workspace_job_cancel. keep_running=true turns a run that passes its timeout into such a job "
+    "instead of killing it. cwd is relative to the sandbox working directory."
 )
 
 PARAMS = (
@@ -64,7 +65,6 @@ PARAMS = (
         "shared", "boolean", "Background job: let other clients of this workspace see it too.", default=False
     ),
 )
-
 
 def _shape(text: str, tail: int | None, budget: int | None, hint: str) -> str:
     text = strip_ansi(text).rstrip("\n")
@@ -123,12 +123,7 @@ def execute_command(call: ToolCall) -> str:
         f"{call.exposed(WORKSPACE_TOOLS.FILESYSTEM.READ_FILE)}"
     )
     body = format_streams(
-        result.stdout,
-        result.stderr,
-        tail=tail,
-        max_tokens=call.max_tokens,
-        stdout_tail=stdout_tail,
-        hint=hint,
+        result.stdout, result.stderr, tail=tail, max_tokens=call.max_tokens, stdout_tail=stdout_tail, hint=hint
     )
     if result.exit_code != 0 or getattr(result, "timed_out", False):
         body += f"\n\nExit code: {result.exit_code}"

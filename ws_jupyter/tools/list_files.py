@@ -68,8 +68,7 @@ def list_files(call: ToolCall) -> str:
     base = st.path
     if st.type != "directory":
         raise NotADirectory(
-            base,
-            f"Not a directory: {base} (use {call.exposed(WORKSPACE_TOOLS.FILESYSTEM.READ_FILE)} or {call.exposed(WORKSPACE_TOOLS.FILESYSTEM.FILE_STAT)} for a file)",
+            base, f"Not a directory: {base} (use {call.exposed(WORKSPACE_TOOLS.FILESYSTEM.READ_FILE)} or {call.exposed(WORKSPACE_TOOLS.FILESYSTEM.FILE_STAT)} for a file)"
         )
     max_depth = args["max_depth"]
     show_hidden = args["show_hidden"]

@@ -41,29 +41,15 @@ DESCRIPTION = (
 )
 
 PARAMS = (
-    Param(
-        "path",
-        "string",
-        "Notebook path relative to the workspace root, e.g. 'analysis.ipynb'.",
-        required=True,
-        allow_empty=False,
-    ),
+    Param("path", "string", "Notebook path relative to the workspace root, e.g. 'analysis.ipynb'.",
+          required=True, allow_empty=False),
     Param("new_source", "string", "The new source of the cell (ignored when deleting).", required=True),
     Param("cell_id", "string", "Id of the cell to replace or delete, or to insert after."),
     Param("cell_index", "integer", "Index of the cell (0-based), instead of cell_id.", minimum=0),
-    Param(
-        "cell_type",
-        "string",
-        "Cell type: required for insert; for replace, changes the cell's type. Default: keep the type.",
-        enum=CELL_TYPES,
-    ),
-    Param(
-        "edit_mode",
-        "string",
-        "replace, insert or delete.",
-        default="replace",
-        enum=("replace", "insert", "delete"),
-    ),
+    Param("cell_type", "string", "Cell type: required for insert; for replace, changes the cell's type. "
+          "Default: keep the type.", enum=CELL_TYPES),
+    Param("edit_mode", "string", "replace, insert or delete.", default="replace",
+          enum=("replace", "insert", "delete")),
 )
 
 
@@ -91,9 +77,7 @@ def _edit(call: ToolCall) -> str:
             f"Error: {path} is not a notebook (.ipynb): use workspace_edit_file or workspace_write_file"
         )
     if mode == "insert" and cell_type is None:
-        return ToolErrorText(
-            "Error: cell_type is required when edit_mode is 'insert' (code, markdown or raw)"
-        )
+        return ToolErrorText("Error: cell_type is required when edit_mode is 'insert' (code, markdown or raw)")
     try:
         nb = Notebook.load(fs, path)
     except FileNotFound:

@@ -62,12 +62,7 @@ def read_notebook(call: ToolCall, key: str, st: Any, rel: str) -> tuple[ToolOutp
     )
     lines = (rendering.first + 1, rendering.last + 1) if rendering.last >= rendering.first else None
     call.tracker.record(
-        key,
-        st.mtime,
-        st.size,
-        lines=lines,
-        total_lines=rendering.total,
-        whole=rendering.complete,
+        key, st.mtime, st.size, lines=lines, total_lines=rendering.total, whole=rendering.complete,
         digest=nb.digest,
     )
     if rendering.images:

@@ -77,22 +77,11 @@ DESCRIPTION = (
 )
 
 PARAMS = (
-    Param(
-        "path",
-        "string",
-        "Notebook path relative to the workspace root, e.g. 'analysis/report.ipynb'.",
-        required=True,
-        allow_empty=False,
-    ),
-    Param(
-        "timeout",
-        "number",
-        "Time limit in seconds for the whole run. Default: the sandbox's limit.",
-        minimum=0.001,
-    ),
-    Param(
-        "kernel", "string", "Run in this kernel of the sandbox (shares its state). Default: a fresh kernel."
-    ),
+    Param("path", "string", "Notebook path relative to the workspace root, e.g. 'analysis/report.ipynb'.",
+          required=True, allow_empty=False),
+    Param("timeout", "number", "Time limit in seconds for the whole run. Default: the sandbox's limit.",
+          minimum=0.001),
+    Param("kernel", "string", "Run in this kernel of the sandbox (shares its state). Default: a fresh kernel."),
 )
 
 
@@ -100,9 +89,7 @@ def _duration(cell: Any) -> float | None:
     timing = cell.get("metadata", {}).get("execution", {})
     start, end = timing.get("iopub.execute_input"), timing.get("shell.execute_reply")
     try:
-        return (
-            datetime.fromisoformat(end.rstrip("Z")) - datetime.fromisoformat(start.rstrip("Z"))
-        ).total_seconds()
+        return (datetime.fromisoformat(end.rstrip("Z")) - datetime.fromisoformat(start.rstrip("Z"))).total_seconds()
     except (AttributeError, TypeError, ValueError):
         return None
 

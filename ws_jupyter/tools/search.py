@@ -96,13 +96,11 @@ def index_note(workspace: Any, mode: str | None, found: int) -> str:
         return f"{status.describe()}; results may be incomplete"
     if not status.documents:
         paths = list(getattr(workspace, "auto_index_paths", ()) or ())
-        hint = "no files are set to be indexed" if not paths else "no indexable files found"
+        hint = ("no files are set to be indexed" if not paths else "no indexable files found")
         return f'index is empty: {hint}; index files with workspace_index {{"path": "."}}'
     if mode in ("vector", "hybrid") and status.vectors and status.pending:
-        return (
-            f"vectors computed so far for {status.embedded:,} of {status.documents:,} documents "
-            f"({status.coverage:.0%}); the rest {'are matched by BM25 only' if mode == 'hybrid' else 'are not searched yet'}"
-        )
+        return (f"vectors computed so far for {status.embedded:,} of {status.documents:,} documents "
+                f"({status.coverage:.0%}); the rest {'are matched by BM25 only' if mode == 'hybrid' else 'are not searched yet'}")
     if status.error and mode in ("vector", "hybrid"):
         return f"embedding failed ({status.error})"
     return ""
@@ -152,11 +150,8 @@ def index(call: ToolCall) -> str:
         raise InvalidArgumentError(
             f"No file or folder {norm!r} in the workspace (to index text, give it as content)"
         )
-    parts = [
-        f"{len(report.indexed)} {'file' if len(report.indexed) == 1 else 'files'} indexed "
-        f"({report.chunks} chunks)",
-        f"{report.unchanged + report.touched} unchanged",
-    ]
+    parts = [f"{len(report.indexed)} {'file' if len(report.indexed) == 1 else 'files'} indexed "
+             f"({report.chunks} chunks)", f"{report.unchanged + report.touched} unchanged"]
     if report.removed:
         parts.append(f"{len(report.removed)} removed")
     if report.skipped:
@@ -164,10 +159,8 @@ def index(call: ToolCall) -> str:
     text = f"Indexed {norm} from disk: " + ", ".join(parts)
     status = ws.index_status() if hasattr(ws, "index_status") else None
     if status is not None and status.vectors and status.pending:
-        text += (
-            f". Vectors are computed in the background ({status.embedded:,} of "
-            f"{status.documents:,} documents so far); BM25 finds the new text now"
-        )
+        text += (f". Vectors are computed in the background ({status.embedded:,} of "
+                 f"{status.documents:,} documents so far); BM25 finds the new text now")
     return text
 
 
@@ -203,11 +196,7 @@ INDEX_SPEC = ToolSpec(
             required=True,
             allow_empty=False,
         ),
-        Param(
-            "content",
-            "string",
-            "Text to index as a free-text document. Omit it (null) to index path from disk.",
-        ),
+        Param("content", "string", "Text to index as a free-text document. Omit it (null) to index path from disk."),
     ),
     run=index,
 )

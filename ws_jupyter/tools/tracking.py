@@ -173,9 +173,7 @@ def conversation_key(request_context: Any) -> tuple[str, str] | None:
         return None
     try:
         thread = next((request_context[k] for k in THREAD_KEYS if request_context.get(k) is not None), None)
-        resource = next(
-            (request_context[k] for k in RESOURCE_KEYS if request_context.get(k) is not None), None
-        )
+        resource = next((request_context[k] for k in RESOURCE_KEYS if request_context.get(k) is not None), None)
     except (AttributeError, TypeError):
         return None
     if thread is None and resource is None:

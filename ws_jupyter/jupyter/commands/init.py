@@ -68,7 +68,9 @@ def configure(parser: WsArgumentParser) -> None:
         help="enable vector search (all-MiniLM-L6-v2, offline; default: when installed)",
     )
     vector.add_argument("--no-vector", dest="vector", action="store_false", help="no vector search")
-    parser.add_argument("--no-index", action="store_true", help="index nothing now (later: `%%ws index`)")
+    parser.add_argument(
+        "--no-index", action="store_true", help="index nothing now (later: `%%ws index`)"
+    )
     parser.add_argument(
         "--skills",
         nargs="+",

@@ -139,12 +139,7 @@ def run(inv: Invocation) -> Any:
     # the interrupted code still comes through and is drawn.
     done = run_in_foreground(
         lambda abort: kernels.execute(
-            code,
-            kernel=name,
-            timeout=inv.args.timeout,
-            on_output=out.queue.put,
-            origin="notebook",
-            abort=abort,
+            code, kernel=name, timeout=inv.args.timeout, on_output=out.queue.put, origin="notebook", abort=abort
         ),
         out.pump,
         name="ws-py",

@@ -85,9 +85,7 @@ def run_streaming(
     if manager is None:
         result = _run_without_manager(sandbox, command, cwd, env, limit, streamer, stdin_text)
     else:
-        retention: dict[str, Any] = (
-            {} if max_output_bytes is None else {"max_retained_bytes": max_output_bytes}
-        )
+        retention: dict[str, Any] = {} if max_output_bytes is None else {"max_retained_bytes": max_output_bytes}
         handle = manager.spawn(
             command,
             cwd=cwd,

@@ -47,6 +47,7 @@ __all__ = [
 ]
 
 
+
 def theme_colour(colour: str) -> str:
     """``colour`` made legible on both JupyterLab themes: mixed with the theme's strongest text
     colour (``--jp-content-font-color0``: black on the light theme, white on the dark one), it
@@ -111,11 +112,7 @@ def format_duration(seconds: float | None) -> str:
 
 
 def path_link(
-    base_path: str | None,
-    rel: str,
-    text: str | None = None,
-    line: int | None = None,
-    fragment: str | None = None,
+    base_path: str | None, rel: str, text: str | None = None, line: int | None = None, fragment: str | None = None
 ) -> str:
     """An ``<a>`` to a workspace file, relative to the kernel's working directory.
 
@@ -137,9 +134,7 @@ def path_link(
     )
 
 
-def cell_link(
-    base_path: str | None, path: str, text: str, cell_id: str | None, line: int | None = None
-) -> str:
+def cell_link(base_path: str | None, path: str, text: str, cell_id: str | None, line: int | None = None) -> str:
     """A link that opens the notebook ``path`` in JupyterLab at the cell ``cell_id``.
 
     JupyterLab 4 scrolls an open notebook to the cell named by ``#cell-id=``; without a cell id

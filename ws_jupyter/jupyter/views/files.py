@@ -231,9 +231,7 @@ class GrepMatch:
 
     def link(self, base_path: str | None, text: str | None = None, line: int | None = None) -> str:
         """A link to the file — for a notebook cell, to that cell in JupyterLab."""
-        return cell_link(
-            base_path, self.file or self.path, text if text is not None else self.path, self.cell_id, line
-        )
+        return cell_link(base_path, self.file or self.path, text if text is not None else self.path, self.cell_id, line)
 
 
 @dataclass(repr=False)
@@ -292,7 +290,10 @@ class GrepView(RichView):
 
         def flush() -> None:
             if current is not None:
-                blocks.append(f'<div style="margin: 4px 0 2px 0">{heading}</div>' + code_table(rows))
+                blocks.append(
+                    f'<div style="margin: 4px 0 2px 0">{heading}</div>'
+                    + code_table(rows)
+                )
 
         previous: GrepMatch | None = None
         for m in self.matches:

@@ -27,14 +27,11 @@ class LiveStatusView(RichView):
             return [f"Not connected to the notebook page: {s.problem}"]
         lines = [
             f"Connected to {s.path or 'the notebook'} in {s.frontend} (ws-jupyter extension {s.version})",
-            "agent proposals: "
-            + ("applied at once (accept mode)" if s.mode == "accept" else "reviewed by you"),
+            "agent proposals: " + ("applied at once (accept mode)" if s.mode == "accept" else "reviewed by you"),
             "agent runs in this kernel: " + ("ask you first" if s.user_runs == "ask" else "off"),
         ]
         if not s.subshells:
-            lines.append(
-                "this kernel has no subshells: the link works between cells only (ipykernel 7 lifts this)"
-            )
+            lines.append("this kernel has no subshells: the link works between cells only (ipykernel 7 lifts this)")
         return lines
 
     def text(self) -> str:

@@ -174,13 +174,7 @@ class NotebookView(RichView):
                 for n, line in enumerate(lines, 1)
             ]
             if line_cut:
-                rows.append(
-                    (
-                        "",
-                        f"… the line goes on past {MAX_CELL_CHARS:,} characters",
-                        MUTED + "; font-style: italic",
-                    )
-                )
+                rows.append(("", f"… the line goes on past {MAX_CELL_CHARS:,} characters", MUTED + "; font-style: italic"))
             if hidden:
                 rows.append(("", f"… {hidden} more lines", MUTED + "; font-style: italic"))
             body = code_table(rows) if rows else f'<div style="{MUTED}; {MONO}">(empty)</div>'
@@ -204,9 +198,7 @@ class NotebookView(RichView):
         for n, output in enumerate(outputs):
             if drawing.outputs_left <= 0:
                 drawing.outputs_omitted += len(outputs) - n
-                blocks.append(
-                    f'<div style="{MUTED}; font-style: italic">… {len(outputs) - n:,} more outputs</div>'
-                )
+                blocks.append(f'<div style="{MUTED}; font-style: italic">… {len(outputs) - n:,} more outputs</div>')
                 break
             drawing.outputs_left -= 1
             out = summarize_output(output, max_lines=_OUTPUT_LINES)
@@ -222,9 +214,7 @@ class NotebookView(RichView):
                 )
             else:
                 shown = "max-width: 100%; max-height: 24em; display: block"
-                items = [
-                    image_html(img.data, img.describe(), drawing.images, style=shown) for img in out.images
-                ]
+                items = [image_html(img.data, img.describe(), drawing.images, style=shown) for img in out.images]
                 if out.text and not items:
                     items.append(f'<pre style="{PRE}">{esc(out.text)}</pre>')
                 if out.others:

@@ -85,9 +85,7 @@ class RunSummary(RichView):
             killed=bool(getattr(result, "killed", False)) and not interrupted,
             interrupted=interrupted,
             streamed=streamed,
-            truncated=bool(
-                getattr(result, "stdout_truncated", False) or getattr(result, "stderr_truncated", False)
-            ),
+            truncated=bool(getattr(result, "stdout_truncated", False) or getattr(result, "stderr_truncated", False)),
             network_note=str(getattr(result, "network_note", "") or ""),
         )
 
@@ -133,9 +131,7 @@ class RunSummary(RichView):
         colour = OK if self.success else BAD
         out = ""
         if not self.streamed and (self.stdout or self.stderr):
-            out = (
-                f'<pre style="{PRE}; margin-bottom: 4px">{self._shown(self.stdout)[1] if self.stdout else ""}'
-            )
+            out = f'<pre style="{PRE}; margin-bottom: 4px">{self._shown(self.stdout)[1] if self.stdout else ""}'
             if self.stderr:
                 out += f'<span style="color: {BAD}">{self._shown(self.stderr)[1]}</span>'
             out += "</pre>"

@@ -158,13 +158,7 @@ class SearchResultsView(RichView):
         """The hit's file; a notebook cell opens in JupyterLab at that cell (``#cell-id=``)."""
         lr = getattr(r, "line_range", None)
         cell_id = (getattr(r, "metadata", None) or {}).get("cell_id")
-        return cell_link(
-            self.base_path,
-            r.source,
-            label,
-            cell_id if isinstance(cell_id, str) else None,
-            lr[0] if lr else None,
-        )
+        return cell_link(self.base_path, r.source, label, cell_id if isinstance(cell_id, str) else None, lr[0] if lr else None)
 
     def text(self) -> str:
         if not self.results:
@@ -240,3 +234,4 @@ class IndexView(RichView):
 
     def html_body(self) -> str:
         return f"<div>{esc(self.text())}</div>"
+

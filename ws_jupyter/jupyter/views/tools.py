@@ -243,9 +243,7 @@ class CallProgressView(RichView):
         return notes
 
     def text(self) -> str:
-        return "\n".join(
-            [f"{self.title()} — {self.meta()}", *self._notes(), *(line for _, line in self.lines)]
-        )
+        return "\n".join([f"{self.title()} — {self.meta()}", *self._notes(), *(line for _, line in self.lines)])
 
     def html_body(self) -> str:
         notes = "".join(f'<div style="{MUTED}; font-style: italic">{esc(n)}</div>' for n in self._notes())

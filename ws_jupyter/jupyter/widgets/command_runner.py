@@ -96,9 +96,7 @@ class CommandRunner(Snapshotting, w.VBox):
             self.status_line.value = f"<span style='color: {WARN}'>Type a command first.</span>"
             return None
         if self.running:
-            self.status_line.value = (
-                f"<span style='color: {WARN}'>A command is running: Stop it first.</span>"
-            )
+            self.status_line.value = f"<span style='color: {WARN}'>A command is running: Stop it first.</span>"
             return None
         manager = sandbox_processes(self.sandbox)
         assert manager is not None  # checked when the widget was made

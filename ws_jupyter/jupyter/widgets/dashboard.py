@@ -64,7 +64,10 @@ class Dashboard(Snapshotting, w.VBox):
             self.files = FileBrowser(workspace)
             tabs.append(("Files", self.files))
         # both run commands as the sandbox's processes (Stop and Kill need them)
-        if workspace.has_sandbox_config() and sandbox_processes(workspace.resolve_sandbox(None)) is not None:
+        if (
+            workspace.has_sandbox_config()
+            and sandbox_processes(workspace.resolve_sandbox(None)) is not None
+        ):
             self.runner = CommandRunner(workspace, interval=interval)
             tabs.append(("Run", self.runner))
             self.processes = ProcessMonitor(workspace, interval=interval)

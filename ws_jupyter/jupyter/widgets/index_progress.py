@@ -40,9 +40,8 @@ class IndexProgressBar(Snapshotting, w.HBox):
 
     def __init__(self, workspace: Any, interval: float = 0.5) -> None:
         self.workspace = workspace
-        self.bar = w.IntProgress(
-            value=0, min=0, max=1, description="index", bar_style="info", layout=w.Layout(width="260px")
-        )
+        self.bar = w.IntProgress(value=0, min=0, max=1, description="index", bar_style="info",
+                                 layout=w.Layout(width="260px"))
         self.label = w.Label("")
         super().__init__([self.bar, self.label])
         self.add_class("ws-index-progress")

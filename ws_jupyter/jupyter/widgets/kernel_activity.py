@@ -104,10 +104,7 @@ class _CellView(w.VBox):
             "Interrupt", icon="stop", button_style="warning", tooltip="Interrupt this code", height="24px"
         )
         self.restart_button = button(
-            "Restart",
-            icon="refresh",
-            tooltip=f"Restart kernel {cell.kernel!r} (its state is lost)",
-            height="24px",
+            "Restart", icon="refresh", tooltip=f"Restart kernel {cell.kernel!r} (its state is lost)", height="24px"
         )
         for b in (self.interrupt_button, self.restart_button):
             b.style.font_size = "11px"
@@ -270,9 +267,7 @@ class KernelActivity(Snapshotting, w.VBox):
             view.follow_busy(busy)
         self.clear_button.disabled = busy
         self.clear_button.tooltip = BUSY_HINT if busy else "Forget finished executions"
-        self.busy_note.value = (
-            f"<div style='{MUTED}; font-size: 0.92em'>{esc(BUSY_HINT)}</div>" if busy else ""
-        )
+        self.busy_note.value = f"<div style='{MUTED}; font-size: 0.92em'>{esc(BUSY_HINT)}</div>" if busy else ""
         self.busy_note.layout.display = "" if busy else "none"
         children = tuple(self._views[c.execution_id] for c in cells)
         if children != tuple(self.cells_box.children):

@@ -123,7 +123,9 @@ class ProcessOutput(Snapshotting, w.VBox):
             parts = [(kind, clean_terminal_text(text)) for kind, text in self._tail.parts()]
             self.output = "".join(text for _, text in parts)
             body = "".join(
-                f'<span style="color: {BAD}">{html.escape(t)}</span>' if kind == "stderr" else html.escape(t)
+                f'<span style="color: {BAD}">{html.escape(t)}</span>'
+                if kind == "stderr"
+                else html.escape(t)
                 for kind, t in parts
             )
             if not body:

@@ -162,16 +162,8 @@ class SearchPanel(Snapshotting, w.VBox):
             snippet, snippet_html = hit_snippet(hit, self.query)
             lines = list(hit.line_range) if hit.line_range else None
             rows.append(
-                {
-                    "id": hit.id,
-                    "path": hit.source,
-                    "lines": lines,
-                    "score": float(hit.score),
-                    "snippet": snippet,
-                    "snippet_html": snippet_html,
-                    "cell": hit.cell,
-                    "location": hit.location,
-                }
+                {"id": hit.id, "path": hit.source, "lines": lines, "score": float(hit.score), "snippet": snippet,
+                 "snippet_html": snippet_html, "cell": hit.cell, "location": hit.location}
             )
         self.results = rows
         self._draw(rows)
@@ -217,9 +209,7 @@ class SearchPanel(Snapshotting, w.VBox):
             return
         try:
             fs = self.workspace.resolve_filesystem(None)
-            view = load_file_view(
-                fs, hit["path"], max_lines=200, around=line, base_path=self._base, cell=cell
-            )
+            view = load_file_view(fs, hit["path"], max_lines=200, around=line, base_path=self._base, cell=cell)
             self.preview.value = (
                 f"<div style='line-height: 1.4'><div><strong>{html.escape(hit['path'])}</strong></div>"
                 f"{view.html_body()}</div>"

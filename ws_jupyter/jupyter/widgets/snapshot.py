@@ -30,7 +30,6 @@ __all__ = ["SNAPSHOT_INTERVAL", "Snapshotting"]
 #: Seconds between two updates of a widget's snapshot (the live widget updates far more often).
 SNAPSHOT_INTERVAL = 2.0
 
-
 class Snapshotting:
     """Mixin for ``ipywidgets`` boxes: displayed with a snapshot output (see the module docstring).
 

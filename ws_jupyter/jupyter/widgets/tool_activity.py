@@ -144,9 +144,7 @@ class ToolActivity(Snapshotting, w.VBox):
         # the link from a call to its changes (the dashboard's Changes tab), when there is one
         self._on_changes = on_changes
         self.changes_picker = w.Dropdown(options=[], description="Changes of", layout=w.Layout(width="auto"))
-        self.changes_button = button(
-            "Show changes", icon="columns", tooltip="Show the files this call changed"
-        )
+        self.changes_button = button("Show changes", icon="columns", tooltip="Show the files this call changed")
         self.changes_button.on_click(lambda _: self.show_changes(self.changes_picker.value))
         self.changes_row = w.HBox(
             [self.changes_picker, self.changes_button],
@@ -341,9 +339,7 @@ class ToolActivity(Snapshotting, w.VBox):
                 b.tooltip = BUSY_HINT if busy else tip
         self.clear_button.disabled = busy
         self.clear_button.tooltip = BUSY_HINT if busy else _CLEAR_TIP
-        self.busy_note.value = (
-            f"<div style='{MUTED}; font-size: 0.92em'>{html.escape(BUSY_HINT)}</div>" if busy else ""
-        )
+        self.busy_note.value = f"<div style='{MUTED}; font-size: 0.92em'>{html.escape(BUSY_HINT)}</div>" if busy else ""
         self.busy_note.layout.display = "" if busy else "none"
 
     def refresh(self) -> None:
@@ -359,12 +355,7 @@ class ToolActivity(Snapshotting, w.VBox):
         with self._lock:
             known = {c: self._calls[c] for c in self._order if c in self._calls}
         options = [
-            (
-                f"{cid} {known[cid]['tool'] if cid in known else ''} · {n} file{'' if n == 1 else 's'}".replace(
-                    "  ", " "
-                ),
-                cid,
-            )
+            (f"{cid} {known[cid]['tool'] if cid in known else ''} · {n} file{'' if n == 1 else 's'}".replace("  ", " "), cid)
             for cid, n in counts.items()
         ]
         current = self.changes_picker.value

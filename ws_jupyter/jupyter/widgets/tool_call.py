@@ -123,12 +123,7 @@ class ToolCallPanel(Snapshotting, w.VBox):
         if self._done.is_set() and self._outcome is not None:
             outcome = self._outcome
             view = ToolCallView.of(
-                self.tool.name,
-                self.arguments,
-                outcome.output,
-                outcome.seconds,
-                outcome.blocked,
-                outcome.cancelled,
+                self.tool.name, self.arguments, outcome.output, outcome.seconds, outcome.blocked, outcome.cancelled
             )
             self.status = view.status
             self.output = view.output

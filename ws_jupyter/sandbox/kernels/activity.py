@@ -38,14 +38,7 @@ from typing import Any, Literal
 
 from .result import BoundedText, ExecutionError, ExecutionResult, MimeBundle, OutputEvent, bound_text
 
-__all__ = [
-    "MAX_EVENT_BYTES",
-    "MAX_FEED_BYTES",
-    "MAX_RECORD_BYTES",
-    "ExecutionEvent",
-    "ExecutionFeed",
-    "ExecutionRecord",
-]
+__all__ = ["MAX_EVENT_BYTES", "MAX_FEED_BYTES", "MAX_RECORD_BYTES", "ExecutionEvent", "ExecutionFeed", "ExecutionRecord"]
 
 log = logging.getLogger(__name__)
 

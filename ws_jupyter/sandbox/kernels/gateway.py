@@ -385,12 +385,7 @@ class GatewayKernel(Kernel):
     """One named kernel on the gateway (``manager.start("default")``)."""
 
     def __init__(
-        self,
-        host: KernelHost,
-        connection: GatewayConnection,
-        name: str,
-        spec: str | None,
-        cwd: str | None = None,
+        self, host: KernelHost, connection: GatewayConnection, name: str, spec: str | None, cwd: str | None = None
     ) -> None:
         super().__init__(host, name, ResolvedSpec(spec or "default", (), "python", spec or "default"), cwd)
         self.connection = connection
@@ -618,9 +613,7 @@ class GatewayKernel(Kernel):
                 self._sock = None
             assert self.kernel_id is not None
             try:
-                self._sock = _Socket(
-                    self.connection, self.kernel_id, self._session, self.host.config.max_message_bytes
-                )
+                self._sock = _Socket(self.connection, self.kernel_id, self._session, self.host.config.max_message_bytes)
                 return
             except _KernelGone:
                 raise
@@ -828,7 +821,5 @@ class _RemoteExecution(Execution):
 
 if TYPE_CHECKING:  # mypy proves a gateway's manager and kernels meet the provider contract
 
-    def _provider(
-        manager: GatewayKernelManager, kernel: GatewayKernel
-    ) -> tuple[KernelProvider, SandboxKernel]:
+    def _provider(manager: GatewayKernelManager, kernel: GatewayKernel) -> tuple[KernelProvider, SandboxKernel]:
         return manager, kernel

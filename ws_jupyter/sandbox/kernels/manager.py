@@ -39,13 +39,7 @@ from .provider import KernelInfo
 from .result import ExecutionResult
 
 # the receive bounds live with the host; importable from here as before
-__all__ = [
-    "DEFAULT_KERNEL",
-    "RECEIVE_QUEUE_BYTES",
-    "SandboxKernelManager",
-    "bound_receiving",
-    "receive_queue_length",
-]
+__all__ = ["DEFAULT_KERNEL", "RECEIVE_QUEUE_BYTES", "SandboxKernelManager", "bound_receiving", "receive_queue_length"]
 
 log = logging.getLogger(__name__)
 
@@ -204,12 +198,7 @@ class SandboxKernelManager:
 
     def _new_kernel(self, name: str, spec: str | None, cwd: str | None) -> Kernel:
         """A kernel object, not started yet (a gateway manager makes remote ones)."""
-        return Kernel(
-            self.host,
-            name,
-            resolve_kernel_spec(spec if spec is not None else self.config.kernel_spec),
-            cwd=cwd,
-        )
+        return Kernel(self.host, name, resolve_kernel_spec(spec if spec is not None else self.config.kernel_spec), cwd=cwd)
 
     def get(self, name: str = DEFAULT_KERNEL) -> Kernel | None:
         """The kernel called ``name`` (running, or culled and ready to restart), or None."""

@@ -108,7 +108,7 @@ def clip_text(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     head = limit // 5
-    return f"{text[:head]}\n[… {len(text) - limit:,} characters not shown …]\n{text[len(text) - (limit - head) :]}"
+    return f"{text[:head]}\n[… {len(text) - limit:,} characters not shown …]\n{text[len(text) - (limit - head):]}"
 
 
 @dataclass(frozen=True)
@@ -430,11 +430,8 @@ class MimeBundle:
         size = self.size
         if size <= max_bytes:
             return self
-        left_out = ", ".join(
-            f"{mime} ({_json_size(v) if not isinstance(v, str) else len(v):,} bytes)"
-            for mime, v in self.data.items()
-            if mime != "text/plain"
-        )
+        left_out = ", ".join(f"{mime} ({_json_size(v) if not isinstance(v, str) else len(v):,} bytes)"
+                             for mime, v in self.data.items() if mime != "text/plain")
         note = f"[{left_out or 'output'} not kept: {size:,} bytes, over {max_bytes:,}]"
         text = self.text
         plain = note if text is None else bound_text(text, max(0, max_bytes - len(note) - 1)) + "\n" + note

@@ -65,36 +65,26 @@ def notebook_head(view: NotebookView, what: str = "") -> list[str]:
     facts = [f"{view.total} {'cell' if view.total == 1 else 'cells'}"]
     if view.language:
         facts.append(_line(view.language))
-    head = [
-        f"{_line(view.path)} — open in the user's notebook, as the user sees it now ({', '.join(facts)}){what}"
-    ]
+    head = [f"{_line(view.path)} — open in the user's notebook, as the user sees it now ({', '.join(facts)}){what}"]
     state = [f"kernel {_line(view.kernel)}"]
     if view.running:
         state.append(f"running: {_line(view.running)}")
     if view.queued:
         state.append(f"queued: {_ids(view.queued, len(view.queued))}")
     if view.active:
-        state.append(
-            f"active cell: {_line(view.active)}" + (" (the user is typing in it)" if view.editing else "")
-        )
+        state.append(f"active cell: {_line(view.active)}" + (" (the user is typing in it)" if view.editing else ""))
     if view.unsaved_total:
-        state.append(
-            f"unsaved changes in {view.unsaved_total} cells ({_ids(view.unsaved, view.unsaved_total)})"
-        )
+        state.append(f"unsaved changes in {view.unsaved_total} cells ({_ids(view.unsaved, view.unsaved_total)})")
     if view.deleted_since_save:
         state.append(f"{view.deleted_since_save} cells deleted since the last save")
     if not view.unsaved_total and not view.deleted_since_save:
         state.append("saved")
-    state.append(
-        "agent edits: "
-        + ("applied at once (the user's accept mode)" if view.mode == "accept" else "reviewed by the user")
-    )
+    state.append("agent edits: " + ("applied at once (the user's accept mode)" if view.mode == "accept"
+                                    else "reviewed by the user"))
     head.append("state: " + "; ".join(state))
     if not view.has_ids:
-        head.append(
-            "[this notebook's format (nbformat < 4.5) has no cell ids: the ids shown exist only "
-            "while it is open]"
-        )
+        head.append("[this notebook's format (nbformat < 4.5) has no cell ids: the ids shown exist only "
+                    "while it is open]")
     return head
 
 

@@ -39,36 +39,18 @@ DESCRIPTION = (
 EDIT_FIELDS = (
     Param("op", "string", "replace, insert, delete or move.", required=True, enum=EDIT_OPS),
     Param("cell_id", "string", "The cell to replace, delete or move (not for insert)."),
-    Param(
-        "version",
-        "string",
-        "The cell's version (v=) as open_notebook_read showed it (replace, delete, move).",
-    ),
+    Param("version", "string", "The cell's version (v=) as open_notebook_read showed it (replace, delete, move)."),
     Param("source", "string", "The new source (replace, insert)."),
-    Param(
-        "cell_type",
-        "string",
-        "Type of an inserted cell (required for insert), or a replaced cell's new type.",
-        enum=CELL_TYPES,
-    ),
+    Param("cell_type", "string", "Type of an inserted cell (required for insert), or a replaced cell's new type.",
+          enum=CELL_TYPES),
     Param("after", "string", "Insert or move: id of the cell to place it after; '' places it first."),
 )
 
 PARAMS = (
-    Param(
-        "edits",
-        "object_list",
-        "The edits of this proposal (at most 200).",
-        items=EDIT_FIELDS,
-        max_items=MAX_EDITS,
-    ),
-    Param(
-        "wait",
-        "number",
-        "Seconds to wait for the user's decision (0: answer at once).",
-        default=DEFAULT_WAIT,
-        minimum=0,
-    ),
+    Param("edits", "object_list", "The edits of this proposal (at most 200).", items=EDIT_FIELDS,
+          max_items=MAX_EDITS),
+    Param("wait", "number", "Seconds to wait for the user's decision (0: answer at once).",
+          default=DEFAULT_WAIT, minimum=0),
     Param("proposal_id", "string", "Ask about an earlier proposal instead of proposing (no edits then)."),
 )
 
@@ -76,9 +58,7 @@ PARAMS = (
 def _cell(outcome: CellOutcome, max_tokens: int | None) -> str:
     what = f"{outcome.op} {outcome.cell_id}" if outcome.cell_id else outcome.op
     if outcome.status == "applied":
-        return f"- {what}: applied" + (
-            f" (now v={outcome.version})" if outcome.version and outcome.op != "delete" else ""
-        )
+        return f"- {what}: applied" + (f" (now v={outcome.version})" if outcome.version and outcome.op != "delete" else "")
     if outcome.status == "stale":
         why = outcome.reason or "the cell changed since you read it"
         line = f"- {what}: not applied, stale: {why}"
@@ -110,18 +90,14 @@ def describe_outcome(outcome: ProposalOutcome, max_tokens: int | None = None) ->
             f"Proposal {pid} was not applied: a cell it changes is not as you read it.\n{cells}\n"
             "Read the notebook again (open_notebook_read) and propose against the current versions."
         )
-    return f"Proposal {pid} was {outcome.status}: {outcome.message or ''}".rstrip(": ") + (
-        f"\n{cells}" if cells else ""
-    )
+    return f"Proposal {pid} was {outcome.status}: {outcome.message or ''}".rstrip(": ") + (f"\n{cells}" if cells else "")
 
 
 def edit(call: ToolCall) -> ToolOutput:
     link = link_of(call)
     edits, pid = call.args["edits"], call.args["proposal_id"]
     if (edits is None) == (pid is None):
-        return ToolErrorText(
-            "Error: give either edits (a new proposal) or proposal_id (an earlier one), not both"
-        )
+        return ToolErrorText("Error: give either edits (a new proposal) or proposal_id (an earlier one), not both")
     wait = wait_of(call, DEFAULT_WAIT)
     abort = call.context.abort
     if pid is not None:

@@ -30,13 +30,8 @@ DESCRIPTION = (
 )
 
 PARAMS = (
-    Param(
-        "cells",
-        "string_list",
-        "Ids of the cells to read (in notebook order). Default: all, paged.",
-        accept_single=True,
-        max_items=500,
-    ),
+    Param("cells", "string_list", "Ids of the cells to read (in notebook order). Default: all, paged.",
+          accept_single=True, max_items=500),
     Param("offset", "integer", "Index of the first cell to read (0-based).", default=0, minimum=0),
     Param("limit", "integer", "Most cells to read.", minimum=1, maximum=500),
 )
@@ -52,9 +47,7 @@ def read(call: ToolCall) -> ToolOutput:
         head.append(f"[no cell with id {', '.join(view.missing)} in the open notebook]")
     paged = ids is None and bool(view.cells) and view.cells[-1].index < view.total - 1
     if ids is None and call.args["offset"] >= view.total and view.total:
-        head.append(
-            f"[offset {call.args['offset']} is past the last cell: the notebook has {view.total} cells]"
-        )
+        head.append(f"[offset {call.args['offset']} is past the last cell: the notebook has {view.total} cells]")
 
     def notes(_index: int, cell: Any) -> str:
         return cell_note(view, by_id[cell["id"]])

@@ -46,34 +46,15 @@ DESCRIPTION = (
 )
 
 PARAMS = (
-    Param(
-        "cell_ids",
-        "string_list",
-        "Ids of the cells to run, in order.",
-        accept_single=True,
-        max_items=MAX_CELLS,
-    ),
-    Param(
-        "where",
-        "string",
-        "sandbox (the workspace kernel) or user (the user's kernel, after approval).",
-        default="sandbox",
-        enum=("sandbox", "user"),
-    ),
+    Param("cell_ids", "string_list", "Ids of the cells to run, in order.", accept_single=True,
+          max_items=MAX_CELLS),
+    Param("where", "string", "sandbox (the workspace kernel) or user (the user's kernel, after approval).",
+          default="sandbox", enum=("sandbox", "user")),
     Param("kernel", "string", "Sandbox kernel name (where='sandbox').", default="default"),
-    Param(
-        "timeout",
-        "number",
-        "Time limit per cell in seconds (where='sandbox'). Default: the sandbox's command limit.",
-        minimum=0.001,
-    ),
-    Param(
-        "wait",
-        "number",
-        "Seconds to wait for the user's approval and the run (where='user').",
-        default=DEFAULT_WAIT,
-        minimum=0,
-    ),
+    Param("timeout", "number", "Time limit per cell in seconds (where='sandbox'). Default: the sandbox's "
+          "command limit.", minimum=0.001),
+    Param("wait", "number", "Seconds to wait for the user's approval and the run (where='user').",
+          default=DEFAULT_WAIT, minimum=0),
     Param("run_id", "string", "Ask about an earlier where='user' request instead (no cell_ids then)."),
 )
 
@@ -102,9 +83,7 @@ def _in_sandbox(call: ToolCall, ids: list[str]) -> ToolOutput:
     kernels = _kernels(call)
     view = link.read(cell_ids=ids)
     if view.missing:
-        return ToolErrorText(
-            f"Error: no cell with id {', '.join(view.missing)} in the open notebook; nothing ran"
-        )
+        return ToolErrorText(f"Error: no cell with id {', '.join(view.missing)} in the open notebook; nothing ran")
     cells = {c.id: c for c in view.cells}
     timeout = call.args["timeout"]
     if timeout is None:
