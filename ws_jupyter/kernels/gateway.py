@@ -19,7 +19,12 @@ What differs from local kernels, because the kernel runs elsewhere:
   ``GATEWAY_UNAVAILABLE`` within ``reconnect_timeout`` seconds, never a hang;
 * a kernel the gateway culled or lost is noticed (404) and replaced by a fresh one, and the next
   result says its state is gone; a kernel that died mid-execution (the server reports
-  ``restarting``/``dead``) ends that execution with ``KernelDied``;
+  ``restarting``/``dead``) ends that execution with ``KernelDied``, and the next one waits until
+  the restarted kernel answers on both channels (the server re-subscribes to its output on its
+  own schedule: code sent before would run with its output lost);
+* every wait is bounded: each receive and send has a timeout, and what the gateway loses on the
+  way (a reply, the "idle" that ends an execution's output) is found out with a ``kernel_info``
+  request as a barrier — the kernel answers requests in order — instead of being awaited forever;
 * notebooks (``workspace_run_notebook``) need a local kernel: ``client()``/``exclusive()`` raise.
 """
 
@@ -50,7 +55,12 @@ __all__ = ["GatewayKernel", "GatewayKernelManager"]
 log = logging.getLogger(__name__)
 
 _POLL = 0.2  # seconds per websocket receive: how quickly a time limit, abort or wake is seen
-_IDLE_GRACE = 1.0  # after a reconnect, how long "idle" may lag behind the reply before giving up on it
+_IDLE_GRACE = 1.0  # how long "idle" may lag behind the reply before a barrier asks whether it was lost
+_BARRIER_EVERY = 1.0  # seconds between those barriers
+_SILENT_AFTER = 3.0  # seconds without a word of our request before a barrier asks whether it was lost
+_GIVE_UP_AFTER = 10.0  # the reply in, no "idle" and no barrier's status that long: the output is lost
+_READY_EVERY = 0.5  # seconds between kernel_info requests while a (re)started kernel is awaited
+_IOPUB_GRACE = 3.0  # a kernel that answers but publishes no status for it: ready after this long
 _LIVENESS_EVERY = 5.0  # seconds of silence during an execution before the kernel is looked up
 _MAX_REST_BYTES = 4 * 1024 * 1024
 
@@ -253,6 +263,7 @@ class _Socket:
         except (OSError, websocket.WebSocketException) as exc:
             raise _Dropped(_short(exc)) from None
         self.max_bytes = manager.config.max_message_bytes
+        self.send_timeout = manager.request_timeout
         self.session = session
         self.dropped_big = 0
         self.too_deep = 0
@@ -262,6 +273,8 @@ class _Socket:
 
         msg = {**msg, "channel": channel}
         try:
+            # the timeout the last receive left (as little as 10 ms) would cut a large request short
+            self.ws.settimeout(self.send_timeout)
             self.ws.send(json.dumps(msg, default=json_default))
         except (OSError, self._ws_mod.WebSocketException) as exc:
             raise _Dropped(_short(exc)) from None
@@ -319,6 +332,7 @@ class GatewayKernel(Kernel):
         self.kernel_id: str | None = None
         self._sock: _Socket | None = None
         self._session: Any = None
+        self._restarted_remotely = False  # the gateway restarted it: await it before the next request
 
     # --- state --------------------------------------------------------------------------------
 
@@ -398,33 +412,47 @@ class GatewayKernel(Kernel):
             ) from None
 
     def _wait_ready(self, timeout: float) -> None:
-        """Sends kernel_info requests until one is answered (the kernel is up and its channels open)."""
+        """Sends kernel_info requests until one is answered and one's status comes on IOPub: the
+        kernel is up and both its channels reach us. A kernel the gateway restarted answers
+        requests sent meanwhile as soon as it is up, while the gateway's subscription to its
+        output may still be on its way: code sent then would run with its output lost."""
         sock = self._sock
         assert sock is not None and self._session is not None
         deadline = time.monotonic() + timeout
+        sent: set[str] = set()
+        replied_at: float | None = None
+        published = False  # a status of one of them came on IOPub (before or after its reply)
         while True:
             req = self._session.msg("kernel_info_request", {})
-            sock.send(req)
-            wait_until = min(deadline, time.monotonic() + 1.0)
-            while time.monotonic() < wait_until:
-                try:
+            sent.add(req["header"]["msg_id"])
+            wait_until = min(deadline, time.monotonic() + _READY_EVERY)
+            try:
+                sock.send(req)
+                while time.monotonic() < wait_until:
                     msg = sock.recv(max(0.01, wait_until - time.monotonic()))
-                except _Dropped as exc:
-                    raise KernelError(
-                        f"Kernel {self.name!r} on {self.gateway.url} did not start: the connection broke ({exc})",
-                        code="KERNEL_START_FAILED",
-                        kernel=self.name,
-                    ) from None
-                if (
-                    msg is not None
-                    and msg.get("msg_type") == "kernel_info_reply"
-                    and msg.get("parent_header", {}).get("msg_id") == req["header"]["msg_id"]
-                ):
-                    lang = msg.get("content", {}).get("language_info", {}).get("name")
-                    if isinstance(lang, str):
-                        self.spec = ResolvedSpec(self.spec.name, (), lang, self.spec.display_name)
-                    return
-            if time.monotonic() >= deadline:
+                    if msg is None or _parent(msg) not in sent:
+                        continue
+                    kind = msg.get("msg_type")
+                    if msg.get("channel") == "shell" and kind == "kernel_info_reply" and replied_at is None:
+                        replied_at = time.monotonic()
+                        lang = msg.get("content", {}).get("language_info", {}).get("name")
+                        if isinstance(lang, str):
+                            self.spec = ResolvedSpec(self.spec.name, (), lang, self.spec.display_name)
+                    elif msg.get("channel") == "iopub" and kind == "status":
+                        published = True
+                    if replied_at is not None and published:
+                        return
+            except _Dropped as exc:
+                raise KernelError(
+                    f"Kernel {self.name!r} on {self.gateway.url} did not start: the connection broke ({exc})",
+                    code="KERNEL_START_FAILED",
+                    kernel=self.name,
+                ) from None
+            now = time.monotonic()
+            if replied_at is not None and now - replied_at >= _IOPUB_GRACE:
+                log.warning("kernel %s answers but publishes no status; its output may be missing", self.name)
+                return
+            if now >= deadline:
                 raise KernelError(
                     f"Kernel {self.name!r} on {self.gateway.url} did not answer within {timeout:g} s",
                     code="KERNEL_START_FAILED",
@@ -435,6 +463,7 @@ class GatewayKernel(Kernel):
         sock, kernel_id = self._sock, self.kernel_id
         self._sock = None
         self.kernel_id = None
+        self._restarted_remotely = False
         if sock is not None:
             sock.close()
         if kernel_id is not None:
@@ -550,7 +579,22 @@ class GatewayKernel(Kernel):
         if self._removed:
             raise KernelError(f"Kernel {self.name!r} was shut down; start a new one", kernel=self.name)
         if self.kernel_id is not None and self._status in ("idle", "busy") and self._sock is not None:
-            return notes
+            if not self._restarted_remotely:
+                return notes
+            self._restarted_remotely = False
+            try:
+                self._wait_ready(self.manager.config.startup_timeout)
+                return notes
+            except KernelError:  # it did not come back: a fresh one takes its place
+                log.warning("gateway kernel %s did not come back after a restart", self.name, exc_info=True)
+                self._stop_locked(now=True)
+                self.restarts += 1
+                self._start_locked()
+                notes.append(
+                    "the kernel the gateway restarted did not answer; a fresh kernel was started (earlier "
+                    "variables and imports are gone)"
+                )
+                return notes
         if self.kernel_id is not None:  # connection lost while idle: reconnect, or start anew
             self._stop_locked(now=True)
             self._lost = (
@@ -620,8 +664,18 @@ class _RemoteExecution(_Execution):
     """The wait for one execution's reply and output on the kernel's websocket, and what ends it:
     the time limit or ``abort`` (REST interrupt; restart if the kernel does not stop within
     ``interrupt_timeout``), the server reporting the kernel restarting or dead, the kernel gone
-    from the gateway, ``restart()``/``shutdown()``, or the gateway unreachable for longer than
-    ``reconnect_timeout`` (``KernelError`` ``GATEWAY_UNAVAILABLE``)."""
+    from the gateway, ``restart()``/``shutdown()``, the gateway unreachable for longer than
+    ``reconnect_timeout`` (``KernelError`` ``GATEWAY_UNAVAILABLE``), or a barrier showing that
+    the request, its reply or its "idle" was lost on the way.
+
+    A barrier is a ``kernel_info`` request sent after ours: the kernel handles requests one at a
+    time, in order, and publishes each one's status on IOPub in that order. Its reply coming
+    before ours means ours (or our reply) was lost — asked after a reconnect, when nothing at
+    all was heard of our request for ``_SILENT_AFTER`` seconds, and when our "idle" came but
+    not our reply; once our reply is in, its status coming before our "idle" means that "idle"
+    was lost. The missing end is asked for once it is ``_IDLE_GRACE`` seconds late and given up
+    on ``_GIVE_UP_AFTER`` seconds after the other end came.
+    """
 
     kernel: GatewayKernel
 
@@ -638,7 +692,10 @@ class _RemoteExecution(_Execution):
         self.dead: str | None = None
         self.last_message = self.started
         self.reconnected = False
-        self.barrier: str | None = None
+        self.asked: dict[str, bool] = {}  # kernel_info requests sent: msg_id -> after our reply
+        self.barrier_at = 0.0
+        self.heard = False  # a message about our request came (its status, input, output or reply)
+        self.idle_at: float | None = None
         self.lost = False
         session = kernel._session
         msg = session.msg(
@@ -660,41 +717,74 @@ class _RemoteExecution(_Execution):
             assert self.kernel._sock is not None
             self.kernel._sock.send(msg)
         except _Dropped:
-            self._reconnect()
+            self._reconnect(barrier=False)  # ours is not sent yet: a barrier now would overtake it
             assert self.kernel._sock is not None
             self.kernel._sock.send(msg)
 
-    def _reconnect(self) -> None:
+    def _reconnect(self, barrier: bool = True) -> None:
         """A new websocket after a drop; the server replays what it buffered meanwhile. What it
-        could not buffer (sent before it saw the drop) is lost, so a kernel_info request follows
-        as a barrier: shell requests are answered in order, so its reply arriving before ours
-        means ours is lost."""
+        could not buffer (sent before it saw the drop) is lost: a barrier follows."""
         self.kernel._reconnect_socket(time.monotonic() + self.kernel.gateway.reconnect_timeout)
         self.reconnected = True
-        barrier = self.kernel._session.msg("kernel_info_request", {})
-        self.barrier = barrier["header"]["msg_id"]
-        assert self.kernel._sock is not None
-        with contextlib.suppress(_Dropped):
-            self.kernel._sock.send(barrier)
+        if barrier:
+            self._send_barrier()
+
+    def _send_barrier(self) -> None:
+        """Sends a kernel_info request as a barrier (see the class doc)."""
+        msg = self.kernel._session.msg("kernel_info_request", {})
+        self.asked[msg["header"]["msg_id"]] = self.reply is not None
+        self.barrier_at = time.monotonic()
+        if self.kernel._sock is not None:
+            with contextlib.suppress(_Dropped):  # the next receive notices the drop
+                self.kernel._sock.send(msg)
+
+    def _ask(self, now: float) -> bool:
+        """Barriers for what the gateway may have lost; True when the wait must end: one end of the
+        execution (its reply, its "idle") came and the other did not, even ``_GIVE_UP_AFTER``
+        seconds later (the channel that should bring it passes nothing on)."""
+        if self.idle != (self.reply is not None):
+            since = self.reply_at if self.reply_at is not None else self.idle_at
+            assert since is not None
+            if now - since >= _GIVE_UP_AFTER:
+                if self.reply is None:
+                    self._lost_reply()
+                else:
+                    self.notes.append("some output was lost on the way (its end never came from the gateway)")
+                return True
+            if now - since >= _IDLE_GRACE and now - self.barrier_at >= _BARRIER_EVERY:
+                self._send_barrier()
+        elif (
+            self.reply is None
+            and not self.heard
+            and now - self.started >= _SILENT_AFTER
+            and not any(not after for after in self.asked.values())  # one: they queue behind ours
+        ):
+            self._send_barrier()
+        return False
 
     def _handle(self, msg: dict[str, Any]) -> None:
-        parent = (
-            msg.get("parent_header", {}).get("msg_id") if isinstance(msg.get("parent_header"), dict) else None
-        )
+        parent = _parent(msg)
         channel = msg.get("channel")
         kind = msg.get("msg_type") or msg.get("header", {}).get("msg_type")
+        if parent is not None and parent == self.msg_id:
+            self.heard = True
         if channel == "iopub":
             if parent == self.msg_id:
-                if self.collector.handle(msg):
-                    self.idle = True
+                if self.collector.handle(msg) and not self.idle:
+                    self.idle, self.idle_at = True, time.monotonic()
             elif kind == "status" and not parent:
                 state = msg.get("content", {}).get("execution_state")
                 if state in ("restarting", "dead"):
                     self._died(state)
+            elif (
+                kind == "status" and self.asked.get(parent or "") and self.reply is not None and not self.idle
+            ):
+                self.idle = True  # a later request's status came first: our "idle" was lost
+                self.notes.append("some output was lost on the way (the gateway did not pass it all on)")
         elif channel == "shell" and parent == self.msg_id:
             self.reply, self.reply_at = msg, time.monotonic()
-        elif channel == "shell" and parent is not None and parent == self.barrier and self.reply is None:
-            self.lost = True  # our reply was sent while the connection was down
+        elif channel == "shell" and parent is not None and parent in self.asked and self.reply is None:
+            self.lost = True  # a later request was answered first: our request or reply was lost
 
     def _died(self, state: str) -> None:
         self.status = "error"
@@ -709,6 +799,7 @@ class _RemoteExecution(_Execution):
         self.restarted = True
         if state == "restarting":
             self.kernel.restarts += 1
+            self.kernel._restarted_remotely = True
         self.dead = state
 
     def _check(self, now: float) -> bool:
@@ -754,23 +845,15 @@ class _RemoteExecution(_Execution):
                 if self.idle and self.reply is not None:
                     break
                 now = time.monotonic()
-                if self.lost or (
-                    self.reconnected and self.reply_at is not None and now - self.reply_at >= _IDLE_GRACE
-                ):
-                    self.notes.append(
-                        "the connection to the gateway broke while this code ran; some of its output "
-                        + ("and its reply were" if self.lost else "was")
-                        + " lost"
-                    )
-                    if self.lost and self.collector.error is None:
-                        self.status = "error"
-                        self.error = ExecutionError(
-                            "ConnectionLost",
-                            "the code ran to its end, but its reply was lost with the connection to the "
-                            "gateway: whether it succeeded is unknown",
-                        )
+                if self.lost:
+                    self._lost_reply()
                     break
-                if self._check(now):
+                if self.reconnected and self.reply_at is not None and now - self.reply_at >= _IDLE_GRACE:
+                    self.notes.append(
+                        "the connection to the gateway broke while this code ran; some of its output was lost"
+                    )
+                    break
+                if self._ask(now) or self._check(now):
                     break
         except _KernelGone:
             self.status = "error"
@@ -800,3 +883,32 @@ class _RemoteExecution(_Execution):
             )
             sock.too_deep = 0
         return self._result()
+
+    def _lost_reply(self) -> None:
+        if self.reconnected:
+            self.notes.append(
+                "the connection to the gateway broke while this code ran; some of its output and its reply were lost"
+            )
+        else:
+            self.notes.append(
+                "the kernel answered a later request first: this one's reply was lost on the way"
+            )
+        if self.collector.error is None:
+            self.status = "error"
+            self.error = ExecutionError(
+                "ConnectionLost",
+                (
+                    "the code ran to its end, but its reply was lost"
+                    if self.heard
+                    else "the request or its reply was lost on the way through the gateway"
+                )
+                + (" with the connection to the gateway" if self.reconnected else "")
+                + ": whether it succeeded is unknown",
+            )
+
+
+def _parent(msg: dict[str, Any]) -> str | None:
+    """The msg_id a message answers (None for one that answers none, or a malformed header)."""
+    header = msg.get("parent_header")
+    parent = header.get("msg_id") if isinstance(header, dict) else None
+    return parent if isinstance(parent, str) else None
