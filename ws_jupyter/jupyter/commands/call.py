@@ -11,7 +11,7 @@ the kernel, running) with the time so far and, for `workspace_execute_code`, the
 its output —, replaced by the output the model gets when it ends. The kernel's stop button (■)
 cancels the call the way an agent's client does: the sandbox kernel is interrupted (its state
 is kept), a command is killed, and the call ends as "interrupted" (pressed twice, the cell stops
-waiting for a tool that does not stop).
+waiting for a tool that does not stop; pressed before the call began, the tool is not called).
 
 Examples:
   %ws call workspace_read_file {"path": "README.md", "limit": 20}

@@ -4,7 +4,7 @@ The code runs where the agent's `workspace_execute_code` runs: in the sandbox (w
 the workspace, its environment and isolation), in a kernel that keeps its state between cells
 (`%ws kernel` manages them). Output appears as it comes, rendered natively: text, tables, plots,
 the value of the last line; an error shows its traceback. The kernel's stop button interrupts
-the workspace kernel (its state is kept).
+the workspace kernel (its state is kept); pressed before the code was sent, it is not run.
 
 The output comes from the sandbox, so the cell shows it as `%ws run` shows a command's: the first
 lines (`%config WsMagics.stream_head_lines`, `max_stream_chars`), then "… N lines not shown …"
