@@ -122,7 +122,7 @@ def run_in_foreground(
             box["error"] = exc
 
     worker = threading.Thread(target=target, name=name, daemon=True)
-    handled = stop.presses
+    handled: int = 0  # presses acted on (none were made before the work started)
     interrupted = abandoned = False
     try:
         worker.start()
