@@ -14,9 +14,11 @@ Sections:
   files (2,000 files of 1 KB in 20 directories), so the cost of containment (path checks,
   descriptor walks) and of atomic writes is visible. Writes are also compared with an atomic
   pathlib baseline (temp file + ``os.replace``), the fair comparison for what ``write_file`` does.
-* ``grep`` — the ``workspace_grep`` tool (ripgrep engine) vs ``rg -n PATTERN tree`` writing to a
-  pipe that is drained, for a rare identifier, a common word and a regex; the pure-Python
-  fallback is reported against the same baseline. Target: within 2x of ripgrep.
+* ``grep`` — the ``workspace_grep`` tool (ripgrep engine, confined to the workspace: see
+  ``ws_jupyter/tools/grep_confine.py``) vs plain ``rg -n PATTERN tree`` writing to a pipe that is
+  drained, for a rare identifier, a common word and a regex; the default confinement is the
+  target, the other one (Landlock or bubblewrap, when it works here) and the pure-Python fallback
+  are reported against the same baseline. Target: within 2x of ripgrep.
 * ``list_files`` — the ``workspace_list_files`` tool (gitignore-aware, depth 3, default output
   budget) vs a ``git ls-files``-based listing (``git ls-files`` plus building the same depth-3
   tree text from its output). Target: within 2x.
@@ -39,6 +41,7 @@ from pathlib import Path
 from ws_jupyter import WORKSPACE_TOOLS as T
 from ws_jupyter import LocalFilesystem, Workspace
 from ws_jupyter.tools import grep as grep_mod
+from ws_jupyter.tools import grep_confine
 
 MAX_FILE_BYTES = 2 * 1024 * 1024
 GREP_PATTERNS = {
@@ -168,10 +171,14 @@ def bench_grep(tree: Path, runs: int) -> dict[str, dict[str, float]]:
     rg = grep_mod.find_ripgrep()
     if rg is None:
         raise SystemExit("ripgrep is not installed (pip install ripgrep): the grep section needs it")
+    modes = [m for m in grep_confine.MODES if grep_confine.usable(m)]
+    if not modes:
+        raise SystemExit("no confinement works here (Landlock, bubblewrap): grep would use its Python engine")
     ws = Workspace(filesystem=LocalFilesystem(tree), bm25=False)
     fs = ws.filesystem
     grep_tool = tool(ws, "workspace_grep")
     out: dict[str, dict[str, float]] = {}
+    default_modes = grep_confine.MODES
     try:
         for label, pattern in GREP_PATTERNS.items():
 
@@ -180,16 +187,24 @@ def bench_grep(tree: Path, runs: int) -> dict[str, dict[str, float]]:
                     [rg, "-n", "--no-config", "-e", pattern, str(tree)], stdout=subprocess.PIPE, check=False
                 )
 
-            def ours(pattern: str = pattern) -> None:
-                grep_tool.run({"pattern": pattern})
+            def confined(mode: str, pattern: str = pattern) -> Callable[[], None]:
+                def run() -> None:
+                    grep_confine.MODES = (mode,)
+                    try:
+                        grep_tool.run({"pattern": pattern})
+                    finally:
+                        grep_confine.MODES = default_modes
+
+                return run
 
             def python(pattern: str = pattern) -> None:
                 grep_mod.search(fs, pattern, engine="python")
 
-            medians = interleaved(runs, ripgrep=ripgrep, ours=ours)
+            medians = interleaved(runs, ripgrep=ripgrep, **{m: confined(m) for m in modes})
+            medians["ours"] = medians[modes[0]]
             medians.update(interleaved(max(1, runs // 2), python=python))
             first = grep_tool.run({"pattern": pattern}).splitlines()[0]
-            out[label] = {**medians, "summary": first}  # type: ignore[dict-item]
+            out[label] = {**medians, "summary": first, "modes": modes}  # type: ignore[dict-item]
     finally:
         ws.destroy()
     return out
@@ -294,10 +309,15 @@ def main() -> int:
             for label, m in grep.items():
                 ratio = m["ours"] / m["ripgrep"]
                 worst = max(worst, ratio)
+                others = ", ".join(
+                    f"{mode} {m[mode] * 1e3:.0f} ms ({m[mode] / m['ripgrep']:.2f}x)"
+                    for mode in m["modes"][1:]
+                )
                 rows.append(
                     (
                         f"grep {label}",
-                        f"ours {m['ours'] * 1e3:.0f} ms, rg {m['ripgrep'] * 1e3:.0f} ms ({ratio:.2f}x), "
+                        f"ours ({m['modes'][0]}) {m['ours'] * 1e3:.0f} ms, rg {m['ripgrep'] * 1e3:.0f} ms "
+                        f"({ratio:.2f}x), {others + ', ' if others else ''}"
                         f"python fallback {m['python'] * 1e3:.0f} ms ({m['python'] / m['ripgrep']:.1f}x) "
                         f"— {m['summary']}",
                     )

@@ -9,11 +9,13 @@ They now work through directory descriptors opened with ``O_NOFOLLOW`` from the 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -45,6 +47,21 @@ SWAPPER = textwrap.dedent(
 )
 
 
+@contextlib.contextmanager
+def swapping(a: Path, b: Path) -> Iterator[None]:
+    """A background process exchanges ``a`` and ``b`` (``renameat2(RENAME_EXCHANGE)``) in a loop
+    while the block runs."""
+    swapper = subprocess.Popen(
+        [sys.executable, "-c", SWAPPER, str(a), str(b), "120"], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert swapper.stdout is not None and swapper.stdout.readline().strip() == "ready"
+        yield
+    finally:
+        swapper.kill()
+        swapper.wait()
+
+
 def _has_renameat2() -> bool:
     import ctypes
 
@@ -68,16 +85,10 @@ def test_swapping_a_directory_for_a_symlink_never_leaks_outside(tmp_path: Path):
     fs = LocalFilesystem(ws_dir)
     ws = Workspace(filesystem=fs)
     tools = {t.name: t for t in ws.tools()}
-    swapper = subprocess.Popen(
-        [sys.executable, "-c", SWAPPER, str(ws_dir / "d"), str(ws_dir / "link"), "60"],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert swapper.stdout is not None and swapper.stdout.readline().strip() == "ready"
     leaks: list[str] = []
     calls = 0
     deadline = time.monotonic() + 25
-    try:
+    with swapping(ws_dir / "d", ws_dir / "link"):
         while calls < 3000 and time.monotonic() < deadline:
             calls += 1
             outputs: list[str] = []
@@ -97,9 +108,6 @@ def test_swapping_a_directory_for_a_symlink_never_leaks_outside(tmp_path: Path):
             for out in outputs:
                 if "SECRET" in out or str(SECRET_SIZE) in out or out == "True" or str(outside) in out:
                     leaks.append(out[:200])
-    finally:
-        swapper.kill()
-        swapper.wait()
     assert calls > 50
     assert not leaks, f"{len(leaks)} leaks in {calls} rounds, e.g. {leaks[:3]}"
 
@@ -123,13 +131,7 @@ def test_copy_and_move_under_a_swapped_directory_stay_inside(tmp_path: Path):
     problems: list[str] = []
     rounds = 0
     for burst in range(8):
-        swapper = subprocess.Popen(
-            [sys.executable, "-c", SWAPPER, str(ws_dir / "d"), str(ws_dir / "link"), "60"],
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        assert swapper.stdout is not None and swapper.stdout.readline().strip() == "ready"
-        try:
+        with swapping(ws_dir / "d", ws_dir / "link"):
             for _ in range(40):
                 rounds += 1
                 for op in (
@@ -143,9 +145,6 @@ def test_copy_and_move_under_a_swapped_directory_stay_inside(tmp_path: Path):
                         op()
                     except OSError:
                         pass  # refused or vanished mid-swap: fine, as long as nothing crossed
-        finally:
-            swapper.kill()
-            swapper.wait()
         if (ws_dir / "d").is_symlink():  # stopped mid-exchange: put the directory back
             os.rename(ws_dir / "d", ws_dir / "tmp-link")
             os.rename(ws_dir / "link", ws_dir / "d")

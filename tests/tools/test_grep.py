@@ -16,7 +16,10 @@ from ..helpers import write
 from .conftest import box
 
 RG = grep_mod.find_ripgrep()
-needs_rg = pytest.mark.skipif(RG is None, reason="ripgrep is not installed (pip install ripgrep)")
+needs_rg = pytest.mark.skipif(
+    RG is None or grep_mod.grep_confine.mode() is None,
+    reason="ripgrep is not installed (pip install ripgrep), or cannot be confined here (Landlock, bubblewrap)",
+)
 
 
 def grep(tools, **args):
@@ -131,6 +134,50 @@ def test_no_match_says_which_skipped_files_match(make_ws, workdir):
         "2 matches across 2 files"
     )
     assert grep(tools, pattern="nowhere") == "0 matches across 0 files"  # nothing skipped matches either
+
+
+@pytest.mark.parametrize("engine", ["auto", "python"])
+def test_no_match_note_gives_the_true_reason_and_only_a_flag_that_finds(
+    make_ws, workdir, monkeypatch, engine
+):
+    """A NUL byte past the first 64 KiB (after the match) makes a file binary: the note used to
+    call it ".gitignore'd" (no .gitignore anywhere) and suggest respect_gitignore=false, which
+    still found nothing. Each example is now searched as the suggestion would search it."""
+    if engine == "python":
+        monkeypatch.setattr(grep_mod.grep_confine, "MODES", ())
+    late_nul = b"TOKEN here\n" + b"x" * 70_000 + b"\n\x00 tail\n"
+    write(workdir, "data.log", late_nul)
+    tools = box(make_ws())
+    note = (
+        "0 matches across 0 files (skipped: binary files that match, e.g. data.log (it holds a NUL byte; "
+        "no grep option searches binary files))"
+    )
+    assert grep(tools, pattern="TOKEN") == note
+    assert grep(tools, pattern="TOKEN", respect_gitignore=False) == note
+    assert (
+        grep(tools, pattern="TOKEN", path="data.log") == "0 matches across 0 files (1 file skipped: binary)"
+    )
+    write(workdir, ".hidden.log", late_nul)  # hidden, but binary: include_hidden would not find it
+    write(workdir, ".gitignore", "build/\n")
+    write(workdir, "build/out.txt", "TOKEN seen\n")
+    write(workdir, ".cache/build/c.txt", "TOKEN cached\n")
+    write(workdir, ".env", "TOKEN=abc\n")
+    out = grep(tools, pattern="TOKEN")
+    assert out == (
+        "0 matches across 0 files (skipped: hidden files that match, e.g. .env (include_hidden=true searches "
+        "them); .gitignore'd files that match, e.g. build/out.txt (respect_gitignore=false searches them); "
+        "hidden, .gitignore'd files that match, e.g. .cache/build/c.txt (include_hidden=true with "
+        "respect_gitignore=false searches them); binary files that match, e.g. .hidden.log (it holds a NUL "
+        "byte; no grep option searches binary files))"
+    )
+    # each suggestion finds its example
+    assert ".env:1:1: TOKEN=abc" in grep(tools, pattern="TOKEN", include_hidden=True)
+    assert "build/out.txt:1:1: TOKEN seen" in grep(tools, pattern="TOKEN", respect_gitignore=False)
+    assert "c.txt" not in grep(tools, pattern="TOKEN", include_hidden=True)
+    assert "c.txt" not in grep(tools, pattern="TOKEN", respect_gitignore=False)
+    assert ".cache/build/c.txt:1:1" in grep(
+        tools, pattern="TOKEN", include_hidden=True, respect_gitignore=False
+    )
 
 
 def test_bad_patterns(fs_tools):
@@ -276,6 +323,7 @@ def _random_tree(root, seed: int) -> None:
     write(root, "src/keep.gen", "alpha gamma\n")
     write(root, "src/x.gen", "alpha\n")
     write(root, "late_nul.txt", "alpha\n" * 20000 + "\x00\nalpha after nul\n")
+    write(root, "one.bin", b"alpha\n" + b"\x00" * 10)
 
 
 @needs_rg
@@ -300,6 +348,13 @@ def test_both_engines_give_identical_output(workdir, seed):
         dict(pattern="alpha", respect_gitignore=False),
         dict(pattern="alpha", files_only=True, offset=2, include_hidden=True),
         dict(pattern="Mixed|mixed", path="Mixed"),
+        # one file: searched whatever the rules say; ripgrep's binary rule, the sniff
+        dict(pattern="alpha", path="late_nul.txt"),
+        dict(pattern="alpha", path="late_nul.txt", max_count=3),
+        dict(pattern="alpha", path="src/x.gen", context_lines=1),
+        dict(pattern="alpha", path="one.bin"),
+        dict(pattern="zzz", path="src/keep.gen"),
+        dict(pattern="a", path="late_nul.txt", offset=900, files_only=True),
     ]
     for case in cases:
         args = {"context_lines": 0, **case}
@@ -309,6 +364,17 @@ def test_both_engines_give_identical_output(workdir, seed):
         assert grep_mod.format_result(rg, args["context_lines"]) == grep_mod.format_result(
             py, args["context_lines"]
         ), case
+
+
+@needs_rg
+def test_line_extraction_in_many_ripgrep_runs_gives_the_same_output(workdir, monkeypatch):
+    """The lines shown are extracted by ripgrep runs of at most _ARGS_BYTES of file names each."""
+    _random_tree(workdir, 3)
+    fs = LocalFilesystem(workdir)
+    whole = grep_mod.format_result(grep_mod.search(fs, "a", context_lines=1), 1)
+    monkeypatch.setattr(grep_mod, "_ARGS_BYTES", 64)  # a few names per run
+    assert grep_mod.format_result(grep_mod.search(fs, "a", context_lines=1), 1) == whole
+    assert whole == grep_mod.format_result(grep_mod.search(fs, "a", context_lines=1, engine="python"), 1)
 
 
 @needs_rg

@@ -13,7 +13,8 @@ from ..helpers import write
 from ..notebooks.samples import analysis_notebook, kitchen_sink
 from ..notebooks.samples import write as nb_text
 
-RG = grep_mod.find_ripgrep()
+# ripgrep is used only where it can be confined to the workspace
+RG = grep_mod.find_ripgrep() if grep_mod.grep_confine.mode() is not None else None
 ENGINES = ["python", pytest.param("ripgrep", marks=pytest.mark.skipif(RG is None, reason="no ripgrep"))]
 
 

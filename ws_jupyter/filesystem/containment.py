@@ -24,7 +24,8 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from ..errors import InvalidPathError, PathEscapeError
+from ..errors import FilesystemError, InvalidPathError, PathEscapeError
+from .oserrors import translating
 
 __all__ = [
     "Containment",
@@ -226,7 +227,8 @@ class Containment:
         lexical = self._absolute(expanded or ".", self.base)
         rel = self.display(lexical)
         if not self.contained:
-            host = os.path.realpath(lexical) if follow else lexical
+            with translating(rel):
+                host = os.path.realpath(lexical) if follow else lexical
             return ResolvedPath(host=host, rel=rel, root="/", parts=tuple(p for p in host.split("/") if p))
 
         lexical_root = None
@@ -238,7 +240,10 @@ class Containment:
         real_root = self._real_map()[lexical_root]
         below = lexical[len(lexical_root) :].strip("/")
         parts = below.split("/") if below else []
-        real, direct = _resolve_below(real_root, parts, follow)
+        # realpath() fails (EINVAL from readlink) when a component changes from a symlink to a
+        # directory while it resolves: the error names the workspace path, not the host's
+        with translating(rel):
+            real, direct = _resolve_below(real_root, parts, follow)
         if direct:
             # no symlink on the way: the real path is the real root plus the same components
             return ResolvedPath(host=real, rel=rel, root=real_root, parts=tuple(parts))
@@ -256,7 +261,7 @@ class Containment:
         """True when ``path`` resolves inside (never raises for escapes or malformed paths)."""
         try:
             self.resolve(path)
-        except (PathEscapeError, InvalidPathError):
+        except (FilesystemError, InvalidPathError):
             return False
         return True
 

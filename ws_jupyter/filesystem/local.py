@@ -21,7 +21,6 @@ from datetime import datetime, timezone
 from typing import Any
 
 from ..errors import (
-    DirectoryNotEmpty,
     DirectoryNotFound,
     FileExists,
     FileNotFound,
@@ -40,6 +39,7 @@ from ..lifecycle import Lifecycle
 from ..request_context import RequestContext
 from .containment import Containment, ResolvedPath, check_file_path, fd_levels, is_within, open_child_dir
 from .mime import guess_mime_type
+from .oserrors import translating
 from .reading import decode_text, iter_fd, open_regular
 from .types import FileEntry, FileStat, FilesystemInfo, InstructionsOption, mtime_of
 
@@ -192,7 +192,7 @@ class LocalFilesystem:
         if encoding is not None and encoding not in _BINARY_ENCODINGS:
             _check_encoding(encoding)
         r = self._resolve(path)
-        with _translating(r.rel):
+        with translating(r.rel):
             data = b"".join(self._read_chunks(r))
         if encoding is None or encoding in _BINARY_ENCODINGS:
             return data
@@ -201,7 +201,7 @@ class LocalFilesystem:
     def open_read(self, path: str) -> Iterator[bytes]:
         """Stream a file in chunks (for large files: hashing, copying, uploading)."""
         r = self._resolve(path)
-        with _translating(r.rel):
+        with translating(r.rel):
             yield from self._read_chunks(r)
 
     def _read_chunks(self, r: ResolvedPath) -> Iterator[bytes]:
@@ -230,7 +230,7 @@ class LocalFilesystem:
 
     def stat(self, path: str) -> FileStat:
         r = self._resolve(path)
-        with _translating(r.rel):
+        with translating(r.rel):
             st = self._paths.stat(r)
         return _file_stat(r.rel, st)
 
@@ -251,7 +251,7 @@ class LocalFilesystem:
         if max_depth < 1:
             raise InvalidArgumentError("max_depth must be >= 1")
         r = self._resolve(path)
-        with _translating(r.rel, missing=DirectoryNotFound):
+        with translating(r.rel, missing=DirectoryNotFound):
             top = self._paths.open_dir(r)
         suffix = None
         if extension:
@@ -264,7 +264,7 @@ class LocalFilesystem:
         try:
             st = os.fstat(top)
             seen = {(st.st_dev, st.st_ino)}
-            with _translating(r.rel):
+            with translating(r.rel):
                 stack.append(_Frame(iter(self._scan(top, r.rel, "", r.host)), "", 1, top))
             while stack:
                 frame = stack[-1]
@@ -389,7 +389,7 @@ class LocalFilesystem:
         r = self._resolve(path)
         check_file_path(path)
         data = _to_bytes(content)
-        with _translating(r.rel), self._parent_fd(r, create=True) as dfd:
+        with translating(r.rel), self._parent_fd(r, create=True) as dfd:
             fd = os.open(
                 r.name, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NOFOLLOW | _CLOEXEC, 0o666, dir_fd=dfd
             )
@@ -411,7 +411,7 @@ class LocalFilesystem:
         overwrite: bool,
         expected_mtime: float | datetime | None = None,
     ) -> None:
-        with _translating(r.rel), self._parent_fd(r, create=recursive) as dfd:
+        with translating(r.rel), self._parent_fd(r, create=recursive) as dfd:
             try:
                 current = os.stat(r.name, dir_fd=dfd, follow_symlinks=False)
             except FileNotFoundError:
@@ -496,7 +496,7 @@ class LocalFilesystem:
         """Delete a file (a symlink is removed itself, never its target)."""
         self._check_writable("delete_file", path)
         r = self._resolve(path, follow=False)
-        with _translating(r.rel):
+        with translating(r.rel):
             try:
                 st = self._paths.stat(r, follow=False)
             except FileNotFoundError:
@@ -518,7 +518,7 @@ class LocalFilesystem:
         self._check_writable("copy_file", dest)
         s = self._resolve(src)
         d = self._resolve(dest)
-        with _translating(s.rel):
+        with translating(s.rel):
             st = self._paths.stat(s)
         if stat_mod.S_ISDIR(st.st_mode):
             if not recursive:
@@ -533,7 +533,7 @@ class LocalFilesystem:
                     raise NotADirectory(d.rel)
                 if not overwrite:
                     raise FileExists(d.rel)
-            with _translating(d.rel):
+            with translating(d.rel):
                 self._make_dirs(d, len(d.parts) - 1)
                 with self._paths.parent_dir_fd(s) as sfd, self._paths.parent_dir_fd(d) as dfd:
                     _copy_tree(sfd, s.name, dfd, d.name)
@@ -556,7 +556,7 @@ class LocalFilesystem:
             raise InvalidArgumentError("Cannot move the workspace root")
         if not d.parts:
             raise InvalidArgumentError("Cannot replace the workspace root")
-        with _translating(s.rel):
+        with translating(s.rel):
             src_st = self._paths.stat(s, follow=False)
         if d.host == s.host:
             return
@@ -568,7 +568,7 @@ class LocalFilesystem:
                 raise IsADirectory(d.rel)
         if stat_mod.S_ISDIR(src_st.st_mode) and d.host.startswith(s.host + "/"):
             raise InvalidArgumentError(f"Cannot move a directory into itself: {s.rel} -> {d.rel}")
-        with _translating(d.rel):
+        with translating(d.rel):
             self._make_dirs(d, len(d.parts) - 1)
             with self._paths.parent_dir_fd(s) as sfd, self._paths.parent_dir_fd(d) as dfd:
                 try:
@@ -587,7 +587,7 @@ class LocalFilesystem:
     def _lstat_or_none(self, r: ResolvedPath) -> os.stat_result | None:
         """``lstat`` of ``r`` through descriptors; None when it (or its parent) does not exist."""
         try:
-            with _translating(r.rel):
+            with translating(r.rel):
                 return self._paths.stat(r, follow=False)
         except (FileNotFoundError, NotADirectoryError):
             return None
@@ -601,7 +601,7 @@ class LocalFilesystem:
             if stat_mod.S_ISDIR(existing.st_mode):
                 return
             raise FileExists(r.rel)
-        with _translating(r.rel):
+        with translating(r.rel):
             if recursive:
                 self._make_dirs(r, len(r.parts))
                 return
@@ -619,7 +619,7 @@ class LocalFilesystem:
         if not r.parts or r.host in self._paths.real_roots:
             raise InvalidArgumentError(f"Cannot remove a workspace root: {r.rel}")
         try:
-            with _translating(r.rel, missing=DirectoryNotFound):
+            with translating(r.rel, missing=DirectoryNotFound):
                 st = self._paths.stat(r, follow=False)
         except DirectoryNotFound:
             if force:
@@ -627,7 +627,7 @@ class LocalFilesystem:
             raise
         if not stat_mod.S_ISDIR(st.st_mode):
             raise NotADirectory(r.rel)
-        with _translating(r.rel), self._paths.parent_dir_fd(r) as dfd:
+        with translating(r.rel), self._paths.parent_dir_fd(r) as dfd:
             if recursive:
                 _remove_tree(dfd, r.name)
             else:
@@ -850,38 +850,3 @@ def _file_stat(rel: str, st: os.stat_result) -> FileStat:
         modified_at=datetime.fromtimestamp(mtime_of(st), tz=timezone.utc),
         mime_type=None if is_dir else guess_mime_type(rel),
     )
-
-
-_ERRNO_CLASSES: dict[int, Callable[[str], FilesystemError]] = {
-    errno.ENOENT: FileNotFound,
-    errno.EEXIST: FileExists,
-    errno.EISDIR: IsADirectory,
-    errno.ENOTDIR: NotADirectory,
-    errno.ENOTEMPTY: DirectoryNotEmpty,
-    errno.EROFS: lambda p: ReadOnlyError("write", p),
-}
-
-
-@contextlib.contextmanager
-def _translating(rel: str, missing: Callable[[str], FilesystemError] | None = None) -> Iterator[None]:
-    """Turn host ``OSError``s into workspace errors that name the workspace-relative path
-    (``missing`` overrides the class used for ENOENT, e.g. ``DirectoryNotFound``)."""
-    try:
-        yield
-    except WorkspaceError:
-        raise
-    except RecursionError:
-        raise FilesystemError(
-            f"Directory tree too deep to process: {rel}", code="ETOODEEP", path=rel
-        ) from None
-    except OSError as exc:
-        factory = (
-            missing
-            if missing is not None and exc.errno == errno.ENOENT
-            else _ERRNO_CLASSES.get(exc.errno or -1)
-        )
-        if factory is not None:
-            raise factory(rel) from None
-        code = errno.errorcode.get(exc.errno or -1, "EIO")
-        reason = exc.strerror or str(exc)
-        raise FilesystemError(f"{reason}: {rel}", code=code, path=rel) from None

@@ -4,35 +4,42 @@ Which files are searched is decided the same way whatever does the work: the wor
 rules (``.gitignore`` at every level and ``.git/info/exclude``, ``.git`` skipped, hidden entries
 only with ``include_hidden``, symlinks not followed), content-sniffed text detection (a
 ``Makefile`` or a ``.sas`` log is searched; a file whose first 8 KiB are not text is not), ripgrep's
-binary rule (a file in which a NUL byte is met while searching is skipped whole), and an optional
-glob in ``path`` (``src/**/*.py``, ``*.md``).
+binary rule (a file in which a NUL byte is met while searching is skipped whole; reading stops at
+that byte, so the decision costs no more than reading up to it), and an optional glob in ``path``
+(``src/**/*.py``, ``*.md``). One file named as ``path`` is searched whatever the rules say.
 
 Two engines, one output (a test runs both on generated trees and compares):
 
 * **ripgrep** (the ``rg`` binary — ``pip install ripgrep`` ships it; looked up next to the Python
-  executable, then on ``PATH``): one run walks the tree and counts matching lines per file; the
-  files the output needs (in tree order, up to the 1000-line cap) are checked against the rules
-  above (ancestor ``.gitignore`` files, hidden path parts, sniffing); a second run extracts their
-  lines as JSON. Those files are passed by path, so each one with results is checked again
-  afterwards: its real path must still be the walked one, inside the workspace.
+  executable, then on ``PATH``), always run **confined to the workspace root**
+  (:mod:`ws_jupyter.tools.grep_confine`: Landlock, else bubblewrap): it opens paths by name, and a
+  sandboxed process can swap a workspace directory for a symlink to a host directory at any
+  moment; confined, such a path leads to nothing it can read. One run walks the tree and counts
+  matching lines per file; the files the output needs (in tree order, up to the 1000-line cap)
+  are checked against the rules above (ancestor ``.gitignore`` files, hidden path parts, sniffing
+  through the filesystem); a second run extracts their lines as JSON. One file is searched by a
+  walk of its directory with an anchored glob, so that the binary rule applies to it as well.
 * the **Python engine** walks with :func:`ws_jupyter.filesystem.walk.walk` and reads each file
-  through the filesystem (so it works on any provider) in blocks of whole lines, matched by RE2 in
-  linear time (:mod:`ws_jupyter.tools.regex`; patterns RE2 cannot express run in a child process
-  that the time budget kills), stopping as soon as the output is full. It is used when ripgrep is
-  missing, for one file, for non-local filesystems, for patterns ripgrep's syntax rejects, when a
-  ``.gitignore`` is not a regular file of at most 1 MiB (ripgrep would hang on a FIFO or read a
-  symlink's target; ``find`` checks for that while ripgrep runs, and its result is reused while
-  no directory or ``.gitignore`` of the tree changed: :mod:`ws_jupyter.tools.rules_scan`), and when
-  ``WS_JUPYTER_GREP_ENGINE=python``. A search stops after 60 s (said in the summary), checked
-  between blocks and enforced by killing the child process or ripgrep.
+  through the filesystem (``O_NOFOLLOW`` descriptors on a local one; any provider works) in
+  blocks of whole lines, matched by RE2 in linear time (:mod:`ws_jupyter.tools.regex`; patterns
+  RE2 cannot express run in a child process that the time budget kills), stopping as soon as the
+  output is full. It is used when ripgrep is missing or cannot be confined here, for notebooks
+  named as ``path``, for non-local filesystems, for patterns ripgrep's syntax rejects, when
+  ripgrep fails (its heap is capped: a line longer than it may hold), when a ``.gitignore`` is
+  not a regular file of at most 1 MiB (ripgrep would hang on a FIFO; ``find`` checks for that
+  while ripgrep runs, and its result is reused while no directory or ``.gitignore`` of the tree
+  changed: :mod:`ws_jupyter.tools.rules_scan`), and when ``WS_JUPYTER_GREP_ENGINE=python``. A
+  search stops after 60 s (said in the summary), checked between blocks and enforced by killing
+  the child process or ripgrep.
 
 Patterns are Python regular expressions, validated first (an invalid one gives
 ``Error: Invalid regex pattern: ...``); ripgrep's Rust syntax agrees on everything common. At most
 1000 matching lines are shown; past that the summary still gives the true number of matches and
 files (counted on, within the time budget) and the ``offset`` to continue from. ``max_count`` caps
 matching lines per file; ``files_only`` lists the matching files with their counts instead of
-lines; ``respect_gitignore=false`` searches ignored files too. When nothing matches, a quick look
-at the files the search skipped (hidden, ignored) says whether matches are there.
+lines; ``respect_gitignore=false`` searches ignored files too. When nothing matches, a look at
+the files the search skipped says which match and why (hidden, ignored, binary), naming an
+argument only when it finds them.
 """
 
 from __future__ import annotations
@@ -44,30 +51,33 @@ import posixpath
 import re
 import select
 import shutil
-import stat as stat_mod
 import subprocess
 import sys
 import threading
 import time
-from collections import deque
-from collections.abc import Callable, Iterator
+from collections import OrderedDict, deque
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import DirectoryNotFound, FileNotFound, WorkspaceError
+from ..filesystem.containment import open_child_dir
 from ..filesystem.mime import SNIFF_BYTES, looks_like_text
 from ..filesystem.reading import (
     CHUNK_BYTES,
     MAX_LINE_BYTES,
     file_chunks,
+    open_regular,
     read_config,
+    read_head,
     sized_line_blocks,
 )
 from ..filesystem.walk import IgnoreRules, relative_to, start_rules, walk
 from ..notebooks.document import is_notebook_path
-from . import rules_scan
+from . import grep_confine, rules_scan
 from .base import ToolCall, ToolSpec
 from .globs import compile_globs, split_glob_path
+from .grep_confine import Confined
 from .grep_notebooks import (
     NotebookListing,
     glob_excludes_notebooks,
@@ -247,11 +257,29 @@ class _Binary(Exception):
     pass
 
 
+def _through_first_nul(chunks: Generator[bytes, None, None]) -> Generator[bytes, None, None]:
+    """The bytes of a file up to and including its first NUL byte. ripgrep stops reading a file at
+    its first NUL (the file is binary); so does grep, at once: a multi-gigabyte file with a hole
+    (zeros) after a text header is decided in the time of reading the header, not of reading it
+    all (as a whole-line reader would: the hole is one endless line)."""
+    try:
+        for chunk in chunks:
+            nul = chunk.find(b"\0")
+            if nul >= 0:
+                yield chunk[: nul + 1]
+                return
+            yield chunk
+    finally:
+        chunks.close()
+
+
 def _blocks(fs: Any, path: str) -> Iterator[tuple[bytes, int, int]]:
     """``(block, offset, first line number)`` over a text file: blocks of whole lines
-    (``line_blocks``), with the file offset of their first byte. Raises ``_Binary`` when the first 8 KiB do not look like
-    text or a NUL byte is met within the first 64 KiB (ripgrep's first buffer)."""
-    chunks = file_chunks(fs, path)
+    (``line_blocks``), with the file offset of their first byte. Raises ``_Binary`` when the first
+    8 KiB do not look like text or a NUL byte is met within the first 64 KiB (ripgrep's first
+    buffer). Reading ends just after the first NUL byte, wherever it is: the callers then decide
+    (binary, unless ripgrep would have stopped reading before it)."""
+    chunks = _through_first_nul(file_chunks(fs, path))
     head: list[bytes] = []
     size = 0
     for chunk in chunks:
@@ -533,58 +561,106 @@ def _rg_base_flags(case_sensitive: bool) -> list[str]:
     return ["--no-config", "--crlf", "-s" if case_sensitive else "-i"]
 
 
-def _sniff_ok(host: str) -> bool:
-    """The fallback's text test (first 8 KiB) on a file ripgrep found (the link itself is not followed)."""
-    try:
-        fd = os.open(host, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
-        return False
-    try:
-        head = os.read(fd, SNIFF_BYTES)
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
+def _is_text(head: bytes) -> bool:
     return b"\0" not in head and looks_like_text(head)
 
 
+class _Sniffer:
+    """The fallback's text test (first 8 KiB) on files ripgrep found below the search directory
+    ``base``, read by descriptors: each directory is opened once, with ``O_NOFOLLOW`` from its
+    parent's descriptor (the search directory itself from the workspace root), and each file with
+    ``O_NOFOLLOW`` in it, so a path that became a symlink meanwhile is not followed. At most
+    ``_KEPT_DIRS`` directories stay open (results come in tree order: the nearest are reused)."""
+
+    _KEPT_DIRS = 64
+
+    def __init__(self, fs: Any, base: str) -> None:
+        self.containment = fs.containment
+        self.base = base
+        self.dirs: OrderedDict[str, int] = OrderedDict()
+
+    def __call__(self, rel: str) -> bool:
+        try:
+            dir_fd = self._dir(posixpath.dirname(rel) or ".")
+            fd, _ = open_regular(posixpath.basename(rel), dir_fd=dir_fd, rel=rel)
+        except (WorkspaceError, OSError):
+            return False
+        try:
+            head = os.read(fd, SNIFF_BYTES)
+        except OSError:
+            return False
+        finally:
+            os.close(fd)
+        return _is_text(head)
+
+    def _dir(self, rel_dir: str) -> int:
+        """The descriptor of ``rel_dir``: from the nearest open ancestor below ``base`` down."""
+        chain: list[str] = []
+        cur = rel_dir
+        while cur not in self.dirs and cur != self.base and cur not in ("", "."):
+            chain.append(cur)
+            cur = posixpath.dirname(cur) or "."
+        fd = self.dirs.get(cur)
+        if fd is None:
+            fd = self._keep(cur, self.containment.open_dir(self.containment.resolve(cur)))
+        for sub in reversed(chain):
+            fd = self._keep(sub, open_child_dir(posixpath.basename(sub), fd, sub))
+        self.dirs.move_to_end(rel_dir)
+        return fd
+
+    def _keep(self, rel_dir: str, fd: int) -> int:
+        self.dirs[rel_dir] = fd
+        while len(self.dirs) > self._KEPT_DIRS:
+            os.close(self.dirs.popitem(last=False)[1])
+        return fd
+
+    def close(self) -> None:
+        while self.dirs:
+            os.close(self.dirs.popitem()[1])
+
+
+def _failed_to_start(stderr: str) -> bool:
+    """bubblewrap, not ripgrep, failed (ripgrep's exit codes say nothing then): the search
+    directory itself is a symlink at this moment, for instance."""
+    return any(line.startswith("bwrap:") for line in stderr.splitlines())
+
+
 def _ripgrep_extract(
-    rg: str,
+    rg: Confined,
     selected: list[tuple[str, int, str]],
     pattern: str,
     case_sensitive: bool,
     context: int,
     max_count: int | None,
     deadline: float,
+    last_partial: bool = True,
 ) -> list[FileMatches] | None:
     """Matching lines (and context) of the selected files, by ripgrep's JSON output (read with
     bounded memory: a line too long for it makes the Python engine do the search instead).
 
-    The files are passed to ripgrep by path, so each one with results is checked again afterwards
-    (its real path must still be the one the walk found, inside the workspace): a directory swapped
-    for a symlink meanwhile cannot make it show a file from outside.
+    The files are passed to ripgrep by path; ripgrep runs confined to the workspace
+    (:mod:`~ws_jupyter.tools.grep_confine`), so a directory swapped for a symlink meanwhile leads
+    to nothing it could read. ``last_partial``: fewer lines are wanted of the last file than it
+    has (ripgrep is then asked for exactly that many).
     """
     by_host: dict[str, tuple[str, int]] = {host: (rel, take) for rel, take, host in selected}
     found: dict[str, FileMatches] = {rel: FileMatches(rel) for rel, _, _ in selected}
     hosts = list(by_host)
     # the last file may be needed only in part: ask for exactly what is needed
-    groups: list[tuple[list[str], int | None]] = []
-    if hosts:
+    head = hosts[:-1] if last_partial else hosts
+    groups: list[tuple[list[str], int | None]] = [(g, max_count) for g in _arg_groups(head)]
+    if hosts and last_partial:
         _, last_take = by_host[hosts[-1]]
-        head = hosts[:-1]
-        for i in range(0, len(head), 400):
-            groups.append((head[i : i + 400], max_count))
         groups.append(([hosts[-1]], last_take if max_count is None else min(max_count, last_take)))
     for files, limit in groups:
         if not files:
             continue
-        cmd = [rg, "--json", *_rg_base_flags(case_sensitive)]
+        args = ["--json", *_rg_base_flags(case_sensitive)]
         if context:
-            cmd += ["-C", str(context)]
+            args += ["-C", str(context)]
         if limit is not None:
-            cmd += ["-m", str(limit)]
-        cmd += ["-e", pattern, "--", *files]
-        messages = _json_lines(cmd, deadline)
+            args += ["-m", str(limit)]
+        messages = _json_lines(rg, [*args, "-e", pattern, "--", *files], deadline)
         if messages is None:
             return None
         for raw in messages:
@@ -612,24 +688,34 @@ def _ripgrep_extract(
                 start = int(subs[0]["start"]) if subs else 0
                 col = len(line_bytes[:start].decode("utf-8", "replace")) + 1
                 fm.matches.append((n, col, text))
-    out = []
-    real_dirs: dict[str, bool] = {}
-    for rel, _, host in selected:
-        fm = found[rel]
-        if fm.matches and not _still_inside(host, real_dirs):
-            continue
-        out.append(fm)
-    return out
+    return [found[rel] for rel, _, _ in selected]
 
 
-def _json_lines(cmd: list[str], deadline: float) -> list[bytes] | None:
+#: Bytes of file names given to one ripgrep run (well below the kernel's limit on a command line).
+_ARGS_BYTES = 256 << 10
+
+
+def _arg_groups(paths: list[str]) -> Iterator[list[str]]:
+    """``paths`` in runs of at most :data:`_ARGS_BYTES` of names (one process each)."""
+    group: list[str] = []
+    size = 0
+    for path in paths:
+        n = len(os.fsencode(path)) + 1
+        if group and size + n > _ARGS_BYTES:
+            yield group
+            group, size = [], 0
+        group.append(path)
+        size += n
+    if group:
+        yield group
+
+
+def _json_lines(rg: Confined, args: list[str], deadline: float) -> list[bytes] | None:
     """The output lines of a ``rg --json`` run; None when it failed, ran out of time, or printed a
     line longer than twice ``MAX_LINE_BYTES`` (its output is read with bounded memory)."""
-    try:
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
-    except OSError:
+    proc = rg.popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    if proc is None or proc.stdout is None:
         return None
-    assert proc.stdout is not None
     cap = 2 * MAX_LINE_BYTES
     lines: list[bytes] = []
     try:
@@ -659,21 +745,6 @@ def _json_lines(cmd: list[str], deadline: float) -> list[bytes] | None:
     return lines
 
 
-def _still_inside(host: str, real_dirs: dict[str, bool]) -> bool:
-    """The walked path has no symlink in it now: a regular file in directories that are their
-    own real path (each directory checked once)."""
-    try:
-        if not stat_mod.S_ISREG(os.lstat(host).st_mode):
-            return False
-    except OSError:
-        return False
-    parent = os.path.dirname(host)
-    ok = real_dirs.get(parent)
-    if ok is None:
-        ok = real_dirs[parent] = os.path.realpath(parent) == parent
-    return ok
-
-
 def _stop(proc: subprocess.Popen[bytes] | None) -> None:
     if proc is not None and proc.poll() is None:
         proc.kill()
@@ -681,9 +752,9 @@ def _stop(proc: subprocess.Popen[bytes] | None) -> None:
 
 
 def _ripgrep_candidates(
-    rg: str,
-    fs: Any,
+    rg: Confined,
     base: str,
+    host_base: str,
     pattern: str,
     case_sensitive: bool,
     include_hidden: bool,
@@ -692,47 +763,54 @@ def _ripgrep_candidates(
     result: GrepResult,
     deadline: float,
     respect_gitignore: bool = True,
+    single: str | None = None,
 ) -> tuple[list[tuple[str, int, str]], rules_scan.TreeScan | None] | None:
     """``(path, matching lines, host path)`` of files ripgrep found, in tree order, and the tree's
     rules scan (None when none ran: respect_gitignore=false, or no ``find``); None if rg cannot do
-    this search."""
-    host_base = fs.host_path(base)
-    cmd = [
-        rg,
-        "--count",
-        "--with-filename",
-        "--null",
-        *_rg_base_flags(case_sensitive),
-        "--no-ignore-parent",
-        "--no-ignore-global",
-        "--no-ignore-dot",
-        "--no-ignore-exclude",
-        "--no-require-git",
-        "-g",
-        "!.git",
-        "--iglob",
-        "!*.ipynb",  # notebooks are searched cell by cell (grep_notebooks)
-    ]
-    if include_hidden:
-        cmd.append("--hidden")
-    if not respect_gitignore:
-        cmd.append("--no-ignore")
+    this search.
+
+    ``single`` names one file of the directory ``base`` to search alone, whatever the rules say
+    (an explicit path). It is found by walking ``base`` one level deep with an anchored glob
+    rather than named on the command line: ripgrep applies its binary rule (a NUL byte met
+    while searching skips the file) only to files it finds by walking, and ``--include-zero``
+    then tells a text file without matches (``name: 0``) from a binary one (no line).
+    """
+    args = ["--count", "--with-filename", "--null", *_rg_base_flags(case_sensitive)]
+    if single is not None:
+        args += [
+            "--include-zero",
+            "--hidden",
+            "--no-ignore",
+            "--max-depth",
+            "1",
+            "-g",
+            "/" + _glob_escape(single),
+        ]
+        respect_gitignore = False
+    else:
+        args += [
+            "--no-ignore-parent", "--no-ignore-global", "--no-ignore-dot", "--no-ignore-exclude",
+            "--no-require-git", "-g", "!.git",
+            "--iglob", "!*.ipynb",  # notebooks are searched cell by cell (grep_notebooks)
+        ]  # fmt: skip
+        if include_hidden:
+            args.append("--hidden")
+        if not respect_gitignore:
+            args.append("--no-ignore")
+        if glob is not None and _SIMPLE_EXT_GLOB.match(glob):
+            args += ["-g", glob.removeprefix("**/")]
     if max_count is not None:
-        cmd += ["-m", str(max_count)]
-    if glob is not None and _SIMPLE_EXT_GLOB.match(glob):
-        cmd += ["-g", glob.removeprefix("**/")]
-    cmd += ["-e", pattern, "--", host_base]
-    # ripgrep reads every .gitignore it meets with a plain open(): a FIFO would hang it, a symlink
-    # to /dev/zero feed it forever, one to an outside file lend it rules. While it runs, the tree's
-    # .gitignore files are checked (``rules_scan``: a ``find`` pass, or the kept result of the last
-    # one when nothing changed since); if one is unusable, the Python engine (which treats such
-    # files as absent, like the walker) does the search. With respect_gitignore=false ripgrep
-    # reads none.
-    try:
-        proc = subprocess.Popen(
-            cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=host_base, stdin=subprocess.DEVNULL
-        )
-    except OSError:
+        args += ["-m", str(max_count)]
+
+    # ripgrep reads every .gitignore it meets with a plain open(): a FIFO would hang it, a huge
+    # file eat memory. While it runs, the tree's .gitignore files are checked (``rules_scan``: a
+    # ``find`` pass, or the kept result of the last one when nothing changed since); if one is
+    # unusable, the Python engine (which treats such files as absent, like the walker) does the
+    # search. With respect_gitignore=false ripgrep reads none.
+    proc = rg.popen(
+        [*args, "-e", pattern, "--", host_base], cwd=host_base, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    if proc is None:
         return None
     pending = None
     scan: rules_scan.TreeScan | None = None
@@ -740,7 +818,7 @@ def _ripgrep_candidates(
         if respect_gitignore:
             scan = rules_scan.check_tree(host_base, deadline)
             if scan is None:
-                pending = rules_scan.start_scan(host_base)
+                pending = rules_scan.start_scan(host_base, rg.root)
                 scan = pending.result(deadline) if pending is not None else None
                 if pending is not None and (scan is None or scan.unusable):
                     return None
@@ -753,10 +831,15 @@ def _ripgrep_candidates(
         if pending is not None:
             pending.stop()
     stderr = stderr_raw.decode("utf-8", "replace")
-    if proc.returncode not in (0, 1) and (
-        "regex" in stderr.lower() or "error parsing" in stderr.lower() or not stdout
+    if (
+        _failed_to_start(stderr)
+        or proc.returncode < 0  # killed (out of memory: a line longer than ripgrep may hold)
+        or (
+            proc.returncode not in (0, 1)
+            and ("regex" in stderr.lower() or "error parsing" in stderr.lower() or not stdout)
+        )
     ):
-        return None  # a pattern ripgrep's syntax rejects: let the fallback search
+        return None  # a pattern ripgrep's syntax rejects, no confinement, no memory: the fallback searches
     result.read_errors += sum(1 for line in stderr.splitlines() if "os error" in line.lower())
     found: list[tuple[str, int, str]] = []
     for line in stdout.split(b"\n"):
@@ -775,10 +858,16 @@ def _ripgrep_candidates(
     return found, scan
 
 
+def _glob_escape(name: str) -> str:
+    """``name`` as a ripgrep glob that matches it literally."""
+    return re.sub(r"([\\*?\[\]{}!,])", r"\\\1", name)
+
+
 def _search_with_ripgrep(
-    rg: str,
+    rg: Confined,
     fs: Any,
     base: str,
+    host_base: str,
     pattern: str,
     matcher: Callable[[str], bool] | None,
     context: int,
@@ -797,7 +886,6 @@ def _search_with_ripgrep(
     Notebooks, which ripgrep skips, are listed by the rules scan (or, when it does not run, by a
     second ripgrep run meanwhile) and searched cell by cell in the same tree-order pass, with
     ``rx`` (the Python engine's pattern). False when ripgrep cannot do this search."""
-    host_base = fs.host_path(base)
     want_notebooks = not glob_excludes_notebooks(glob)
     # With .gitignore respected, the rules scan lists the notebooks too; otherwise rg --files does.
     listing = (
@@ -807,8 +895,8 @@ def _search_with_ripgrep(
     )
     candidates = _ripgrep_candidates(
         rg,
-        fs,
         base,
+        host_base,
         pattern,
         case_sensitive,
         include_hidden,
@@ -826,7 +914,9 @@ def _search_with_ripgrep(
     notebooks: list[tuple[str, str]] | None = []
     if want_notebooks and scan is not None:
         notebooks = [
-            (rel, host) for host in scan.notebooks if (rel := workspace_path(base, host_base, host)) is not None
+            (rel, host)
+            for host in scan.notebooks
+            if (rel := workspace_path(base, host_base, host)) is not None
         ]
     elif want_notebooks:
         if listing is None:  # no scan could run (no find): list them now
@@ -844,50 +934,56 @@ def _search_with_ripgrep(
     )
     entries = sorted([*found, *((rel, -1, host) for rel, host in notebooks)], key=lambda e: _sort_key(e[0]))
     selected: list[tuple[str, int, str]] = []
+    last_partial = False
     in_notebooks: list[Any] = []  # CellMatches, shaped like FileMatches
     remaining = max_matches
     counts: list[tuple[str, int]] = []
-    for rel, count, host in entries:
-        if count == 0 or not visible(rel):
-            continue
-        if matcher is not None and not matcher(relative_to(base, rel)):
-            continue
-        if remaining <= 0 and not opts.count_all:
-            break
-        if time.monotonic() > deadline:
-            result.count_complete = False
-            break
-        if count < 0:  # a notebook: searched here, cell by cell
-            try:
-                shown, count = _notebook_hits(fs, rel, rx, context, remaining, deadline, max_count, opts)
-            except _Binary:
+    sniff = _Sniffer(fs, base)
+    try:
+        for rel, count, host in entries:
+            if count == 0 or not visible(rel):
                 continue
-            except TimeoutError:
-                result.count_complete = False
-                if remaining > 0:
-                    result.timed_out = True
+            if matcher is not None and not matcher(relative_to(base, rel)):
+                continue
+            if remaining <= 0 and not opts.count_all:
                 break
-            except (WorkspaceError, OSError):
-                result.read_errors += 1
+            if time.monotonic() > deadline:
+                result.count_complete = False
+                break
+            if count < 0:  # a notebook: searched here, cell by cell
+                try:
+                    shown, count = _notebook_hits(fs, rel, rx, context, remaining, deadline, max_count, opts)
+                except _Binary:
+                    continue
+                except TimeoutError:
+                    result.count_complete = False
+                    if remaining > 0:
+                        result.timed_out = True
+                    break
+                except (WorkspaceError, OSError):
+                    result.read_errors += 1
+                    continue
+                result.add_total(count)
+                if opts.files_only:
+                    if count:
+                        counts.append((rel, count))
+                    continue
+                in_notebooks += shown
+                remaining -= sum(len(h.matches) for h in shown)
+                continue
+            if not sniff(rel):
                 continue
             result.add_total(count)
             if opts.files_only:
-                if count:
-                    counts.append((rel, count))
+                counts.append((rel, count))
                 continue
-            in_notebooks += shown
-            remaining -= sum(len(h.matches) for h in shown)
-            continue
-        if not _sniff_ok(host):
-            continue
-        result.add_total(count)
-        if opts.files_only:
-            counts.append((rel, count))
-            continue
-        if remaining > 0:
-            take = min(count, remaining)
-            selected.append((rel, take, host))
-            remaining -= take
+            if remaining > 0:
+                take = min(count, remaining)
+                selected.append((rel, take, host))
+                last_partial = take < count
+                remaining -= take
+    finally:
+        sniff.close()
     result.engine = "ripgrep"
     if opts.files_only:
         result.file_counts = counts
@@ -895,12 +991,88 @@ def _search_with_ripgrep(
     if result.timed_out:
         result.files = in_notebooks
         return True
-    files = _ripgrep_extract(rg, selected, pattern, case_sensitive, context, max_count, deadline)
+    files = _ripgrep_extract(
+        rg, selected, pattern, case_sensitive, context, max_count, deadline, last_partial
+    )
     if files is None:
         return False
     merged = [f for f in files if f.matches] + in_notebooks
     merged.sort(key=lambda f: _sort_key(getattr(f, "file", "") or f.path))  # stable: cells stay in order
     result.files = merged
+    result.truncated = result.total_matches > result.match_count
+    return True
+
+
+def _confined_ripgrep(fs: Any, base: str) -> Confined | None:
+    """ripgrep confined to the workspace root that holds ``base``; None when ripgrep is not
+    installed, the filesystem is not local, or no confinement works here (then the Python engine
+    searches)."""
+    rg = find_ripgrep()
+    containment = getattr(fs, "containment", None)
+    if rg is None or containment is None or not callable(getattr(fs, "host_path", None)):
+        return None
+    if grep_confine.mode() is None:
+        return None
+    try:
+        root = containment.resolve(base).root
+    except (WorkspaceError, OSError):
+        return None
+    return Confined(rg, root)
+
+
+def _search_one_with_ripgrep(
+    rg: Confined,
+    fs: Any,
+    rel: str,
+    pattern: str,
+    context: int,
+    max_count: int | None,
+    case_sensitive: bool,
+    max_matches: int,
+    result: GrepResult,
+    deadline: float,
+    opts: _Options,
+) -> bool:
+    """One file (searched whatever the rules say): ripgrep counts, then extracts the lines shown.
+    False when ripgrep cannot do this search."""
+    try:
+        host = fs.host_path(rel)
+    except (WorkspaceError, OSError):
+        return False
+    parent, name = os.path.split(host)
+    errors_before = result.read_errors
+    candidates = _ripgrep_candidates(
+        rg, rel, parent, pattern, case_sensitive, True, max_count, None, result, deadline, False, single=name
+    )
+    if candidates is None:
+        return False
+    result.engine = "ripgrep"
+    if result.timed_out:
+        return True
+    count = next((n for _rel, n, found in candidates[0] if found == host), None)
+    if count is None:  # walked but not listed: binary (a NUL byte met while searching), or unreadable
+        if result.read_errors == errors_before:
+            result.binary_skipped = 1
+        return True
+    try:  # the file as named (through a symlink inside the workspace, too)
+        text = _is_text(read_head(fs, rel, SNIFF_BYTES))
+    except (WorkspaceError, OSError):
+        text = False
+    if not text:
+        result.binary_skipped = 1
+        return True
+    result.add_total(count)
+    if opts.files_only:
+        result.file_counts = [(rel, count)] if count else []
+        return True
+    if count:
+        take = min(count, max_matches)
+        files = _ripgrep_extract(
+            rg, [(rel, take, host)], pattern, case_sensitive, context, max_count, deadline
+        )
+        if files is None:
+            return False
+        result.files = [f for f in files if f.matches]
     result.truncated = result.total_matches > result.match_count
     return True
 
@@ -1035,32 +1207,31 @@ def _search(
         return result
     base = st.path
 
+    rg = _confined_ripgrep(fs, base) if engine in ("auto", "ripgrep") else None
     if st.type != "directory":
+        one = (pattern, context_lines, max_count, case_sensitive, max_matches, result, deadline, opts)
+        if rg is not None and not is_notebook_path(base) and _search_one_with_ripgrep(rg, fs, base, *one):
+            return result
         candidates: Iterator[str] = iter([base])
         errors: list[str] = []
     else:
-        rg = find_ripgrep() if engine in ("auto", "ripgrep") else None
-        if (
-            rg is not None
-            and callable(getattr(fs, "host_path", None))
-            and getattr(fs, "containment", None) is not None
-            and _search_with_ripgrep(
-                rg,
-                fs,
-                base,
-                pattern,
-                matcher,
-                context_lines,
-                max_count,
-                case_sensitive,
-                include_hidden,
-                glob,
-                max_matches,
-                result,
-                deadline,
-                opts,
-                rx,
-            )
+        if rg is not None and _search_with_ripgrep(
+            rg,
+            fs,
+            base,
+            fs.host_path(base),
+            pattern,
+            matcher,
+            context_lines,
+            max_count,
+            case_sensitive,
+            include_hidden,
+            glob,
+            max_matches,
+            result,
+            deadline,
+            opts,
+            rx,
         ):
             return result
         errors = []
@@ -1091,7 +1262,9 @@ def _search(
                 if n and opts.files_only:
                     counts.append((rel, n))
                 continue
-            hits = search_file(fs, rel, rel, rx, context_lines, _limit(max_count, remaining), deadline, max_count)
+            hits = search_file(
+                fs, rel, rel, rx, context_lines, _limit(max_count, remaining), deadline, max_count
+            )
             if hits.matches:
                 result.files.append(hits)
                 remaining -= len(hits.matches)
@@ -1140,7 +1313,9 @@ def format_result(result: GrepResult, context: int) -> tuple[str, str]:
     at_least = "" if result.count_complete else "at least "
     if result.file_counts is not None:
         listed = result.file_counts
-        summary = f"{at_least}{_plural(result.total_files, 'file')} with {_plural(result.total_matches, 'match')}"
+        summary = (
+            f"{at_least}{_plural(result.total_files, 'file')} with {_plural(result.total_matches, 'match')}"
+        )
         if listed and (result.truncated or result.offset):
             first = result.offset + 1
             summary += f" (showing files {first}-{result.offset + len(listed)}"
@@ -1148,12 +1323,16 @@ def format_result(result: GrepResult, context: int) -> tuple[str, str]:
         body = "\n".join(f"{path}: {n}" for path, n in listed)
     else:
         n = result.match_count
-        summary = f"{at_least}{_plural(result.total_matches, 'match')} across {_plural(result.total_files, 'file')}"
+        summary = (
+            f"{at_least}{_plural(result.total_matches, 'match')} across {_plural(result.total_files, 'file')}"
+        )
         if n and (result.truncated or result.offset):
             first = result.offset + 1
             summary += f" (showing matches {first}-{result.offset + n}"
             more = result.truncated and result.offset + n < result.total_matches
-            summary += f"; continue with offset={result.offset + n})" if more or not result.count_complete else ")"
+            summary += (
+                f"; continue with offset={result.offset + n})" if more or not result.count_complete else ")"
+            )
         elif not n and result.offset and result.total_matches:
             summary += f" (offset={result.offset} is past the last match)"
         body = ""
@@ -1198,15 +1377,22 @@ def format_result(result: GrepResult, context: int) -> tuple[str, str]:
 _PROBE_BUDGET = 5.0
 
 
-def _skipped_note(call: ToolCall, pattern: str) -> str:
-    """When nothing matched: whether hidden or .gitignore'd files (which this search skipped)
-    match, with an example and the argument that searches them."""
+def _skipped_note(call: ToolCall, pattern: str, result: GrepResult) -> str:
+    """When nothing matched: which files this search skipped do match, why each was skipped, and
+    the argument that searches them — named only when a search with it does find the example.
+
+    A quick search with every skip turned off (hidden files, ``.gitignore``; one match per file is
+    enough) lists candidates. Each example is then searched alone, as the suggested argument
+    would search it: a file skipped as binary (a NUL byte met while searching it, possibly past
+    the first match: the quick search stops there) is said to be binary, and no argument is
+    suggested for it, since none makes grep search binary files.
+    """
     args = call.args
-    if args["include_hidden"] and not args["respect_gitignore"]:
-        return ""
+    fs = call.filesystem()
+    deadline = time.monotonic() + _PROBE_BUDGET
     try:
         probe = search(
-            call.filesystem(),
+            fs,
             pattern,
             args["path"],
             max_count=1,
@@ -1218,15 +1404,54 @@ def _skipped_note(call: ToolCall, pattern: str) -> str:
             count_all=False,
             time_budget=_PROBE_BUDGET,
         )
+        base = fs.stat(split_glob_path(args["path"])[0]).path
+        rules = _Visibility(fs, base, True, "", respect_gitignore=True) if args["respect_gitignore"] else None
     except (PatternError, WorkspaceError, OSError):
         return ""
-    hidden = [p for p, _ in probe.file_counts or () if any(part.startswith(".") for part in p.split("/"))]
-    ignored = [p for p, _ in probe.file_counts or () if p not in hidden]
+    examples: dict[str, str] = {}
+    for rel, _count in probe.file_counts or ():
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        parts = relative_to(base, rel).split("/") if rel != base else []
+        hidden = not args["include_hidden"] and any(p.startswith(".") for p in parts)
+        try:
+            ignored = rules is not None and rel != base and not rules(rel)
+            alone = search(  # as the main search would have searched it, without the skip
+                fs, pattern, rel, max_count=args["max_count"], case_sensitive=args["case_sensitive"],
+                files_only=True, count_all=False, time_budget=left,
+            )  # fmt: skip
+        except (PatternError, WorkspaceError, OSError):
+            continue
+        if alone.binary_skipped:
+            kind = "binary" if not result.binary_skipped else ""
+        elif not alone.total_matches:
+            kind = ""  # changed meanwhile, unreadable...: nothing to say about it
+        else:
+            kind = ("hidden " if hidden else "") + ("ignored" if ignored else "")
+        if kind.strip() and kind.strip() not in examples:
+            examples[kind.strip()] = rel
+        if len(examples) == 4:
+            break
     notes = []
-    if hidden and not args["include_hidden"]:
-        notes.append(f"hidden files that match, e.g. {hidden[0]} (include_hidden=true searches them)")
-    if ignored and args["respect_gitignore"]:
-        notes.append(f".gitignore'd files that match, e.g. {ignored[0]} (respect_gitignore=false searches them)")
+    if "hidden" in examples:
+        notes.append(
+            f"hidden files that match, e.g. {examples['hidden']} (include_hidden=true searches them)"
+        )
+    if "ignored" in examples:
+        notes.append(
+            f".gitignore'd files that match, e.g. {examples['ignored']} (respect_gitignore=false searches them)"
+        )
+    if "hidden ignored" in examples:
+        notes.append(
+            f"hidden, .gitignore'd files that match, e.g. {examples['hidden ignored']} "
+            "(include_hidden=true with respect_gitignore=false searches them)"
+        )
+    if "binary" in examples:
+        notes.append(
+            f"binary files that match, e.g. {examples['binary']} (it holds a NUL byte; no grep option "
+            "searches binary files)"
+        )
     return " (skipped: " + "; ".join(notes) + ")" if notes else ""
 
 
@@ -1255,7 +1480,7 @@ def grep(call: ToolCall) -> str:
         return ToolErrorText(f"Error: {exc}")
     summary, body = format_result(result, args["context_lines"])
     if result.total_matches == 0 and not result.target_missing and not result.timed_out:
-        summary += _skipped_note(call, pattern)
+        summary += _skipped_note(call, pattern, result)
     if not body:
         return summary
     body = truncate_head(

@@ -24,6 +24,7 @@ from typing import Any
 from ..errors import FileTooLargeError, NotebookError
 from ..notebooks.document import Notebook
 from ..notebooks.text import cell_texts
+from .grep_confine import Confined
 from .regex import GrepPattern
 
 _ALL = 1 << 62
@@ -115,31 +116,27 @@ def workspace_path(base: str, host_base: str, host: str) -> str | None:
 
 class NotebookListing:
     """The ``*.ipynb`` files under a directory as ripgrep walks it (the same ignore flags as the
-    search), listed by a second ``rg --files`` process that runs *while* the search runs, so it
-    adds little to the search's wall time. :meth:`result` gives ``(path, host path)`` pairs, or
+    search), listed by a second ``rg --files`` process (confined like the search) that runs
+    *while* the search runs, so it adds little to the search's wall time. :meth:`result` gives ``(path, host path)`` pairs, or
     None when ripgrep failed."""
 
     def __init__(
-        self, rg: str, host_base: str, base: str, include_hidden: bool, respect_gitignore: bool = True
+        self, rg: Confined, host_base: str, base: str, include_hidden: bool, respect_gitignore: bool = True
     ) -> None:
         self.host_base = host_base
         self.base = base
-        cmd = [
-            rg, "--files", "--null", "--no-config", "--iglob", "*.ipynb",
+        args = [
+            "--files", "--null", "--no-config", "--iglob", "*.ipynb",
             "--no-ignore-parent", "--no-ignore-global", "--no-ignore-dot", "--no-ignore-exclude",
             "--no-require-git", "-g", "!.git",
         ]  # fmt: skip
         if include_hidden:
-            cmd.append("--hidden")
+            args.append("--hidden")
         if not respect_gitignore:
-            cmd.append("--no-ignore")
-        cmd += ["--", host_base]
-        try:
-            self._proc: subprocess.Popen[bytes] | None = subprocess.Popen(
-                cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=host_base
-            )
-        except OSError:
-            self._proc = None
+            args.append("--no-ignore")
+        self._proc = rg.popen(
+            [*args, "--", host_base], cwd=host_base, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        )
 
     def result(self, timeout: float) -> list[tuple[str, str]] | None:
         proc = self._proc

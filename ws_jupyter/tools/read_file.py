@@ -1,8 +1,12 @@
 """``workspace_read_file``: a file as numbered lines, a window of it, or a media part.
 
 Text is streamed: a window (``offset``/``limit``) of a multi-gigabyte log costs one pass over the
-bytes and decodes only the lines shown. Output beyond the token budget ends with a marker that
-gives the ``offset`` to continue from. Images and PDFs come back as media parts a multimodal model
+bytes up to the window and decodes only the lines shown. Lines are counted in the first
+:data:`COUNT_LINES_BYTES` (64 MiB) only: past them, reading stops once the lines to show are read,
+and the header says ``of about N`` (from the density of the part read) or ``of an unknown number``
+(when that part held a line too long to keep, such as a hole of zeros), so ``limit: 1`` on a 4 GiB file
+takes the time of reading 64 MiB. Output beyond the token budget ends with a marker that gives the
+``offset`` to continue from. Images and PDFs come back as media parts a multimodal model
 can look at; other binary files as one line of metadata.
 """
 
@@ -15,7 +19,7 @@ from typing import Any
 
 from ..errors import FileNotFound, FileTooLargeError, IsADirectory, ToolArgumentError
 from ..filesystem.mime import SNIFF_BYTES, guess_mime_type, looks_like_text
-from ..filesystem.reading import MAX_FILE_BYTES, file_chunks, line_blocks, read_head, read_limited
+from ..filesystem.reading import MAX_FILE_BYTES, file_chunks, read_head, read_limited, sized_line_blocks
 from ..notebooks.document import is_notebook_path
 from .base import ToolCall, ToolSpec
 from .config import DEFAULT_MAX_MEDIA_BYTES, DEFAULT_MEDIA_TYPES
@@ -31,6 +35,9 @@ _RAW_ENCODINGS = ("base64", "hex")
 _TEXT_ENCODINGS = ("utf-8", "latin-1")
 # Window lines are decoded and kept until they clearly exceed any budget; past that, only counted.
 _KEEP_CHARS_PER_TOKEN = 24
+#: Lines are counted (for "lines 1-40 of N") in this many leading bytes of a file; past them,
+#: reading stops as soon as everything to show is read, and N is estimated ("about N").
+COUNT_LINES_BYTES = 64 << 20
 
 DESCRIPTION = (
     "Read a file from the workspace. Text comes back as numbered lines ('     1→first line'); use "
@@ -193,63 +200,102 @@ def _render_text(
     kept: list[str] = []
     kept_chars = 0
     total = 0
-    # Blocks of lines outside the window (or past what the budget can show) are only counted.
-    for block in line_blocks(chunks):
+    cut = False  # a line longer than the line limit was met (it counts as one line)
+    reading = _Reading()
+    # Blocks of lines outside the window (or past what the budget can show) are only counted, in
+    # the first COUNT_LINES_BYTES; past them, reading stops once nothing more can be shown.
+    for block, consumed, _ended in sized_line_blocks(reading.chunks(chunks)):
         first = total + 1
         total += block.count(b"\n") + 1
-        if total < offset or (last_wanted is not None and first > last_wanted):
-            continue
-        if keep_chars is not None and kept_chars > keep_chars:
-            continue
-        for n, raw in enumerate(block.split(b"\n"), start=first):
-            if n < offset or (last_wanted is not None and n > last_wanted):
-                continue
-            if keep_chars is not None and kept_chars > keep_chars:
-                break
-            text = raw.decode(encoding, "replace")
-            if text.endswith("\r"):
-                text = text[:-1]
-            kept.append(text)
-            kept_chars += len(text) + 8
+        cut = cut or consumed > len(block) + 1
+        full = keep_chars is not None and kept_chars > keep_chars
+        if not (full or total < offset or (last_wanted is not None and first > last_wanted)):
+            for n, raw in enumerate(block.split(b"\n"), start=first):
+                if n < offset or (last_wanted is not None and n > last_wanted):
+                    continue
+                if keep_chars is not None and kept_chars > keep_chars:
+                    break
+                text = raw.decode(encoding, "replace")
+                if text.endswith("\r"):
+                    text = text[:-1]
+                kept.append(text)
+                kept_chars += len(text) + 8
+        window_done = last_wanted is not None and total >= last_wanted
+        reading.shown_all = total >= offset and (
+            window_done or (keep_chars is not None and kept_chars > keep_chars)
+        )
+    counted = not reading.stopped
+    read = reading.read
 
     windowed = args["offset"] is not None or limit is not None
-    if total == 0:
+    if counted and total == 0:
         call.tracker.record(key, st.mtime, st.size, total_lines=0, whole=True, digest=digest.hexdigest())
         return f"{rel} (0 lines, {st.size} bytes)" if windowed else f"{rel} ({st.size} bytes)"
-    if offset > total:
+    if counted and offset > total:
         call.tracker.record(key, st.mtime, st.size, total_lines=total, digest=digest.hexdigest())
         return (
             f"{rel} ({total} lines, {st.size} bytes)\n"
             f"[offset {offset} is past the end of the file: it has {total} lines; the file has been fully read]"
         )
+    of_total = str(total) if counted else _estimate(total, read, st.size, cut)
     wanted_end = min(total, last_wanted) if last_wanted is not None else total
     rendered = [number_line(n, t) if numbered else t for n, t in zip(range(offset, offset + len(kept)), kept)]
     shown, cut_note = _fit(rendered, budget, numbered, offset)
     end = offset + shown - 1
-    truncated = end < wanted_end or cut_note
+    truncated = end < wanted_end or cut_note or not counted
     header = (
-        f"{rel} (lines {offset}-{end if truncated else wanted_end} of {total}, {st.size} bytes)"
-        if (windowed)
+        f"{rel} (lines {offset}-{end if truncated else wanted_end} of {of_total}, {st.size} bytes)"
+        if windowed
         else f"{rel} ({st.size} bytes)"
     )
     body = rendered[:shown]
     if cut_note:
         body = [*body[:-1], cut_note]
     out = header + ("\n" + "\n".join(body) if body else "")
-    if end < wanted_end:
-        out += (
-            f"\n[output truncated: showing lines {offset}-{end} of {total}; continue with offset={end + 1}]"
-        )
+    if end < wanted_end or (not counted and not windowed):
+        out += f"\n[output truncated: showing lines {offset}-{end} of {of_total}; continue with offset={end + 1}]"
     elif cut_note and end < total:
         out += f"\n[line {end} was cut to fit the output budget; continue with offset={end + 1}]"
     whole = not windowed and not truncated
+    # a read that stopped early saw part of the file: no line total, no digest of the whole
+    seen = digest.hexdigest() if counted else None
     if record_lines:
         call.tracker.record(
-            key, st.mtime, st.size, lines=(offset, end), total_lines=total, whole=whole, digest=digest.hexdigest()
-        )
+            key, st.mtime, st.size, lines=(offset, end), total_lines=total if counted else None, whole=whole,
+            digest=seen,
+        )  # fmt: skip
     else:  # a notebook's JSON: its line numbers are not cell positions
-        call.tracker.record(key, st.mtime, st.size, whole=whole, digest=digest.hexdigest())
+        call.tracker.record(key, st.mtime, st.size, whole=whole, digest=seen)
     return out
+
+
+class _Reading:
+    """The chunks of a file as the line counter reads them: it stops past
+    :data:`COUNT_LINES_BYTES` once ``shown_all`` (everything to show was read), also inside an
+    endless line (a hole of zeros has no newline to stop at)."""
+
+    def __init__(self) -> None:
+        self.read = 0
+        self.shown_all = False
+        self.stopped = False
+
+    def chunks(self, chunks: Iterator[bytes]) -> Iterator[bytes]:
+        for chunk in chunks:
+            if self.shown_all and self.read > COUNT_LINES_BYTES:
+                self.stopped = True
+                return
+            self.read += len(chunk)
+            yield chunk
+
+
+def _estimate(lines: int, read: int, size: int, cut: bool) -> str:
+    """The line total of a file read in part: about ``lines * size / read`` (the density of the
+    part read), or "unknown" when that part held a line too long to keep (a hole, a minified
+    blob), which makes the density say nothing."""
+    first = f"the first {COUNT_LINES_BYTES >> 20} MiB"
+    if cut or read <= 0:
+        return f"an unknown number (not counted past {first})"
+    return f"about {round(lines * size / read)} (estimated from {first})"
 
 
 def _fit(rendered: list[str], budget: int | None, numbered: bool, offset: int) -> tuple[int, str]:

@@ -4,10 +4,11 @@
 one changes its directory's ctime too.)
 
 ripgrep opens every ``.gitignore`` it meets with a plain ``open()``: a FIFO would hang it, a
-symlink to ``/dev/zero`` feed it forever, one to an outside file lend it rules, a huge file eat
-memory. So before ripgrep's results are used, ``find`` (which opens nothing) lists the tree's
-directories and ``.gitignore`` files; a tree holding an unusable one (not a regular file of at most
-``MAX_CONFIG_BYTES``) is searched by the Python engine instead.
+symlink to a file elsewhere in the workspace lend it rules, a huge file eat memory (it runs
+confined to the workspace, so nothing outside can be reached: :mod:`.grep_confine`). So before
+ripgrep's results are used, ``find`` (which opens nothing, and runs confined the same way) lists
+the tree's directories and ``.gitignore`` files; a tree holding an unusable one (not a regular
+file of at most ``MAX_CONFIG_BYTES``) is searched by the Python engine instead.
 
 That pass walks the whole tree, and on a big one it cost as much as a third of ripgrep's own time.
 Its result is kept (per tree, a few trees per process) together with each directory's and
@@ -31,6 +32,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from ..filesystem.reading import MAX_CONFIG_BYTES
+from .grep_confine import Confined
 
 __all__ = ["TreeScan", "check_tree", "start_scan"]
 
@@ -163,20 +165,20 @@ def check_tree(host_base: str, deadline: float) -> TreeScan | None:
     return None
 
 
-def start_scan(host_base: str) -> _Pending | None:
-    """Starts ``find`` over ``host_base`` (``.git`` pruned); None when find cannot run."""
+def start_scan(host_base: str, root: str) -> _Pending | None:
+    """Starts ``find`` over ``host_base`` (``.git`` pruned), confined like ripgrep to the
+    workspace root ``root`` (:mod:`~ws_jupyter.tools.grep_confine`); None when find cannot run."""
     find = shutil.which("find")
     if find is None:
         return None
     started_ns = time.time_ns()
-    try:
-        proc = subprocess.Popen(
-            [find, host_base, "-name", ".git", "-prune",
-             "-o", "-type", "d", "-printf", r"d %i %C@ %p\0",
-             "-o", "-name", ".gitignore", "-printf", r"g %y %s %i %C@ %p\0",
-             "-o", "-iname", "*.ipynb", "-type", "f", "-printf", r"n %p\0"],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
-        )  # fmt: skip
-    except OSError:
+    proc = Confined(find, root).popen(
+        [host_base, "-name", ".git", "-prune",
+         "-o", "-type", "d", "-printf", r"d %i %C@ %p\0",
+         "-o", "-name", ".gitignore", "-printf", r"g %y %s %i %C@ %p\0",
+         "-o", "-iname", "*.ipynb", "-type", "f", "-printf", r"n %p\0"],
+        cwd=host_base, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    if proc is None:
         return None
     return _Pending(host_base, proc, started_ns)

@@ -38,6 +38,7 @@ from ..errors import (
     WriteLockTimeoutError,
 )
 from ..filesystem.host_trusted import write_reason
+from ..filesystem.oserrors import describe_os_error
 from ..filesystem.reading import MAX_FILE_BYTES, file_chunks
 from .activity import ToolActivity, ToolActivityEvent
 from .base import ToolCall, ToolSpec, iso_time, rel_path
@@ -73,6 +74,8 @@ def error_output(exc: BaseException) -> ToolErrorText:
         return ToolErrorText(f"Error: {exc}")
     if isinstance(exc, (json.JSONDecodeError,)):
         return ToolErrorText(f"Error: Invalid arguments: not valid JSON ({exc.msg} at position {exc.pos})")
+    if isinstance(exc, OSError):  # its filename is a host path: never shown
+        return ToolErrorText(f"Error: {describe_os_error(exc)}")
     return ToolErrorText(f"Error: {type(exc).__name__}: {exc}")
 
 

@@ -1,8 +1,10 @@
 """Search file contents with a regular expression (Python syntax), gitignore-aware.
 
-The same search the agents' `workspace_grep` tool runs (ripgrep when installed, a Python walk
-otherwise, with identical results): every match on a line is marked, paths and line numbers link
-to the files, text files are found by content (a `Makefile` is searched, binaries are skipped).
+The same search the agents' `workspace_grep` tool runs (ripgrep when installed, confined to the
+workspace by Landlock or bubblewrap; a Python walk otherwise, with identical results): every match
+on a line is marked, paths and line numbers link to the files, text files are found by content (a
+`Makefile` is searched; a file whose first 8 KiB are not text, or in which a NUL byte is met while
+searching, is binary and skipped).
 PATH may be a file, a directory or a glob (`src/**/*.py`). At most 1000 matching lines.
 Notebooks are searched by cell source (`nb.ipynb [cell 4]:2`, the line within the cell; the link
 opens JupyterLab at that cell); --outputs also searches their outputs' text.

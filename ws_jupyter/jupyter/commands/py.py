@@ -124,7 +124,7 @@ def run(inv: Invocation) -> Any:
 
 
 def _run_cell(inv: Invocation, stop: StopButton) -> Any:
-    from ...kernels import DEFAULT_KERNEL
+    from ...sandbox.kernels import DEFAULT_KERNEL
 
     kernels = require_kernels(inv.workspace, "py")
     name = inv.args.name or DEFAULT_KERNEL
