@@ -56,6 +56,7 @@ DEFAULT_MAX_OUTPUT_TOKENS_BY_TOOL: Mapping[str, int | None] = {
     # a skill's instructions are what the model must follow: never cut them by default
     T.SKILLS.SKILL: None,
     T.SANDBOX.RESTART_KERNEL: None,
+    T.USER_DATA.REQUEST: None,
 }
 DEFAULT_WRITE_LOCK_TIMEOUT = 30.0
 DEFAULT_MEDIA_TYPES: tuple[str, ...] = ("image/png", "image/jpeg", "image/webp", "application/pdf")
@@ -70,11 +71,16 @@ _TOOL_OPTIONS: Mapping[str, tuple[str, ...]] = {
     T.SANDBOX.EXECUTE_COMMAND: ("background_processes",),
     T.SANDBOX.GET_PROCESS_OUTPUT: ("max_wait",),
     T.SANDBOX.EXECUTE_CODE: ("max_media_bytes",),
+    # the copy limit in bytes (default: the shared namespace's, 256 MB)
+    T.USER_DATA.REQUEST: ("max_bytes",),
     T.OPEN_NOTEBOOK.READ: ("media_types", "max_media_bytes"),
     T.OPEN_NOTEBOOK.EDIT: ("max_wait",),
     # user_kernel=False: where="user" is refused (the user's own setting can turn it off too)
     T.OPEN_NOTEBOOK.RUN: ("max_wait", "max_media_bytes", "user_kernel"),
+    T.CHECKPOINTS.CHECKPOINT: ("allow_restore",),
 }
+#: Tools that are off unless their own config enables them.
+_OFF_BY_DEFAULT = frozenset({T.CHECKPOINTS.CHECKPOINT})
 _COMMON_KEYS = (
     "enabled",
     "require_approval",
@@ -224,8 +230,14 @@ def _check_options(tool: str, options: Mapping[str, Any]) -> None:
         v = options["max_media_bytes"]
         if isinstance(v, bool) or not isinstance(v, int) or v < 0:
             raise ToolConfigError(f"{tool}.max_media_bytes must be a non-negative integer, got {v!r}")
+    if "allow_restore" in options and not isinstance(options["allow_restore"], bool):
+        raise ToolConfigError(f"{tool}.allow_restore must be True or False")
     if "max_wait" in options:
         _check_seconds(options["max_wait"], f"{tool}.max_wait")
+    if "max_bytes" in options:
+        v = options["max_bytes"]
+        if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
+            raise ToolConfigError(f"{tool}.max_bytes must be a positive integer (bytes), got {v!r}")
     if "user_kernel" in options and not isinstance(options["user_kernel"], bool):
         raise ToolConfigError(f"{tool}.user_kernel must be True or False")
     if "background_processes" in options:
@@ -338,7 +350,13 @@ class ToolsConfig:
         return ResolvedToolConfig(
             workspace_tool_name=tool,
             name=per.name or tool,
-            enabled=per.enabled if per.enabled is not None else self.enabled,
+            enabled=(
+                per.enabled
+                if per.enabled is not None
+                else False
+                if tool in _OFF_BY_DEFAULT
+                else self.enabled
+            ),
             require_approval=per.require_approval
             if per.require_approval is not None
             else self.require_approval,

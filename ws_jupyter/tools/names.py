@@ -14,6 +14,7 @@ from typing import Final
 
 __all__ = [
     "ALL_TOOL_NAMES",
+    "CHECKPOINT_TOOLS",
     "FILESYSTEM_TOOLS",
     "KERNEL_TOOLS",
     "NOTEBOOK_RUN_TOOLS",
@@ -22,6 +23,7 @@ __all__ = [
     "SANDBOX_TOOLS",
     "SEARCH_TOOLS",
     "SKILL_TOOLS",
+    "USER_DATA_TOOLS",
     "WORKSPACE_TOOLS",
     "WRITE_TOOLS",
 ]
@@ -61,10 +63,20 @@ class _Skills:
     SKILL_READ: Final = "skill_read"
 
 
+class _UserData:
+    LIST: Final = "user_variables_list"
+    INSPECT: Final = "user_variable_inspect"
+    REQUEST: Final = "user_variable_request"
+
+
 class _OpenNotebook:
     READ: Final = "open_notebook_read"
     EDIT: Final = "open_notebook_edit"
     RUN: Final = "open_notebook_run"
+
+
+class _Checkpoints:
+    CHECKPOINT: Final = "workspace_checkpoint"
 
 
 class WORKSPACE_TOOLS:
@@ -74,7 +86,9 @@ class WORKSPACE_TOOLS:
     SANDBOX = _Sandbox
     SEARCH = _Search
     SKILLS = _Skills
+    USER_DATA = _UserData
     OPEN_NOTEBOOK = _OpenNotebook
+    CHECKPOINTS = _Checkpoints
 
 
 FILESYSTEM_TOOLS: Final = (
@@ -109,8 +123,22 @@ NOTEBOOK_RUN_TOOLS: Final = (_Sandbox.RUN_NOTEBOOK,)
 SANDBOX_TOOLS: Final = (_Sandbox.EXECUTE_COMMAND, *PROCESS_TOOLS, *KERNEL_TOOLS, *NOTEBOOK_RUN_TOOLS)
 SEARCH_TOOLS: Final = (_Search.SEARCH, _Search.INDEX)
 SKILL_TOOLS: Final = (_Skills.SKILL, _Skills.SKILL_SEARCH, _Skills.SKILL_READ)
+#: Present while the notebook user shares variables (``%ws share``, ``Workspace.share``): list and
+#: inspect them read-only, and request copies into the sandbox's kernel (with a sandbox).
+USER_DATA_TOOLS: Final = (_UserData.LIST, _UserData.INSPECT, _UserData.REQUEST)
 #: Present while the notebook the user has open is connected (the ``%ws`` extension in its kernel
 #: and the ws-jupyter JupyterLab extension): read it, propose reviewed edits, run its cells.
 OPEN_NOTEBOOK_TOOLS: Final = (_OpenNotebook.READ, _OpenNotebook.EDIT, _OpenNotebook.RUN)
+#: Off unless enabled (``{WORKSPACE_TOOLS.CHECKPOINTS.CHECKPOINT: {"enabled": True}}``): a writable
+#: local or object-storage filesystem known up front.
+CHECKPOINT_TOOLS: Final = (_Checkpoints.CHECKPOINT,)
 #: Every tool, in the order ``Workspace.tools()`` lists them.
-ALL_TOOL_NAMES: Final = (*FILESYSTEM_TOOLS, *SANDBOX_TOOLS, *SEARCH_TOOLS, *SKILL_TOOLS, *OPEN_NOTEBOOK_TOOLS)
+ALL_TOOL_NAMES: Final = (
+    *FILESYSTEM_TOOLS,
+    *SANDBOX_TOOLS,
+    *SEARCH_TOOLS,
+    *SKILL_TOOLS,
+    *USER_DATA_TOOLS,
+    *OPEN_NOTEBOOK_TOOLS,
+    *CHECKPOINT_TOOLS,
+)
