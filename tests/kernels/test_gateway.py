@@ -286,3 +286,34 @@ def test_a_request_the_gateway_loses_is_a_clear_error(fresh, monkeypatch) -> Non
     assert dropped and (r.status, r.ename) == ("error", "ConnectionLost"), r
     assert "the request or its reply was lost" in r.error.evalue and time.monotonic() - started < 20
     assert fresh.execute("'lost_request' in dir()").text == "False"  # it never ran
+
+
+# --- a connection that goes silent ----------------------------------------------------------------
+# A proxy or NAT that forgets a websocket keeps it open and passes nothing: every read only times
+# out, and the gateway's REST API (new connections) still answers that the kernel exists.
+
+
+def test_a_websocket_cut_without_a_close_is_found_out_and_replaced(gateway) -> None:
+    proxy = CuttableProxy(gateway.port)
+    manager = GatewayKernelManager(proxy.url, token=gateway.token, reconnect_timeout=20)
+    try:
+        manager.execute("1")
+        proxy.freeze()  # the request below goes into the forgotten connection and is lost there
+        started = time.monotonic()
+        r = _within(90, lambda: manager.execute("frozen_request = 1"))
+        took = time.monotonic() - started
+        assert (r.status, r.ename) == ("error", "ConnectionLost"), r
+        assert "the request or its reply was lost" in r.error.evalue and "broke meanwhile" in r.error.evalue
+        assert took < 60, took  # a ping unanswered for 10 s after 5 s of silence, then a reconnect
+        after = _within(60, lambda: manager.execute("print('back')\n'frozen_request' in dir()"))
+        assert after.text == "False" and after.stdout == "back\n", after  # it never ran; output flows
+    finally:
+        manager.close()
+        proxy.cut()
+
+
+def test_code_that_runs_long_without_a_word_is_not_taken_for_a_lost_connection(fresh) -> None:
+    # silent for 12 s: barriers (3 s, 9 s) wait behind it and the websocket is pinged meanwhile
+    r = _within(90, lambda: fresh.execute("import time\ntime.sleep(12)\n6 * 7"))
+    assert r.ok and r.text == "42" and not r.notes, r
+    assert fresh.execute("print('next')").stdout == "next\n"  # the barriers' late replies are ignored

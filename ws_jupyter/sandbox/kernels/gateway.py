@@ -67,6 +67,9 @@ _GIVE_UP_AFTER = 10.0  # the reply in, no "idle" and no barrier's status that lo
 _READY_EVERY = 0.5  # seconds between kernel_info requests while a (re)started kernel is awaited
 _IOPUB_GRACE = 3.0  # a kernel that answers but publishes no status for it: ready after this long
 _LIVENESS_EVERY = 5.0  # seconds of silence during an execution before the kernel is looked up
+_QUIET_BARRIER_MAX = 30.0  # at most this many seconds between barriers while nothing at all is heard
+_PING_AFTER = 5.0  # seconds without a frame from the gateway before the websocket is pinged
+_PONG_WITHIN = 10.0  # no frame this long after a ping: the connection is lost (it may be silently cut)
 _MAX_REST_BYTES = 4 * 1024 * 1024
 
 
@@ -312,7 +315,14 @@ def _server_message(exc: urllib.error.HTTPError) -> str:
 
 
 class _Socket:
-    """The kernel's websocket (websocket-client), JSON messages in and out."""
+    """The kernel's websocket (websocket-client), JSON messages in and out.
+
+    No wait on it is unbounded: each send and receive sets the socket's timeout first, and a
+    connection that goes silent — a proxy or network that drops it without closing it, so reads
+    only ever time out — is pinged after ``_PING_AFTER`` seconds without a frame; nothing back
+    within ``_PONG_WITHIN`` seconds makes the next receive raise ``_Dropped`` (the execution
+    then reconnects, or fails with ``GATEWAY_UNAVAILABLE``), however quiet the kernel is.
+    """
 
     def __init__(self, connection: GatewayConnection, kernel_id: str, session: Any, max_bytes: int) -> None:
         import websocket
@@ -341,6 +351,8 @@ class _Socket:
         self.session = session
         self.dropped_big = 0
         self.too_deep = 0
+        self.heard_at = time.monotonic()  # the last frame from the gateway (a message, ping or pong)
+        self.ping_at: float | None = None  # a ping not answered yet (no frame since)
 
     def send(self, msg: dict[str, Any], channel: str = "shell") -> None:
         from jupyter_client.jsonutil import json_default
@@ -354,32 +366,52 @@ class _Socket:
             raise _Dropped(_short(exc)) from None
 
     def recv(self, timeout: float) -> dict[str, Any] | None:
-        """The next message, or None when none came within ``timeout`` seconds."""
+        """The next message, or None when none came within ``timeout`` seconds (or the frame was
+        a ping, a pong or binary). ``_Dropped`` when the connection broke or went silent."""
         websocket = self._ws_mod
-        self.ws.settimeout(timeout)
+        self._probe()
         try:
-            frame = self.ws.recv()
-        except websocket.WebSocketTimeoutException:
-            return None
-        except TimeoutError:
+            self.ws.settimeout(timeout)  # on the socket itself: every read below is bounded by it
+            opcode, data = self.ws.recv_data(control_frame=True)
+        except (websocket.WebSocketTimeoutException, TimeoutError):
             return None
         except (OSError, websocket.WebSocketException) as exc:
             raise _Dropped(_short(exc)) from None
-        if not frame:
+        self.heard_at, self.ping_at = time.monotonic(), None
+        if opcode == websocket.ABNF.OPCODE_CLOSE:
             raise _Dropped("the websocket closed")
-        if isinstance(frame, bytes):
-            return None  # a message with binary buffers (widgets): not needed for results
-        if len(frame) > self.max_bytes:
+        if opcode != websocket.ABNF.OPCODE_TEXT:
+            return None  # ping, pong, or a message with binary buffers (widgets): not needed for results
+        if len(data) > self.max_bytes:
             self.dropped_big += 1
             return None
         try:
-            msg = decode(frame)  # deep parts replaced by a note; a frame too deep to decode is counted
-        except ValueError:
+            msg = decode(data)  # deep parts replaced by a note; a frame too deep to decode is counted
+        except ValueError:  # not JSON, or not UTF-8
             return None
         if too_deep(msg):
             self.too_deep += 1
             return None
         return msg if isinstance(msg, dict) else None
+
+    def _probe(self) -> None:
+        """Pings a websocket that has been silent for ``_PING_AFTER`` seconds; ``_Dropped`` when
+        a ping had no frame after it for ``_PONG_WITHIN`` seconds."""
+        now = time.monotonic()
+        if self.ping_at is not None:
+            if now - self.ping_at >= _PONG_WITHIN:
+                raise _Dropped(
+                    f"the gateway sent nothing for {now - self.heard_at:.0f} s, not even an answer to a ping"
+                )
+            return
+        if now - self.heard_at < _PING_AFTER:
+            return
+        self.ping_at = now
+        try:
+            self.ws.settimeout(self.send_timeout)
+            self.ws.ping()
+        except (OSError, self._ws_mod.WebSocketException) as exc:
+            raise _Dropped(_short(exc)) from None
 
     def close(self) -> None:
         with contextlib.suppress(Exception):
@@ -706,9 +738,12 @@ class _RemoteExecution(Execution):
 
     A barrier is a ``kernel_info`` request sent after ours: the kernel handles requests one at a
     time, in order, and publishes each one's status on IOPub in that order. Its reply coming
-    before ours means ours (or our reply) was lost — asked after a reconnect, when nothing at
-    all was heard of our request for ``_SILENT_AFTER`` seconds, and when our "idle" came but
-    not our reply; once our reply is in, its status coming before our "idle" means that "idle"
+    before ours means ours (or our reply) was lost — asked after a reconnect, when our "idle"
+    came but not our reply, and while nothing at all comes: after ``_SILENT_AFTER`` seconds,
+    then at doubling intervals (at most ``_QUIET_BARRIER_MAX``) as long as the silence lasts.
+    Behind code that still runs they wait their turn and change nothing; they find out a request
+    that never arrived, a reply that never came back and a kernel the gateway restarted without
+    a word. Once our reply is in, a barrier's status coming before our "idle" means that "idle"
     was lost. The missing end is asked for once it is ``_IDLE_GRACE`` seconds late and given up
     on ``_GIVE_UP_AFTER`` seconds after the other end came.
     """
@@ -725,7 +760,8 @@ class _RemoteExecution(Execution):
         super().__init__(kernel, code, limit, abort, notes, collector, kernel.host.config.interrupt_timeout)
         self.kernel = kernel
         self.dead: str | None = None
-        self.last_message = self.started
+        self.last_message = self.started  # a message came, or the gateway was asked for the kernel
+        self.message_at = self.started  # a message came
         self.reconnected = False
         self.asked: dict[str, bool] = {}  # kernel_info requests sent: msg_id -> after our reply
         self.barrier_at = 0.0
@@ -788,14 +824,15 @@ class _RemoteExecution(Execution):
                 return True
             if now - since >= _IDLE_GRACE and now - self.barrier_at >= _BARRIER_EVERY:
                 self._send_barrier()
-        elif (
-            self.reply is None
-            and not self.heard
-            and now - self.started >= _SILENT_AFTER
-            and not any(not after for after in self.asked.values())  # one: they queue behind ours
-        ):
+        elif self.reply is None and now - max(self.message_at, self.barrier_at) >= self._quiet_gap():
             self._send_barrier()
         return False
+
+    def _quiet_gap(self) -> float:
+        """Seconds of silence before the next barrier: ``_SILENT_AFTER``, doubled for each one
+        already waiting behind our request (at most ``_QUIET_BARRIER_MAX``)."""
+        waiting = sum(1 for after in self.asked.values() if not after)
+        return min(_QUIET_BARRIER_MAX, _SILENT_AFTER * 2 ** min(waiting, 8))
 
     def _handle(self, msg: dict[str, Any]) -> None:
         parent = _parent(msg)
@@ -868,7 +905,7 @@ class _RemoteExecution(Execution):
                         self.kernel._rest_interrupt()
                     raise
                 if msg is not None:
-                    self.last_message = time.monotonic()
+                    self.last_message = self.message_at = time.monotonic()
                     self._handle(msg)
                     if self.dead is not None:
                         break
@@ -923,18 +960,21 @@ class _RemoteExecution(Execution):
             self.notes.append(
                 "the kernel answered a later request first: this one's reply was lost on the way"
             )
-        if self.collector.error is None:
-            self.status = "error"
-            self.error = ExecutionError(
-                "ConnectionLost",
-                (
-                    "the code ran to its end, but its reply was lost"
-                    if self.heard
-                    else "the request or its reply was lost on the way through the gateway"
-                )
-                + (" with the connection to the gateway" if self.reconnected else "")
-                + ": whether it succeeded is unknown",
+        if self.collector.error is not None:
+            return
+        if self.idle:
+            what = "the code ran to its end, but its reply was lost"
+        elif self.heard:
+            what = (
+                "the code started, but the kernel answered a later request before it: its reply was lost, or "
+                "the kernel was restarted while it ran"
             )
+        else:
+            what = "the request or its reply was lost on the way through the gateway"
+        if self.reconnected:
+            what += " (the connection to the gateway broke meanwhile)"
+        self.status = "error"
+        self.error = ExecutionError("ConnectionLost", what + "; whether it succeeded is unknown")
 
 
 def _parent(msg: dict[str, Any]) -> str | None:
