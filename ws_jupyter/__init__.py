@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 from ._lazy import lazy_exports
 from ._trusted_imports import install as _trust_dependencies
+from ._version import __version__
 
 _trust_dependencies()  # a workspace's pathspec.py is never imported in place of ours
 
-__version__ = "0.1.0"
 
 # public name -> module that defines it
 _EXPORTS: dict[str, str] = {

@@ -219,7 +219,7 @@ register_command(
 
 def build_parser() -> argparse.ArgumentParser:
     """The top-level parser with one sub-parser per registered subcommand."""
-    from . import __version__
+    from ._version import __version__
 
     parser = argparse.ArgumentParser(
         prog="ws-jupyter", description="ws-jupyter: one workspace for Jupyter users and their agents."

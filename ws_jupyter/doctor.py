@@ -137,7 +137,7 @@ class DoctorReport:
         return " ".join(parts)
 
     def text(self) -> str:
-        from . import __version__
+        from ._version import __version__
 
         width = max(len(c.name) for c in self.checks) + 2
         lines = [f"ws-jupyter {__version__} doctor · Python {sys.version.split()[0]} · {self.python}", ""]
@@ -216,7 +216,7 @@ def system_install_command(package: str) -> str:
 
 
 def _python(config: DoctorConfig) -> Check:
-    from . import __version__
+    from ._version import __version__
 
     kind = "virtual environment" if sys.prefix != sys.base_prefix else "no virtual environment"
     return Check(

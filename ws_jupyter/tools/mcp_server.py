@@ -424,7 +424,7 @@ def build_mcp_server(
     from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
     from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
-    from .. import __version__
+    from .._version import __version__
     from ..errors import SkillError, WorkspaceError
     from ..skills.prompt import skill_arguments, skill_prompt
 
