@@ -573,7 +573,7 @@ def _ipywidgets(config: DoctorConfig) -> Check:
 
 
 def _tokens(config: DoctorConfig) -> Check:
-    from .tools.tokens import tokenizer_name
+    from .text.tokens import tokenizer_name
 
     name = tokenizer_name()
     if name != "approximation":

@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from ws_jupyter.tools.output import apply_tail
+from ws_jupyter.text.shaping import apply_tail
 from ws_jupyter.tools.shell_tail import split_tail_pipe
 
 WORDS = [

@@ -49,7 +49,7 @@ _EXPORTS = {
     "to_smolagents": "ws_jupyter.tools.adapters_smolagents",
     "serve_mcp": "ws_jupyter.tools.mcp_server",
     "build_mcp_server": "ws_jupyter.tools.mcp_server",
-    "count_tokens": "ws_jupyter.tools.tokens",
+    "count_tokens": "ws_jupyter.text.tokens",
 }
 
 __all__ = [
@@ -90,6 +90,7 @@ __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)
 
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ..text.tokens import count_tokens
     from .activity import PendingApproval, ToolActivity, ToolActivityEvent, tool_activity
     from .adapters import (
         anthropic_tool_result,
@@ -108,7 +109,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from .factory import create_workspace_tools
     from .mcp_server import build_mcp_server, serve_mcp
     from .names import WORKSPACE_TOOLS
-    from .tokens import count_tokens
     from .types import (
         MediaPart,
         Tool,

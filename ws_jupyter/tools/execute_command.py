@@ -19,9 +19,10 @@ import inspect
 from typing import Any
 
 from ..errors import SandboxError
+from ..text.ansi import strip_ansi
+from ..text.shaping import apply_tail, truncate_head_tail
 from .base import ToolCall, ToolSpec
 from .names import WORKSPACE_TOOLS
-from .output import apply_tail, strip_ansi, truncate_head_tail
 from .schema import Param
 from .shell_tail import split_tail_pipe
 from .types import ToolCallContext

@@ -62,6 +62,7 @@ from typing import Any
 
 from ..errors import DirectoryNotFound, FileNotFound, WorkspaceError
 from ..filesystem.containment import open_child_dir
+from ..filesystem.globs import compile_globs, split_glob_path
 from ..filesystem.mime import SNIFF_BYTES, looks_like_text
 from ..filesystem.reading import (
     CHUNK_BYTES,
@@ -74,9 +75,9 @@ from ..filesystem.reading import (
 )
 from ..filesystem.walk import IgnoreRules, relative_to, start_rules, walk
 from ..notebooks.document import is_notebook_path
+from ..text.shaping import truncate_head
 from . import grep_confine, rules_scan
 from .base import ToolCall, ToolSpec
-from .globs import compile_globs, split_glob_path
 from .grep_confine import Confined
 from .grep_notebooks import (
     NotebookListing,
@@ -86,7 +87,6 @@ from .grep_notebooks import (
     workspace_path,
 )
 from .names import WORKSPACE_TOOLS
-from .output import truncate_head
 from .regex import GrepPattern, PatternError, compile_pattern
 from .schema import Param
 from .types import ToolErrorText

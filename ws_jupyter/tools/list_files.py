@@ -15,11 +15,11 @@ from typing import Any
 
 from ..errors import NotADirectory, WorkspaceError
 from ..filesystem.display import name_notes, wire_text
+from ..filesystem.globs import compile_globs
 from ..filesystem.walk import WalkEntry, relative_to, walk
+from ..text.shaping import truncate_head
 from .base import ToolCall, ToolSpec
-from .globs import compile_globs
 from .names import WORKSPACE_TOOLS
-from .output import truncate_head
 from .schema import Param
 
 __all__ = ["SPEC", "list_files"]

@@ -12,11 +12,12 @@ import time
 from typing import Any
 
 from ..errors import SandboxError
+from ..text.ansi import strip_ansi
+from ..text.shaping import apply_tail
 from .base import ToolCall, ToolSpec
 from .config import DEFAULT_MAX_WAIT
 from .execute_command import format_streams
 from .names import WORKSPACE_TOOLS
-from .output import apply_tail, strip_ansi
 from .schema import Param
 
 __all__ = ["GET_OUTPUT_SPEC", "KILL_SPEC", "LIST_SPEC"]

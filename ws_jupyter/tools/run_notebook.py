@@ -44,11 +44,11 @@ from ..errors import KernelError, NotebookError, StaleFileError
 from ..kernels.kernel import MALFORMED, Stopper
 from ..kernels.messages import MAX_DEPTH, too_deep
 from ..kernels.result import BoundedText
+from ..text.shaping import truncate_head_tail
 from .base import ToolCall, ToolSpec
 from .execute_command import _default_approval, _static_default_approval
 from .kernels import _kernels
 from .names import WORKSPACE_TOOLS
-from .output import truncate_head_tail
 from .schema import Param
 
 __all__ = ["RUN_NOTEBOOK_SPEC"]

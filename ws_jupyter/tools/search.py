@@ -20,11 +20,11 @@ import posixpath
 from typing import Any
 
 from ..errors import InvalidArgumentError
+from ..text.shaping import cut_line
+from ..text.tokens import count_tokens
 from .base import ToolCall, ToolSpec
 from .names import WORKSPACE_TOOLS
-from .output import cut_line
 from .schema import Param
-from .tokens import count_tokens
 
 __all__ = ["INDEX_SPEC", "SEARCH_SPEC", "available_modes"]
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import FileNotFound, SkillError, SkillNotFoundError
+from ..text.shaping import truncate_head
 from .base import ToolCall, ToolSpec
 from .names import WORKSPACE_TOOLS
-from .output import truncate_head
 from .schema import Param
 from .types import ToolErrorText
 

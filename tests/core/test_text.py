@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from ws_jupyter.tools import tokens
-from ws_jupyter.tools.output import apply_tail, number_line, strip_ansi, truncate_head, truncate_head_tail
-from ws_jupyter.tools.tokens import approximate_tokens, count_tokens, fits, tokenizer_name, use_tokenizer
+from ws_jupyter.text import tokens
+from ws_jupyter.text.ansi import strip_ansi
+from ws_jupyter.text.shaping import apply_tail, number_line, truncate_head, truncate_head_tail
+from ws_jupyter.text.tokens import approximate_tokens, count_tokens, fits, tokenizer_name, use_tokenizer
 
 
 def test_strip_ansi_colors_osc_and_progress_redraws():
@@ -18,6 +19,26 @@ def test_strip_ansi_colors_osc_and_progress_redraws():
 
 def test_strip_ansi_leaves_plain_text_alone():
     assert strip_ansi("a\tb\nc") == "a\tb\nc"
+
+
+#: escapes a terminal hides: 8-bit CSI, an OSC hyperlink ended by ST (ESC \\), a DCS string
+HIDDEN = "\x9b1mbold\x9b0m \x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\ \x1bP1$r\x1b\\end"
+
+
+def test_strip_ansi_handles_c1_codes_and_st_terminated_strings():
+    assert strip_ansi(HIDDEN) == "bold link end"
+
+
+def test_one_strip_ansi_for_tracebacks_and_the_kernel_views():
+    """A kernel's traceback text and the %ws kernel views clean terminal text as the tools do."""
+    from ws_jupyter.kernels import ExecutionError
+
+    error = ExecutionError("ValueError", "bad", ("\x1b[31mTraceback\x1b[0m", HIDDEN))
+    assert error.traceback_text == "Traceback\nbold link end"
+    pytest.importorskip("IPython")
+    from ws_jupyter.jupyter.views.kernels import _pre
+
+    assert ">bold link end</pre>" in _pre(HIDDEN)
 
 
 @pytest.mark.parametrize(
