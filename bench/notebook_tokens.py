@@ -64,7 +64,7 @@ def executed_copies(tmp: str) -> list[tuple[str, str]]:
     import nbformat
     from nbclient import NotebookClient
 
-    from ws_jupyter.jupyter.kernel_install import install_kernel
+    from ws_jupyter.install.kernel import install_kernel
 
     prefix = os.path.join(tmp, "prefix")
     install_kernel(prefix=prefix)

@@ -75,7 +75,7 @@ _EXPORTS: dict[str, str] = {
     "DefaultEmbedder": "ws_jupyter.search.embedder",
     "IndexReport": "ws_jupyter.search.indexer",
     "IndexProgress": "ws_jupyter.search.indexer",
-    "install_model": "ws_jupyter.model_install",
+    "install_model": "ws_jupyter.install.model",
     "IndexStatus": "ws_jupyter.search.status",
     # agent tools
     "WORKSPACE_TOOLS": "ws_jupyter.tools.names",
@@ -141,11 +141,11 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .filesystem.fsspec_fs import FsspecFilesystem
     from .filesystem.local import LocalFilesystem
     from .filesystem.types import FileEntry, FileStat, FilesystemInfo, WorkspaceFilesystem
+    from .install.model import install_model
     from .kernels.config import KernelsConfig
     from .kernels.kernel import Kernel, KernelInfo
     from .kernels.manager import SandboxKernelManager
     from .kernels.result import ExecutionError, ExecutionResult, MimeBundle, OutputEvent, OutputLimits
-    from .model_install import install_model
     from .request_context import RequestContext
     from .sandbox.isolation.config import NativeSandboxConfig
     from .sandbox.local import LocalSandbox

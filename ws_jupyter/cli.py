@@ -94,7 +94,7 @@ def _configure_install(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_install(args: argparse.Namespace) -> int:
-    from .jupyter.kernel_install import DISPLAY_NAME, KERNEL_NAME, install_kernel
+    from .install.kernel import DISPLAY_NAME, KERNEL_NAME, install_kernel
 
     path = install_kernel(
         user=args.user,
@@ -112,7 +112,7 @@ def _configure_uninstall(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_uninstall(args: argparse.Namespace) -> int:
-    from .jupyter.kernel_install import KERNEL_NAME, uninstall_kernel
+    from .install.kernel import KERNEL_NAME, uninstall_kernel
 
     name = args.name or KERNEL_NAME
     path = uninstall_kernel(name)
@@ -152,7 +152,7 @@ def _configure_install_model(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_install_model(args: argparse.Namespace) -> int:
-    from .model_install import install_model
+    from .install.model import install_model
 
     progress = None if args.quiet else (lambda line: print(f"  {line}", flush=True))
     report = install_model(source=args.source, force=args.force, index_url=args.index_url, progress=progress)

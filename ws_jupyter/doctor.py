@@ -75,7 +75,7 @@ class DoctorConfig:
     def from_workspace(cls, workspace: Any, **overrides: Any) -> DoctorConfig:
         """The configuration of an existing workspace: its isolation, default embedder, Chroma server."""
         from .filesystem.local import LocalFilesystem
-        from .model_install import uses_default_model
+        from .install.model import uses_default_model
         from .sandbox.local import LocalSandbox
         from .search.vector_store import ChromaVectorStore
 
@@ -367,7 +367,7 @@ def _ripgrep(config: DoctorConfig) -> Check:
 def _model(config: DoctorConfig) -> Check:
     import importlib.util
 
-    from .model_install import model_status
+    from .install.model import model_status
 
     needed = config.vector or config.strict
     runtime = [
@@ -396,7 +396,7 @@ def _model(config: DoctorConfig) -> Check:
 
 
 def _kernelspec(config: DoctorConfig) -> Check:
-    from .jupyter.kernel_install import DISPLAY_NAME, KERNEL_NAME
+    from .install.kernel import DISPLAY_NAME, KERNEL_NAME
 
     fix = ws_command("install-kernel")
     cost = f'no "{DISPLAY_NAME}" kernel in Jupyter\'s launcher (`%load_ext ws_jupyter` works in any Python kernel)'

@@ -14,6 +14,8 @@ MOVED = {
     "ws_jupyter.tools.tokens": ("ws_jupyter.text.tokens", ["count_tokens", "tokenizer_name", "_get"]),
     "ws_jupyter.tools.output": ("ws_jupyter.text.shaping", ["apply_tail", "truncate_head", "truncate_head_tail"]),
     "ws_jupyter.tools.globs": ("ws_jupyter.filesystem.globs", ["compile_globs", "expand_braces", "has_glob"]),
+    "ws_jupyter.model_install": ("ws_jupyter.install.model", ["install_model", "model_status", "ModelStatus"]),
+    "ws_jupyter.jupyter.kernel_install": ("ws_jupyter.install.kernel", ["install_kernel", "KERNEL_NAME"]),
 }
 
 _PROBE = """
