@@ -88,18 +88,18 @@ _EXPORTS: dict[str, str] = {
     "ToolActivity": "ws_jupyter.tools.activity",
     "ToolActivityEvent": "ws_jupyter.tools.activity",
     "tool_activity": "ws_jupyter.tools.activity",
-    "to_openai": "ws_jupyter.tools.adapters",
-    "to_anthropic": "ws_jupyter.tools.adapters",
-    "run_tool_call": "ws_jupyter.tools.adapters",
-    "run_openai_tool_calls": "ws_jupyter.tools.adapters",
-    "run_anthropic_tool_calls": "ws_jupyter.tools.adapters",
-    "openai_tool_output": "ws_jupyter.tools.adapters",
-    "anthropic_tool_result": "ws_jupyter.tools.adapters",
-    "to_openai_agents": "ws_jupyter.tools.adapters_openai_agents",
-    "to_langchain": "ws_jupyter.tools.adapters_langchain",
-    "to_pydantic_ai": "ws_jupyter.tools.adapters_pydantic_ai",
-    "to_smolagents": "ws_jupyter.tools.adapters_smolagents",
-    "serve_mcp": "ws_jupyter.tools.mcp_server",
+    "to_openai": "ws_jupyter.adapters.chat",
+    "to_anthropic": "ws_jupyter.adapters.chat",
+    "run_tool_call": "ws_jupyter.adapters.chat",
+    "run_openai_tool_calls": "ws_jupyter.adapters.chat",
+    "run_anthropic_tool_calls": "ws_jupyter.adapters.chat",
+    "openai_tool_output": "ws_jupyter.adapters.chat",
+    "anthropic_tool_result": "ws_jupyter.adapters.chat",
+    "to_openai_agents": "ws_jupyter.adapters.openai_agents",
+    "to_langchain": "ws_jupyter.adapters.langchain",
+    "to_pydantic_ai": "ws_jupyter.adapters.pydantic_ai",
+    "to_smolagents": "ws_jupyter.adapters.smolagents",
+    "serve_mcp": "ws_jupyter.adapters.mcp_server",
 }
 
 _ERRORS = (
@@ -137,6 +137,20 @@ def unload_ipython_extension(ipython: Any) -> None:
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from .adapters.chat import (
+        anthropic_tool_result,
+        openai_tool_output,
+        run_anthropic_tool_calls,
+        run_openai_tool_calls,
+        run_tool_call,
+        to_anthropic,
+        to_openai,
+    )
+    from .adapters.langchain import to_langchain
+    from .adapters.mcp_server import serve_mcp
+    from .adapters.openai_agents import to_openai_agents
+    from .adapters.pydantic_ai import to_pydantic_ai
+    from .adapters.smolagents import to_smolagents
     from .errors import *
     from .filesystem.fsspec_fs import FsspecFilesystem
     from .filesystem.local import LocalFilesystem
@@ -171,21 +185,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .skills.versioned import VersionedSkillSource
     from .skills.workspace_skills import WorkspaceSkills
     from .tools.activity import ToolActivity, ToolActivityEvent, tool_activity
-    from .tools.adapters import (
-        anthropic_tool_result,
-        openai_tool_output,
-        run_anthropic_tool_calls,
-        run_openai_tool_calls,
-        run_tool_call,
-        to_anthropic,
-        to_openai,
-    )
-    from .tools.adapters_langchain import to_langchain
-    from .tools.adapters_openai_agents import to_openai_agents
-    from .tools.adapters_pydantic_ai import to_pydantic_ai
-    from .tools.adapters_smolagents import to_smolagents
     from .tools.config import ToolsConfig
-    from .tools.mcp_server import serve_mcp
     from .tools.names import WORKSPACE_TOOLS
     from .tools.types import MediaPart, Tool, ToolCallContext, ToolHookContext, ToolResult
     from .workspace import Workspace, WorkspaceInfo

@@ -14,6 +14,12 @@ MOVED = {
     "ws_jupyter.tools.tokens": ("ws_jupyter.text.tokens", ["count_tokens", "tokenizer_name", "_get"]),
     "ws_jupyter.tools.output": ("ws_jupyter.text.shaping", ["apply_tail", "truncate_head", "truncate_head_tail"]),
     "ws_jupyter.tools.globs": ("ws_jupyter.filesystem.globs", ["compile_globs", "expand_braces", "has_glob"]),
+    "ws_jupyter.tools.adapters": ("ws_jupyter.adapters.chat", ["to_openai", "run_tool_call"]),
+    "ws_jupyter.tools.adapters_langchain": ("ws_jupyter.adapters.langchain", ["to_langchain"]),
+    "ws_jupyter.tools.adapters_openai_agents": ("ws_jupyter.adapters.openai_agents", ["to_openai_agents"]),
+    "ws_jupyter.tools.adapters_pydantic_ai": ("ws_jupyter.adapters.pydantic_ai", ["to_pydantic_ai"]),
+    "ws_jupyter.tools.adapters_smolagents": ("ws_jupyter.adapters.smolagents", ["to_smolagents"]),
+    "ws_jupyter.tools.mcp_server": ("ws_jupyter.adapters.mcp_server", ["build_mcp_server", "serve_mcp"]),
     "ws_jupyter.model_install": ("ws_jupyter.install.model", ["install_model", "model_status", "ModelStatus"]),
     "ws_jupyter.jupyter.kernel_install": ("ws_jupyter.install.kernel", ["install_kernel", "KERNEL_NAME"]),
 }
