@@ -179,6 +179,12 @@ def _configure_doctor(parser: argparse.ArgumentParser) -> None:
         default="auto",
         help="the isolation your workspaces use: bwrap/seatbelt make it required (default: auto)",
     )
+    parser.add_argument(
+        "--network",
+        choices=["none", "allow", "full"],
+        default="none",
+        help="the sandbox network your workspaces use: allow makes the allow-list proxy required",
+    )
     parser.add_argument("--vector", action="store_true", help="vector search is used: the default model is required")
     parser.add_argument("--chroma", metavar="HOST:PORT", help="a Chroma server the workspaces use (must answer)")
     parser.add_argument("--strict", action="store_true", help="every missing piece counts (exit status 1)")
@@ -195,6 +201,7 @@ def _run_doctor(args: argparse.Namespace) -> int:
 
     report = check_environment(
         isolation=args.isolation,
+        network=args.network,
         vector=args.vector,
         chroma=args.chroma,
         strict=args.strict,
@@ -231,6 +238,9 @@ def _configure_mcp(parser: argparse.ArgumentParser) -> None:
         default="auto",
         help="how commands are isolated (default: auto = the best backend that works here)",
     )
+    from .sandbox.network.arguments import add_network_arguments
+
+    add_network_arguments(parser)
     parser.add_argument("--no-search", action="store_true", help="no search tools")
     vector = parser.add_mutually_exclusive_group()
     vector.add_argument(
@@ -280,8 +290,11 @@ def _run_mcp(args: argparse.Namespace) -> int:
     sandbox = None
     if not args.no_sandbox:
         from .sandbox.local import LocalSandbox
+        from .sandbox.network.arguments import network_from_arguments
 
-        sandbox = LocalSandbox(working_directory=root, isolation=args.isolation)
+        sandbox = LocalSandbox(
+            working_directory=root, isolation=args.isolation, network=network_from_arguments(args)
+        )
     skills = args.skills
     if skills is None:
         skills = ["skills"] if os.path.isdir(os.path.join(root, "skills")) else []

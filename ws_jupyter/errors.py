@@ -28,7 +28,7 @@ Each also derives from the builtin a Python user would naturally catch, so
     │   ├── FileEncodingError                        ValueError          EENCODING
     │   ├── FileTooLargeError                        OSError             EFBIG
     │   └── FilesystemNotReadyError                  OSError             ENOTREADY
-    ├── SandboxError                                 RuntimeError    SANDBOX_ERROR
+    ├── SandboxError                                 RuntimeError    SANDBOX_ERROR, NETWORK_UNAVAILABLE
     │   ├── SandboxStateError                        RuntimeError    SANDBOX_STATE
     │   ├── IsolationUnavailableError                RuntimeError    ISOLATION_UNAVAILABLE
     │   ├── ProcessNotFoundError                     LookupError     PROCESS_NOT_FOUND

@@ -356,6 +356,7 @@ class ProcessHandle:
             command=self.command,
             stdout_truncated=self.stdout_truncated,
             stderr_truncated=self.stderr_truncated,
+            pid=self.pid,
         )
 
     def __repr__(self) -> str:

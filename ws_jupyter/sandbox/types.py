@@ -55,6 +55,10 @@ class CommandResult:
     command: str = ""
     stdout_truncated: bool = False
     stderr_truncated: bool = False
+    #: the process id it ran as (the outer one, on the host), when known
+    pid: int | None = None
+    #: in network ``allow`` mode, a line about its denied connection attempts ("" when none)
+    network_note: str = ""
 
 
 @dataclass(frozen=True)

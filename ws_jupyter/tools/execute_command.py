@@ -120,6 +120,9 @@ def execute_command(call: ToolCall) -> str:
         if getattr(result, "timed_out", False):
             limit = timeout if timeout is not None else getattr(sandbox, "timeout", None)
             body += f" (timed out after {limit:g}s)" if limit else " (timed out)"
+    note = getattr(result, "network_note", "")  # network allow mode: its denied connections
+    if note:
+        body += f"\n\n{note}"
     return body
 
 

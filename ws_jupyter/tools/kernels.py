@@ -15,8 +15,10 @@ The tools exist only when the sandbox can run kernels (``sandbox.kernels.availab
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import re
+from datetime import datetime, timezone
 from typing import Any
 
 from ..errors import KernelError
@@ -85,6 +87,7 @@ def execute_code(call: ToolCall) -> str | ToolResult:
     timeout = call.args["timeout"]
     if timeout is None:
         timeout = getattr(sandbox, "timeout", None)
+    since = datetime.now(timezone.utc)
     result = kernels.execute(
         call.args["code"],
         kernel=call.args["kernel"],
@@ -93,11 +96,20 @@ def execute_code(call: ToolCall) -> str | ToolResult:
         abort=call.context.abort,
         tool_call_id=call.context.tool_call_id,
     )
-    return format_execution(
+    output = format_execution(
         result,
         max_tokens=call.max_tokens,
         max_media_bytes=int(call.option("max_media_bytes", DEFAULT_MAX_MEDIA_BYTES)),
     )
+    # network allow mode: the connection attempts of this execution that the allow-list denied
+    note_for = getattr(sandbox, "network_note", None)
+    kernel = kernels.get(call.args["kernel"]) if callable(getattr(kernels, "get", None)) else None
+    note = note_for(getattr(kernel, "pid", None), since) if note_for is not None else ""
+    if not note:
+        return output
+    if isinstance(output, ToolResult):
+        return dataclasses.replace(output, text=f"{output.text}\n\n{note}")
+    return f"{output}\n\n{note}"
 
 
 def _html_text(markup: str) -> str:

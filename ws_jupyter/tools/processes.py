@@ -76,6 +76,11 @@ def get_process_output(call: ToolCall) -> str:
         body += f"\n\nExit code: {code}"
     elif waited_out:
         body += f"\n\n(still running after waiting {limit:g}s)"
+    annotate = getattr(call.sandbox(), "with_network_note", None)  # network allow mode
+    if annotate is not None and getattr(handle, "started_at", None) is not None:
+        note = annotate(handle.result(), handle.started_at).network_note
+        if note:
+            body += f"\n\n{note}"
     return body
 
 

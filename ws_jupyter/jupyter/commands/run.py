@@ -109,6 +109,9 @@ def run_streaming(
             with contextlib.suppress(Exception):
                 manager.release(handle.pid)
         result = handle.result()
+        annotate = getattr(sandbox, "with_network_note", None)  # network allow mode: denied attempts
+        if annotate is not None:
+            result = annotate(result, handle.started_at)
     summary = RunSummary.of(
         result,
         command=command,

@@ -9,7 +9,7 @@ from typing import Any
 from .base import RichView
 from .common import CELL, MUTED, WARN, esc
 
-__all__ = ["InfoView", "info_rows"]
+__all__ = ["InfoView", "info_rows", "network_summary"]
 
 
 @dataclass(repr=False)
@@ -40,6 +40,20 @@ class InfoView(RichView):
 
     def as_dict(self) -> dict[str, str]:
         return dict(self.rows)
+
+
+def network_summary(network: dict[str, Any]) -> str:
+    """``allow: pypi.org, *.example.com · header secrets for api.example.com · 12 connections logged``."""
+    mode = str(network.get("mode"))
+    if mode != "allow":
+        return {"none": "none (no route out)", "full": "full (the host's network)"}.get(mode, mode)
+    text = "allow: " + (", ".join(map(str, network.get("allow") or [])) or "nothing allowed")
+    secrets = network.get("secrets") or {}
+    if secrets:
+        text += " · header secrets for " + ", ".join(sorted(map(str, secrets)))
+    if network.get("connections_logged") is not None:
+        text += f" · {network['connections_logged']} connections logged"
+    return text
 
 
 def _host_trusted_text(trusted: dict[str, Any], isolation: str) -> str:
@@ -80,6 +94,9 @@ def info_rows(info: Any) -> list[tuple[str, str]]:
     elif sb is not None:
         rows.append(("sandbox", f"{sb.provider} · {sb.status}"))
         rows.append(("isolation", str(getattr(sb, "isolation", "none"))))
+        network = (getattr(sb, "metadata", None) or {}).get("network")
+        if isinstance(network, dict) and network.get("mode"):
+            rows.append(("network", network_summary(network)))
         if getattr(sb, "working_directory", None):
             rows.append(("working directory", str(sb.working_directory)))
         metadata = getattr(sb, "metadata", None) or {}

@@ -1,12 +1,13 @@
 """``Dashboard`` (``%ws ui``): every workspace widget in tabs, wired together.
 
 Files (FileBrowser), Run (CommandRunner), Processes (ProcessMonitor), Search (SearchPanel — a
-clicked hit opens in the Files tab), Skills (SkillsBrowser), Agent tools (ToolActivity) and
-Kernels (KernelActivity: the code the agent runs, as live cells), each present when the workspace
-has what it needs, under a one-line summary of the workspace.
+clicked hit opens in the Files tab), Skills (SkillsBrowser), Agent tools (ToolActivity),
+Kernels (KernelActivity: the code the agent runs, as live cells) and Network (NetworkLog: every
+connection attempt of a sandbox in network allow mode), each present when the workspace has what
+it needs, under a one-line summary of the workspace.
 
 State for code and tests: ``tab_names``, and the parts as attributes (``files``, ``runner``,
-``processes``, ``search``, ``skills``, ``activity``, ``kernels``; None when absent); ``show(name)`` selects a
+``processes``, ``search``, ``skills``, ``activity``, ``kernels``, ``network``; None when absent); ``show(name)`` selects a
 tab.
 """
 
@@ -35,6 +36,7 @@ class Dashboard(Snapshotting, w.VBox):
         from .command_runner import CommandRunner
         from .file_browser import FileBrowser
         from .kernel_activity import KernelActivity
+        from .network_log import NetworkLog
         from .process_monitor import ProcessMonitor
         from .search_panel import SearchPanel
         from .skills_browser import SkillsBrowser
@@ -48,6 +50,7 @@ class Dashboard(Snapshotting, w.VBox):
         self.skills: SkillsBrowser | None = None
         self.activity: ToolActivity | None = None
         self.kernels: KernelActivity | None = None
+        self.network: NetworkLog | None = None
         tabs: list[tuple[str, w.Widget]] = []
         if workspace.has_filesystem_config():
             self.files = FileBrowser(workspace)
@@ -74,6 +77,9 @@ class Dashboard(Snapshotting, w.VBox):
             if kernels is not None and kernels.available:
                 self.kernels = KernelActivity(workspace, interval=interval)
                 tabs.append(("Kernels", self.kernels))
+            if getattr(workspace.resolve_sandbox(None), "egress", None) is not None:
+                self.network = NetworkLog(workspace, interval=interval)
+                tabs.append(("Network", self.network))
         self.tab = w.Tab(children=[t for _, t in tabs])
         for i, (name, _) in enumerate(tabs):
             self.tab.set_title(i, name)
@@ -135,6 +141,7 @@ class Dashboard(Snapshotting, w.VBox):
             self.skills,
             self.activity,
             self.kernels,
+            self.network,
         ):
             if part is not None:
                 part.close()
