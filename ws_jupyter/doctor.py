@@ -395,8 +395,8 @@ def _probe_sandbox_as_root() -> tuple[int, bool] | str:
 
 
 def _ripgrep(config: DoctorConfig) -> Check:
-    from .tools import grep_confine
-    from .tools.grep import find_ripgrep
+    from .tools.grep import confine as grep_confine
+    from .tools.grep.confine import find_ripgrep
 
     rg = find_ripgrep()
     if rg is not None:

@@ -41,7 +41,8 @@ T = WORKSPACE_TOOLS
 
 
 def _filesystem_specs() -> list[ToolSpec]:
-    from . import delete, edit_file, file_stat, grep, list_files, mkdir, notebook_edit, read_file, write_file
+    from .files import delete, edit_file, file_stat, list_files, mkdir, notebook_edit, read_file, write_file
+    from .grep import tool as grep
 
     return [
         read_file.SPEC,
@@ -57,7 +58,7 @@ def _filesystem_specs() -> list[ToolSpec]:
 
 
 def _sandbox_specs(with_processes: bool, with_kernels: bool) -> list[ToolSpec]:
-    from . import execute_command, kernels, processes
+    from .sandbox import execute_command, kernels, processes
 
     specs = [execute_command.SPEC]
     if with_processes:
@@ -73,13 +74,14 @@ def _can_run_kernels(sandbox: Any) -> bool:
 
 
 def _search_specs(with_index: bool) -> list[ToolSpec]:
-    from .search import INDEX_SPEC, SEARCH_SPEC
+    from .search.index import INDEX_SPEC
+    from .search.search import SEARCH_SPEC
 
     return [SEARCH_SPEC, *([INDEX_SPEC] if with_index else [])]
 
 
 def _skill_specs() -> list[ToolSpec]:
-    from .skills import SKILL_READ_SPEC, SKILL_SEARCH_SPEC, SKILL_SPEC
+    from .skills.skills import SKILL_READ_SPEC, SKILL_SEARCH_SPEC, SKILL_SPEC
 
     return [SKILL_SPEC, SKILL_SEARCH_SPEC, SKILL_READ_SPEC]
 
@@ -103,7 +105,7 @@ def available_specs(workspace: Any) -> list[ToolSpec]:
             _can_run_kernels(sandbox) and not getattr(sandbox.kernels, "remote", False)
         )
         if workspace.has_filesystem_config() and not read_only and local_kernels:
-            from .run_notebook import RUN_NOTEBOOK_SPEC
+            from .sandbox.run_notebook import RUN_NOTEBOOK_SPEC
 
             specs.append(RUN_NOTEBOOK_SPEC)
     if getattr(workspace, "can_search", False):

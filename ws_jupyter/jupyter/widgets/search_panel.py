@@ -23,7 +23,7 @@ from typing import Any
 import ipywidgets as w
 from traitlets import Dict, Int, List, Unicode
 
-from ...tools.search import available_modes
+from ...tools.search.search import available_modes
 from ..files import load_file_view
 from ..views.common import BAD, MONO, MUTED, base_path_of
 from ..views.search import hit_snippet

@@ -11,14 +11,14 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from ..errors import SandboxError
-from ..text.ansi import strip_ansi
-from ..text.shaping import apply_tail
-from .base import ToolCall, ToolSpec
-from .config import DEFAULT_MAX_WAIT
+from ...errors import SandboxError
+from ...text.ansi import strip_ansi
+from ...text.shaping import apply_tail
+from ..base import ToolCall, ToolSpec
+from ..config import DEFAULT_MAX_WAIT
+from ..names import WORKSPACE_TOOLS
+from ..schema import Param
 from .execute_command import format_streams
-from .names import WORKSPACE_TOOLS
-from .schema import Param
 
 __all__ = ["GET_OUTPUT_SPEC", "KILL_SPEC", "LIST_SPEC"]
 

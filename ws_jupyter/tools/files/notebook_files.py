@@ -25,13 +25,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import FileReadRequiredError, FileTooLargeError, NotebookError
-from ..filesystem.reading import MAX_FILE_BYTES, decode_text, read_limited
-from ..notebooks.document import Notebook, cell_source
-from ..notebooks.render import render_notebook
-from .base import ToolCall
-from .config import DEFAULT_MAX_MEDIA_BYTES, DEFAULT_MEDIA_TYPES
-from .types import MediaPart, ToolErrorText, ToolOutput, ToolResult
+from ...errors import FileReadRequiredError, FileTooLargeError, NotebookError
+from ...filesystem.reading import MAX_FILE_BYTES, decode_text, read_limited
+from ...notebooks.document import Notebook, cell_source
+from ...notebooks.render import render_notebook
+from ..base import ToolCall
+from ..config import DEFAULT_MAX_MEDIA_BYTES, DEFAULT_MEDIA_TYPES
+from ..types import MediaPart, ToolErrorText, ToolOutput, ToolResult
 
 __all__ = ["check_cells_read", "check_notebook_text", "edit_notebook", "read_notebook"]
 

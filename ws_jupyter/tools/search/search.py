@@ -1,4 +1,4 @@
-"""``workspace_search`` and ``workspace_index``: the workspace's BM25 / vector / hybrid search.
+"""``workspace_search``: the workspace's BM25 / vector / hybrid search.
 
 Each hit is printed as a ``<path>:<start>-<end>`` line and then exactly those lines of the file
 (numbered as ``workspace_read_file`` numbers them, indentation kept, one line of context either
@@ -9,24 +9,19 @@ document indexed from given text is labelled ``[indexed text]`` so it is never t
 The schema lists only the modes this workspace has; a mode that is not available falls back
 (hybrid -> vector -> bm25) and the output says so, as it says when the index is empty or still
 being built.
-
-``workspace_index`` indexes a file or folder from disk (``{"path": "docs"}``), or, with
-``content``, a free-text document under a name that is not a workspace file.
 """
 
 from __future__ import annotations
 
-import posixpath
 from typing import Any
 
-from ..errors import InvalidArgumentError
-from ..text.shaping import cut_line
-from ..text.tokens import count_tokens
-from .base import ToolCall, ToolSpec
-from .names import WORKSPACE_TOOLS
-from .schema import Param
+from ...text.shaping import cut_line
+from ...text.tokens import count_tokens
+from ..base import ToolCall, ToolSpec
+from ..names import WORKSPACE_TOOLS
+from ..schema import Param
 
-__all__ = ["INDEX_SPEC", "SEARCH_SPEC", "available_modes"]
+__all__ = ["SEARCH_SPEC", "available_modes", "index_note"]
 
 _SNIPPET_LINES = 12
 _CONTEXT_LINES = 1
@@ -131,39 +126,6 @@ def search(call: ToolCall) -> str:
     return "\n\n".join(blocks) + f"\n---\n{summary}"
 
 
-def index(call: ToolCall) -> str:
-    path = call.args["path"].strip().replace("\\", "/")
-    norm = posixpath.normpath(path).lstrip("/")
-    if norm in ("", "..") or norm.startswith("../"):
-        raise InvalidArgumentError(
-            f"Invalid path {path!r}: give a workspace-relative path like 'docs' or 'notes/a.md'"
-        )
-    content = call.args["content"]
-    ws = call.workspace
-    if content is not None:
-        if norm == ".":
-            raise InvalidArgumentError("A free-text document needs a name like 'notes/meeting.md'")
-        ids = ws.index_document(norm, content)
-        return f"Indexed the text as {norm}" + (f" ({len(ids)} chunks)" if len(ids) > 1 else "")
-    report = ws.rebuild_search_index([norm])
-    if report.missing:
-        raise InvalidArgumentError(
-            f"No file or folder {norm!r} in the workspace (to index text, give it as content)"
-        )
-    parts = [f"{len(report.indexed)} {'file' if len(report.indexed) == 1 else 'files'} indexed "
-             f"({report.chunks} chunks)", f"{report.unchanged + report.touched} unchanged"]
-    if report.removed:
-        parts.append(f"{len(report.removed)} removed")
-    if report.skipped:
-        parts.append(f"{len(report.skipped)} skipped (binary, too large or unreadable)")
-    text = f"Indexed {norm} from disk: " + ", ".join(parts)
-    status = ws.index_status() if hasattr(ws, "index_status") else None
-    if status is not None and status.vectors and status.pending:
-        text += (f". Vectors are computed in the background ({status.embedded:,} of "
-                 f"{status.documents:,} documents so far); BM25 finds the new text now")
-    return text
-
-
 SEARCH_SPEC = ToolSpec(
     name=WORKSPACE_TOOLS.SEARCH.SEARCH,
     description=(
@@ -175,28 +137,4 @@ SEARCH_SPEC = ToolSpec(
     ),
     params=_search_params,
     run=search,
-)
-
-INDEX_SPEC = ToolSpec(
-    name=WORKSPACE_TOOLS.SEARCH.INDEX,
-    description=(
-        "Update the search index. With only a path, (re)index that file or folder of the "
-        "workspace from disk (e.g. after creating files; '.' is everything; .gitignored, hidden "
-        "and binary files are skipped; unchanged files cost nothing). With content, add a "
-        "free-text document under that name (not the name of a workspace file) so later "
-        "workspace_search calls can find it; indexing the same name again replaces it. It never "
-        "writes a file."
-    ),
-    params=(
-        Param(
-            "path",
-            "string",
-            "A workspace file or folder to index from disk, e.g. 'docs'; with content, the name "
-            "of the free-text document, e.g. 'notes/meeting.md'.",
-            required=True,
-            allow_empty=False,
-        ),
-        Param("content", "string", "Text to index as a free-text document. Omit it (null) to index path from disk."),
-    ),
-    run=index,
 )

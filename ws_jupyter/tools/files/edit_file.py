@@ -12,14 +12,14 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable
 
-from ..errors import IsADirectory
-from ..filesystem.reading import MAX_FILE_BYTES, decode_text, read_limited
-from ..notebooks.document import is_notebook_path
-from ..text.shaping import number_line
-from .base import ToolCall, ToolSpec
-from .names import WORKSPACE_TOOLS
-from .schema import Param
-from .types import ToolErrorText
+from ...errors import IsADirectory
+from ...filesystem.reading import MAX_FILE_BYTES, decode_text, read_limited
+from ...notebooks.document import is_notebook_path
+from ...text.shaping import number_line
+from ..base import ToolCall, ToolSpec
+from ..names import WORKSPACE_TOOLS
+from ..schema import Param
+from ..types import ToolErrorText
 
 __all__ = ["SPEC", "edit_file", "replace_text"]
 

@@ -42,7 +42,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ENV", "MEMORY_LIMIT", "MODES", "Confined", "mode", "usable"]
+__all__ = ["ENV", "MEMORY_LIMIT", "MODES", "Confined", "find_ripgrep", "mode", "usable"]
 
 #: Confinement modes, in the order they are tried.
 MODES: tuple[str, ...] = ("landlock", "bwrap")
@@ -89,6 +89,34 @@ class Confined:
             )
         except (OSError, subprocess.SubprocessError):
             return None
+
+
+_rg_lock = threading.Lock()
+_rg_path: list[str | None] = []
+
+
+def find_ripgrep() -> str | None:
+    """Path of a working ``rg`` (next to this Python, then on PATH), or None. Checked once."""
+    with _rg_lock:
+        if _rg_path:
+            return _rg_path[0]
+        found = None
+        if os.environ.get("WS_JUPYTER_GREP_ENGINE", "").lower() != "python":
+            candidates = [
+                os.path.join(os.path.dirname(sys.executable), "rg"),
+                os.path.join(sys.prefix, "bin", "rg"),
+                shutil.which("rg"),
+            ]
+            for cand in candidates:
+                if cand and os.path.isfile(cand) and os.access(cand, os.X_OK):
+                    try:
+                        subprocess.run([cand, "--version"], capture_output=True, timeout=10, check=True)
+                    except (OSError, subprocess.SubprocessError):
+                        continue
+                    found = cand
+                    break
+        _rg_path.append(found)
+        return found
 
 
 def mode() -> str | None:
@@ -356,13 +384,11 @@ def _probe(candidate: str) -> bool:
     if not sys.platform.startswith("linux") or candidate not in ("bwrap", "landlock"):
         return False
     if candidate == "bwrap":
-        from ..sandbox.isolation.detect import probe_backend
+        from ...sandbox.isolation.detect import probe_backend
 
         if shutil.which("bwrap") is None or not probe_backend("bwrap").available:
             return False
-    from .grep import find_ripgrep  # the program grep confines
-
-    rg = find_ripgrep()
+    rg = find_ripgrep()  # the program grep confines
     if rg is None:
         return False
     with tempfile.TemporaryDirectory(prefix="ws-grep-probe-") as tmp:

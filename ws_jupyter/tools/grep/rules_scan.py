@@ -5,7 +5,7 @@ one changes its directory's ctime too.)
 
 ripgrep opens every ``.gitignore`` it meets with a plain ``open()``: a FIFO would hang it, a
 symlink to a file elsewhere in the workspace lend it rules, a huge file eat memory (it runs
-confined to the workspace, so nothing outside can be reached: :mod:`.grep_confine`). So before
+confined to the workspace, so nothing outside can be reached: :mod:`.confine`). So before
 ripgrep's results are used, ``find`` (which opens nothing, and runs confined the same way) lists
 the tree's directories and ``.gitignore`` files; a tree holding an unusable one (not a regular
 file of at most ``MAX_CONFIG_BYTES``) is searched by the Python engine instead.
@@ -31,8 +31,8 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from ..filesystem.reading import MAX_CONFIG_BYTES
-from .grep_confine import Confined
+from ...filesystem.reading import MAX_CONFIG_BYTES
+from .confine import Confined
 
 __all__ = ["TreeScan", "check_tree", "start_scan"]
 
@@ -167,7 +167,7 @@ def check_tree(host_base: str, deadline: float) -> TreeScan | None:
 
 def start_scan(host_base: str, root: str) -> _Pending | None:
     """Starts ``find`` over ``host_base`` (``.git`` pruned), confined like ripgrep to the
-    workspace root ``root`` (:mod:`~ws_jupyter.tools.grep_confine`); None when find cannot run."""
+    workspace root ``root`` (:mod:`.confine`); None when find cannot run."""
     find = shutil.which("find")
     if find is None:
         return None

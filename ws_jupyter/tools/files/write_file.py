@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from ..notebooks.document import is_notebook_path
-from .base import ToolCall, ToolSpec, rel_path
-from .names import WORKSPACE_TOOLS
+from ...notebooks.document import is_notebook_path
+from ..base import ToolCall, ToolSpec, rel_path
+from ..names import WORKSPACE_TOOLS
+from ..schema import Param
+from ..types import ToolErrorText
 from .notebook_files import check_notebook_text
-from .schema import Param
-from .types import ToolErrorText
 
 __all__ = ["SPEC", "write_file"]
 

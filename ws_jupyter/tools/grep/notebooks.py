@@ -21,11 +21,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import FileTooLargeError, NotebookError
-from ..notebooks.document import Notebook
-from ..notebooks.text import cell_texts
-from .grep_confine import Confined
+from ...errors import FileTooLargeError, NotebookError
+from ...notebooks.document import Notebook
+from ...notebooks.text import cell_texts
+from .confine import Confined
+from .files import count_file, per_file_limit, search_file
 from .regex import GrepPattern
+from .result import SearchOptions
 
 _ALL = 1 << 62
 
@@ -34,6 +36,7 @@ __all__ = [
     "NotebookListing",
     "glob_excludes_notebooks",
     "load_for_grep",
+    "notebook_hits",
     "search_notebook",
     "workspace_path",
 ]
@@ -172,3 +175,32 @@ def glob_excludes_notebooks(glob: str | None) -> bool:
         return False
     last = glob.rsplit("/", 1)[-1]
     return bool(re.fullmatch(r"\*\.[A-Za-z0-9_+-]+", last)) and last.lower() != "*.ipynb"
+
+
+def notebook_hits(
+    fs: Any,
+    rel: str,
+    rx: GrepPattern,
+    context: int,
+    remaining: int,
+    deadline: float,
+    max_count: int | None,
+    opts: SearchOptions,
+) -> tuple[list[Any], int]:
+    """``(matches shown, matching lines in all)`` of a notebook: cell by cell; a ``.ipynb`` that
+    is not a readable notebook is searched as its text. Raises ``BinaryFile`` like a file search."""
+    limit = 0 if opts.files_only else max(0, remaining)
+    nb = load_for_grep(fs, rel)
+    if nb is not None:
+        cells, total = search_notebook(
+            nb, rel, rx, context, limit, deadline, max_count, opts.notebook_outputs,
+            opts.count_all or opts.files_only,
+        )  # fmt: skip
+        return list(cells), total
+    if limit <= 0:
+        return [], count_file(fs, rel, rx, deadline, max_count)
+    hits = search_file(fs, rel, rel, rx, context, per_file_limit(max_count, limit), deadline, max_count)
+    total = len(hits.matches)
+    if opts.count_all and (max_count is None or total < max_count) and total >= limit:
+        total = count_file(fs, rel, rx, deadline, max_count)
+    return ([hits] if hits.matches else []), total

@@ -18,14 +18,14 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from ..errors import SandboxError
-from ..text.ansi import strip_ansi
-from ..text.shaping import apply_tail, truncate_head_tail
-from .base import ToolCall, ToolSpec
-from .names import WORKSPACE_TOOLS
-from .schema import Param
+from ...errors import SandboxError
+from ...text.ansi import strip_ansi
+from ...text.shaping import apply_tail, truncate_head_tail
+from ..base import ToolCall, ToolSpec
+from ..names import WORKSPACE_TOOLS
+from ..schema import Param
+from ..types import ToolCallContext
 from .shell_tail import split_tail_pipe
-from .types import ToolCallContext
 
 __all__ = ["SPEC", "execute_command", "format_streams"]
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import FileNotFound, SkillError, SkillNotFoundError
-from ..text.shaping import truncate_head
-from .base import ToolCall, ToolSpec
-from .names import WORKSPACE_TOOLS
-from .schema import Param
-from .types import ToolErrorText
+from ...errors import FileNotFound, SkillError, SkillNotFoundError
+from ...text.shaping import truncate_head
+from ..base import ToolCall, ToolSpec
+from ..names import WORKSPACE_TOOLS
+from ..schema import Param
+from ..types import ToolErrorText
 
 __all__ = ["SKILL_READ_SPEC", "SKILL_SEARCH_SPEC", "SKILL_SPEC"]
 

@@ -40,16 +40,16 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from ..errors import KernelError, NotebookError, StaleFileError
-from ..kernels.kernel import MALFORMED, Stopper
-from ..kernels.messages import MAX_DEPTH, too_deep
-from ..kernels.result import BoundedText
-from ..text.shaping import truncate_head_tail
-from .base import ToolCall, ToolSpec
+from ...errors import KernelError, NotebookError, StaleFileError
+from ...kernels.kernel import MALFORMED, Stopper
+from ...kernels.messages import MAX_DEPTH, too_deep
+from ...kernels.result import BoundedText
+from ...text.shaping import truncate_head_tail
+from ..base import ToolCall, ToolSpec
+from ..names import WORKSPACE_TOOLS
+from ..schema import Param
 from .execute_command import _default_approval, _static_default_approval
 from .kernels import _kernels
-from .names import WORKSPACE_TOOLS
-from .schema import Param
 
 __all__ = ["RUN_NOTEBOOK_SPEC"]
 
@@ -254,7 +254,7 @@ async def _drive(client: Any, stop: Stopper) -> str | None:
 def run_notebook(call: ToolCall) -> str:
     from jupyter_core.utils import run_sync
 
-    from ..notebooks import Notebook
+    from ...notebooks import Notebook
 
     started = time.monotonic()
     args = call.args
@@ -286,7 +286,7 @@ def run_notebook(call: ToolCall) -> str:
         kernel = kernels.start(args["kernel"])
     import zmq.asyncio
 
-    from ..kernels.manager import bound_receiving
+    from ...kernels.manager import bound_receiving
 
     context = bound_receiving(zmq.asyncio.Context(), config.max_message_bytes)
     failure: str | None = None
@@ -349,7 +349,7 @@ def _summary(
     kernel: str,
     call: ToolCall,
 ) -> str:
-    from ..notebooks.outputs import cell_outputs
+    from ...notebooks.outputs import cell_outputs
 
     code_cells = [(i, c) for i, c in enumerate(node.cells) if c.cell_type == "code"]
     lines: list[str] = []

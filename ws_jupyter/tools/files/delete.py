@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from ..errors import DirectoryNotEmpty, NotADirectory
-from .base import ToolCall, ToolSpec, rel_path
-from .names import WORKSPACE_TOOLS
-from .schema import Param
+from ...errors import DirectoryNotEmpty, NotADirectory
+from ..base import ToolCall, ToolSpec, rel_path
+from ..names import WORKSPACE_TOOLS
+from ..schema import Param
 
 __all__ = ["SPEC", "delete"]
 

@@ -19,13 +19,13 @@ the tool answers with the reason and the file is untouched.
 
 from __future__ import annotations
 
-from ..errors import FileNotFound, NotebookError
-from ..notebooks.document import CELL_TYPES, Notebook, is_notebook_path
-from .base import ToolCall, ToolSpec, rel_path
-from .names import WORKSPACE_TOOLS
+from ...errors import FileNotFound, NotebookError
+from ...notebooks.document import CELL_TYPES, Notebook, is_notebook_path
+from ..base import ToolCall, ToolSpec, rel_path
+from ..names import WORKSPACE_TOOLS
+from ..schema import Param
+from ..types import ToolErrorText
 from .notebook_files import check_cells_read
-from .schema import Param
-from .types import ToolErrorText
 
 __all__ = ["SPEC", "notebook_edit"]
 

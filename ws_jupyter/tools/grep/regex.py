@@ -32,7 +32,7 @@ import sys
 import time
 from typing import Any
 
-from ..errors import ToolError
+from ...errors import ToolError
 
 __all__ = ["GrepPattern", "PatternError", "compile_pattern", "translate"]
 

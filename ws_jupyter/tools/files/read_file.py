@@ -17,17 +17,17 @@ import hashlib
 from collections.abc import Iterator
 from typing import Any
 
-from ..errors import FileNotFound, FileTooLargeError, IsADirectory, ToolArgumentError
-from ..filesystem.mime import SNIFF_BYTES, guess_mime_type, looks_like_text
-from ..filesystem.reading import MAX_FILE_BYTES, file_chunks, read_head, read_limited, sized_line_blocks
-from ..notebooks.document import is_notebook_path
-from ..text.shaping import cut_line, number_line, truncate_head
-from ..text.tokens import count_tokens
-from .base import ToolCall, ToolSpec
-from .config import DEFAULT_MAX_MEDIA_BYTES, DEFAULT_MEDIA_TYPES
-from .names import WORKSPACE_TOOLS
-from .schema import Param
-from .types import MediaPart, ToolResult
+from ...errors import FileNotFound, FileTooLargeError, IsADirectory, ToolArgumentError
+from ...filesystem.mime import SNIFF_BYTES, guess_mime_type, looks_like_text
+from ...filesystem.reading import MAX_FILE_BYTES, file_chunks, read_head, read_limited, sized_line_blocks
+from ...notebooks.document import is_notebook_path
+from ...text.shaping import cut_line, number_line, truncate_head
+from ...text.tokens import count_tokens
+from ..base import ToolCall, ToolSpec
+from ..config import DEFAULT_MAX_MEDIA_BYTES, DEFAULT_MEDIA_TYPES
+from ..names import WORKSPACE_TOOLS
+from ..schema import Param
+from ..types import MediaPart, ToolResult
 
 __all__ = ["SPEC", "read_file"]
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from .base import ToolCall, ToolSpec, rel_path
-from .names import WORKSPACE_TOOLS
-from .schema import Param
+from ..base import ToolCall, ToolSpec, rel_path
+from ..names import WORKSPACE_TOOLS
+from ..schema import Param
 
 __all__ = ["SPEC", "mkdir"]
 

@@ -13,14 +13,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ..errors import NotADirectory, WorkspaceError
-from ..filesystem.display import name_notes, wire_text
-from ..filesystem.globs import compile_globs
-from ..filesystem.walk import WalkEntry, relative_to, walk
-from ..text.shaping import truncate_head
-from .base import ToolCall, ToolSpec
-from .names import WORKSPACE_TOOLS
-from .schema import Param
+from ...errors import NotADirectory, WorkspaceError
+from ...filesystem.display import name_notes, wire_text
+from ...filesystem.globs import compile_globs
+from ...filesystem.walk import WalkEntry, relative_to, walk
+from ...text.shaping import truncate_head
+from ..base import ToolCall, ToolSpec
+from ..names import WORKSPACE_TOOLS
+from ..schema import Param
 
 __all__ = ["SPEC", "list_files"]
 

@@ -21,17 +21,17 @@ import re
 from datetime import datetime, timezone
 from typing import Any
 
-from ..errors import KernelError
-from ..kernels.result import omitted
-from ..text.ansi import strip_ansi
-from ..text.shaping import truncate_head, truncate_head_tail
-from ..text.tokens import count_tokens
-from .base import ToolCall, ToolSpec
-from .config import DEFAULT_MAX_MEDIA_BYTES
+from ...errors import KernelError
+from ...kernels.result import omitted
+from ...text.ansi import strip_ansi
+from ...text.shaping import truncate_head, truncate_head_tail
+from ...text.tokens import count_tokens
+from ..base import ToolCall, ToolSpec
+from ..config import DEFAULT_MAX_MEDIA_BYTES
+from ..names import WORKSPACE_TOOLS
+from ..schema import Param
+from ..types import MediaPart, ToolResult
 from .execute_command import _default_approval, _static_default_approval, format_streams
-from .names import WORKSPACE_TOOLS
-from .schema import Param
-from .types import MediaPart, ToolResult
 
 __all__ = ["EXECUTE_CODE_SPEC", "LIST_KERNELS_SPEC", "RESTART_KERNEL_SPEC", "format_execution"]
 

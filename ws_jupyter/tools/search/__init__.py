@@ -1,0 +1,1 @@
+"""The search tools: ``workspace_search`` (``search``) and ``workspace_index`` (``index``)."""

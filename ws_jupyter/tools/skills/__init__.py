@@ -1,0 +1,1 @@
+"""The skill tools: ``skill``, ``skill_search`` and ``skill_read`` (``skills``)."""
