@@ -1,15 +1,35 @@
-"""Agent tools over a workspace: files, grep, commands, processes, search and skills.
+"""Agent tools over a workspace: files, grep, commands, processes, kernels, search and skills.
 
 ``workspace.tools(request_context=None)`` returns :class:`Tool` objects (see
 ``create_workspace_tools`` in ``factory.py``); hand them to a model with the adapters of
 :mod:`ws_jupyter.adapters` (:func:`to_openai`, :func:`to_anthropic`, :func:`serve_mcp`..., also
-importable from here). Modules:
+importable from here).
 
-``names`` (``WORKSPACE_TOOLS``), ``types`` (``Tool``, ``ToolResult``, contexts), ``config``
-(``ToolsConfig``), ``schema`` (JSON Schemas, argument validation), ``factory`` (availability and
-policy), ``wrappers`` (approval, hooks, read tracking, write locks), ``tracking`` (read records,
-write locks), ``activity`` (live call events and the approval broker), ``executor`` (the thread
-pool of async calls), and one module per tool.
+The framework is at the top of this package: ``base`` (``ToolSpec``: a tool and its facts;
+``ToolCall``: what a tool's ``run`` gets), ``registry`` (every tool, one line each), ``names``
+(``WORKSPACE_TOOLS`` and the name groups), ``types`` (``Tool``, ``ToolResult``, contexts),
+``config`` (``ToolsConfig``), ``schema`` (JSON Schemas, argument validation), ``factory`` (which
+tools a workspace gets; policy), ``wrappers`` (approval, hooks, read tracking, write locks),
+``tracking`` (read records, write locks), ``activity`` (live call events and the approval
+broker), ``hints`` (MCP annotations and titles), ``executor`` (the thread pool of async calls).
+The tools live in wings, by provider: ``files/`` (one module per tool), ``grep/`` (the tool and its
+engines), ``sandbox/`` (commands, processes, kernels, notebook runs), ``search/``, ``skills/``.
+
+Adding a tool is one new module and one registry line:
+
+1. a module in the wing of the provider it uses (``tools/files/word_count.py``) with its ``run``
+   function (``ToolCall -> str | ToolResult``; raise a workspace error to fail) and its
+   ``SPEC = ToolSpec(...)`` stating every fact: ``name``, ``description``, ``params``, ``run``,
+   ``title``, ``hints`` (``ToolHints``, or ``LOOKS`` for a tool that only looks), ``needs``
+   (``{"filesystem"}``, ``{"sandbox", "kernels"}``...), ``writes``, ``options`` (the settings it
+   accepts; ``()``), and when it applies ``max_output_tokens``, ``write_path``/``check_reads``,
+   ``default_approval``;
+2. its line in ``registry.TOOLS`` (``".files.word_count:SPEC"``), where it should be listed.
+
+Then the workspace lists it wherever its needs are met, ``ToolsConfig`` accepts its name and
+settings, MCP clients get its title and hints, and the name groups of ``names`` include it. A
+constant in ``WORKSPACE_TOOLS`` (``names.py``) gives users a typo-proof name for it.
+``tests/tools/test_tool_specs.py`` checks every registered spec.
 
 Names are imported lazily so that importing the package (or the workspace) stays cheap.
 """

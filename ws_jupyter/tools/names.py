@@ -3,6 +3,7 @@
 Configuration is keyed by these constants (``tools={WORKSPACE_TOOLS.FILESYSTEM.WRITE_FILE: {...}}``),
 so a typo is caught at configuration time instead of silently configuring nothing. A tool may be
 exposed to a model under another name (``"name"`` in its config); the constant stays its identity.
+The groups (``FILESYSTEM_TOOLS``, ``WRITE_TOOLS``...) are derived from the tools' specs.
 
 >>> WORKSPACE_TOOLS.FILESYSTEM.READ_FILE
 'workspace_read_file'
@@ -10,7 +11,11 @@ exposed to a model under another name (``"name"`` in its config); the constant s
 
 from __future__ import annotations
 
-from typing import Final
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from .base import ToolSpec
 
 __all__ = [
     "ALL_TOOL_NAMES",
@@ -69,37 +74,44 @@ class WORKSPACE_TOOLS:
     SKILLS = _Skills
 
 
-FILESYSTEM_TOOLS: Final = (
-    _Filesystem.READ_FILE,
-    _Filesystem.WRITE_FILE,
-    _Filesystem.EDIT_FILE,
-    _Filesystem.NOTEBOOK_EDIT,
-    _Filesystem.LIST_FILES,
-    _Filesystem.DELETE,
-    _Filesystem.FILE_STAT,
-    _Filesystem.MKDIR,
-    _Filesystem.GREP,
-)
-#: Tools that change files: hidden on a read-only filesystem, serialised by the write lock.
-WRITE_TOOLS: Final = (
-    _Filesystem.WRITE_FILE,
-    _Filesystem.EDIT_FILE,
-    _Filesystem.NOTEBOOK_EDIT,
-    _Filesystem.DELETE,
-    _Filesystem.MKDIR,
-)
-PROCESS_TOOLS: Final = (
-    _Sandbox.GET_PROCESS_OUTPUT,
-    _Sandbox.KILL_PROCESS,
-    _Sandbox.LIST_PROCESSES,
-)
-#: Present when the sandbox can run Jupyter kernels (``sandbox.kernels``).
-KERNEL_TOOLS: Final = (_Sandbox.EXECUTE_CODE, _Sandbox.RESTART_KERNEL, _Sandbox.LIST_KERNELS)
-#: Runs a workspace notebook on a sandbox kernel and writes its outputs back: needs kernels and a
-#: writable filesystem.
-NOTEBOOK_RUN_TOOLS: Final = (_Sandbox.RUN_NOTEBOOK,)
-SANDBOX_TOOLS: Final = (_Sandbox.EXECUTE_COMMAND, *PROCESS_TOOLS, *KERNEL_TOOLS, *NOTEBOOK_RUN_TOOLS)
-SEARCH_TOOLS: Final = (_Search.SEARCH, _Search.INDEX)
-SKILL_TOOLS: Final = (_Skills.SKILL, _Skills.SKILL_SEARCH, _Skills.SKILL_READ)
-#: Every tool, in the order ``Workspace.tools()`` lists them.
-ALL_TOOL_NAMES: Final = (*FILESYSTEM_TOOLS, *SANDBOX_TOOLS, *SEARCH_TOOLS, *SKILL_TOOLS)
+# The groups below follow from the tools' specs (their ``needs`` and ``writes``: see
+# :mod:`.registry`), computed on first use, so a new tool joins its groups by its spec alone.
+_GROUPS: dict[str, Callable[[ToolSpec], bool]] = {
+    #: Every tool, in the order ``Workspace.tools()`` lists them.
+    "ALL_TOOL_NAMES": lambda spec: True,
+    #: Tools of the filesystem alone.
+    "FILESYSTEM_TOOLS": lambda spec: spec.needs <= {"filesystem", "writable"} and "filesystem" in spec.needs,
+    #: File tools that change files: hidden on a read-only filesystem.
+    "WRITE_TOOLS": lambda spec: spec.writes and spec.needs <= {"filesystem", "writable"},
+    #: Tools of the sandbox (commands, processes, kernels, notebooks run on a kernel).
+    "SANDBOX_TOOLS": lambda spec: "sandbox" in spec.needs,
+    #: Present when the sandbox has a process manager (``sandbox.processes``).
+    "PROCESS_TOOLS": lambda spec: "processes" in spec.needs,
+    #: Present when the sandbox can run Jupyter kernels (``sandbox.kernels``).
+    "KERNEL_TOOLS": lambda spec: "kernels" in spec.needs and "local_kernels" not in spec.needs,
+    #: Run a workspace notebook on a sandbox kernel and write its outputs back: need kernels on this
+    #: machine and a writable filesystem.
+    "NOTEBOOK_RUN_TOOLS": lambda spec: "local_kernels" in spec.needs,
+    "SEARCH_TOOLS": lambda spec: "search" in spec.needs,
+    "SKILL_TOOLS": lambda spec: "skills" in spec.needs,
+}
+
+if TYPE_CHECKING:
+    ALL_TOOL_NAMES: tuple[str, ...]
+    FILESYSTEM_TOOLS: tuple[str, ...]
+    WRITE_TOOLS: tuple[str, ...]
+    SANDBOX_TOOLS: tuple[str, ...]
+    PROCESS_TOOLS: tuple[str, ...]
+    KERNEL_TOOLS: tuple[str, ...]
+    NOTEBOOK_RUN_TOOLS: tuple[str, ...]
+    SEARCH_TOOLS: tuple[str, ...]
+    SKILL_TOOLS: tuple[str, ...]
+
+
+def __getattr__(name: str) -> tuple[str, ...]:
+    belongs = _GROUPS.get(name)
+    if belongs is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from .registry import tool_specs
+
+    return tuple(spec.name for spec in tool_specs() if belongs(spec))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ...errors import DirectoryNotEmpty, NotADirectory
 from ..base import ToolCall, ToolSpec, rel_path
+from ..hints import ToolHints
 from ..names import WORKSPACE_TOOLS
 from ..schema import Param
 
@@ -45,6 +46,12 @@ SPEC = ToolSpec(
     description=DESCRIPTION,
     params=PARAMS,
     run=delete,
+    title="Delete",
+    hints=ToolHints(destructive=True, idempotent=True),
+    needs={"filesystem", "writable"},
+    writes=True,
+    options=(),
+    max_output_tokens=None,
     write_path=lambda args: args["path"],
     recursive_clear=True,
 )

@@ -17,6 +17,7 @@ from ...filesystem.reading import MAX_FILE_BYTES, decode_text, read_limited
 from ...notebooks.document import is_notebook_path
 from ...text.shaping import number_line
 from ..base import ToolCall, ToolSpec
+from ..hints import ToolHints
 from ..names import WORKSPACE_TOOLS
 from ..schema import Param
 from ..types import ToolErrorText
@@ -208,6 +209,11 @@ SPEC = ToolSpec(
     description=DESCRIPTION,
     params=PARAMS,
     run=edit_file,
+    title="Edit file",
+    hints=ToolHints(destructive=True, idempotent=False),
+    needs={"filesystem", "writable"},
+    writes=True,
+    options=("require_read_before_write",),
     write_path=lambda args: args["path"],
     check_reads=True,
 )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ...errors import DirectoryNotFound, FileNotFound
 from ..base import ToolCall, ToolSpec, iso_time, rel_path
+from ..hints import LOOKS
 from ..names import WORKSPACE_TOOLS
 from ..schema import Param
 
@@ -28,5 +29,14 @@ def file_stat(call: ToolCall) -> str:
 
 
 SPEC = ToolSpec(
-    name=WORKSPACE_TOOLS.FILESYSTEM.FILE_STAT, description=DESCRIPTION, params=PARAMS, run=file_stat
+    name=WORKSPACE_TOOLS.FILESYSTEM.FILE_STAT,
+    description=DESCRIPTION,
+    params=PARAMS,
+    run=file_stat,
+    title="File info",
+    hints=LOOKS,
+    needs={"filesystem"},
+    writes=False,
+    options=(),
+    max_output_tokens=None,
 )

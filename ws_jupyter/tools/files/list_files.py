@@ -19,6 +19,7 @@ from ...filesystem.globs import compile_globs
 from ...filesystem.walk import WalkEntry, relative_to, walk
 from ...text.shaping import truncate_head
 from ..base import ToolCall, ToolSpec
+from ..hints import LOOKS
 from ..names import WORKSPACE_TOOLS
 from ..schema import Param
 
@@ -181,5 +182,14 @@ def _prune_empty_dirs(entries: list[WalkEntry]) -> list[WalkEntry]:
 
 
 SPEC = ToolSpec(
-    name=WORKSPACE_TOOLS.FILESYSTEM.LIST_FILES, description=DESCRIPTION, params=PARAMS, run=list_files
+    name=WORKSPACE_TOOLS.FILESYSTEM.LIST_FILES,
+    description=DESCRIPTION,
+    params=PARAMS,
+    run=list_files,
+    title="List files",
+    hints=LOOKS,
+    needs={"filesystem"},
+    writes=False,
+    options=(),
+    max_output_tokens=1000,
 )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..base import ToolCall, ToolSpec, rel_path
+from ..hints import ToolHints
 from ..names import WORKSPACE_TOOLS
 from ..schema import Param
 
@@ -32,4 +33,15 @@ def mkdir(call: ToolCall) -> str:
     return f"Created directory {shown}"
 
 
-SPEC = ToolSpec(name=WORKSPACE_TOOLS.FILESYSTEM.MKDIR, description=DESCRIPTION, params=PARAMS, run=mkdir)
+SPEC = ToolSpec(
+    name=WORKSPACE_TOOLS.FILESYSTEM.MKDIR,
+    description=DESCRIPTION,
+    params=PARAMS,
+    run=mkdir,
+    title="Create directory",
+    hints=ToolHints(destructive=False, idempotent=True),
+    needs={"filesystem", "writable"},
+    writes=True,
+    options=(),
+    max_output_tokens=None,
+)

@@ -22,6 +22,7 @@ from __future__ import annotations
 from ...errors import FileNotFound, NotebookError
 from ...notebooks.document import CELL_TYPES, Notebook, is_notebook_path
 from ..base import ToolCall, ToolSpec, rel_path
+from ..hints import ToolHints
 from ..names import WORKSPACE_TOOLS
 from ..schema import Param
 from ..types import ToolErrorText
@@ -135,6 +136,12 @@ SPEC = ToolSpec(
     description=DESCRIPTION,
     params=PARAMS,
     run=notebook_edit,
+    title="Notebook edit",
+    hints=ToolHints(destructive=True, idempotent=False),
+    needs={"filesystem", "writable"},
+    writes=True,
+    options=("require_read_before_write",),
+    max_output_tokens=None,
     write_path=lambda args: args["path"],
     check_reads=True,
 )

@@ -25,6 +25,7 @@ from ...text.shaping import cut_line, number_line, truncate_head
 from ...text.tokens import count_tokens
 from ..base import ToolCall, ToolSpec
 from ..config import DEFAULT_MAX_MEDIA_BYTES, DEFAULT_MEDIA_TYPES
+from ..hints import LOOKS
 from ..names import WORKSPACE_TOOLS
 from ..schema import Param
 from ..types import MediaPart, ToolResult
@@ -321,4 +322,9 @@ SPEC = ToolSpec(
     description=DESCRIPTION,
     params=PARAMS,
     run=read_file,
+    title="Read file",
+    hints=LOOKS,
+    needs={"filesystem"},
+    writes=False,
+    options=("media_types", "max_media_bytes"),
 )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ...notebooks.document import is_notebook_path
 from ..base import ToolCall, ToolSpec, rel_path
+from ..hints import ToolHints
 from ..names import WORKSPACE_TOOLS
 from ..schema import Param
 from ..types import ToolErrorText
@@ -47,6 +48,12 @@ SPEC = ToolSpec(
     description=DESCRIPTION,
     params=PARAMS,
     run=write_file,
+    title="Write file",
+    hints=ToolHints(destructive=True, idempotent=True),
+    needs={"filesystem", "writable"},
+    writes=True,
+    options=("require_read_before_write",),
+    max_output_tokens=None,
     write_path=lambda args: args["path"],
     check_reads=True,
     whole_file_write=True,

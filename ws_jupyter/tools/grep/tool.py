@@ -11,6 +11,7 @@ from ...filesystem.globs import split_glob_path
 from ...filesystem.walk import relative_to
 from ...text.shaping import truncate_head
 from ..base import ToolCall, ToolSpec
+from ..hints import LOOKS
 from ..names import WORKSPACE_TOOLS
 from ..schema import Param
 from ..types import ToolErrorText
@@ -198,4 +199,14 @@ def grep(call: ToolCall) -> str:
     return f"{summary}\n---\n{body}"
 
 
-SPEC = ToolSpec(name=WORKSPACE_TOOLS.FILESYSTEM.GREP, description=DESCRIPTION, params=PARAMS, run=grep)
+SPEC = ToolSpec(
+    name=WORKSPACE_TOOLS.FILESYSTEM.GREP,
+    description=DESCRIPTION,
+    params=PARAMS,
+    run=grep,
+    title="Search file contents (grep)",
+    hints=LOOKS,
+    needs={"filesystem"},
+    writes=False,
+    options=(),
+)

@@ -22,6 +22,7 @@ from ...errors import SandboxError
 from ...text.ansi import strip_ansi
 from ...text.shaping import apply_tail, truncate_head_tail
 from ..base import ToolCall, ToolSpec
+from ..hints import ToolHints
 from ..names import WORKSPACE_TOOLS
 from ..schema import Param
 from ..types import ToolCallContext
@@ -177,6 +178,11 @@ SPEC = ToolSpec(
     description=DESCRIPTION,
     params=PARAMS,
     run=execute_command,
+    title="Run command",
+    hints=ToolHints(destructive=True, idempotent=False, runs_code=True),
+    needs={"sandbox"},
+    writes=False,
+    options=("background_processes",),
     default_approval=_default_approval,
     static_default_approval=_static_default_approval,
 )

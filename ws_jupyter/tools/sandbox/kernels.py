@@ -28,6 +28,7 @@ from ...text.shaping import truncate_head, truncate_head_tail
 from ...text.tokens import count_tokens
 from ..base import ToolCall, ToolSpec
 from ..config import DEFAULT_MAX_MEDIA_BYTES
+from ..hints import LOOKS, ToolHints
 from ..names import WORKSPACE_TOOLS
 from ..schema import Param
 from ..types import MediaPart, ToolResult
@@ -253,6 +254,12 @@ EXECUTE_CODE_SPEC = ToolSpec(
     description=EXECUTE_CODE_DESCRIPTION,
     params=EXECUTE_CODE_PARAMS,
     run=execute_code,
+    title="Run Python code (kernel)",
+    # code in a kernel can do what a command can
+    hints=ToolHints(destructive=True, idempotent=False, runs_code=True),
+    needs={"sandbox", "kernels"},
+    writes=False,
+    options=("max_media_bytes",),
     default_approval=_default_approval,
     static_default_approval=_static_default_approval,
 )
@@ -265,6 +272,13 @@ RESTART_KERNEL_SPEC = ToolSpec(
     ),
     params=(_KERNEL,),
     run=restart_kernel,
+    title="Restart kernel",
+    # restarting drops the kernel's state
+    hints=ToolHints(destructive=True, idempotent=False),
+    needs={"sandbox", "kernels"},
+    writes=False,
+    options=(),
+    max_output_tokens=None,
 )
 
 LIST_KERNELS_SPEC = ToolSpec(
@@ -275,4 +289,9 @@ LIST_KERNELS_SPEC = ToolSpec(
     ),
     params=(),
     run=list_kernels,
+    title="List kernels",
+    hints=LOOKS,
+    needs={"sandbox", "kernels"},
+    writes=False,
+    options=(),
 )

@@ -16,6 +16,7 @@ from ...text.ansi import strip_ansi
 from ...text.shaping import apply_tail
 from ..base import ToolCall, ToolSpec
 from ..config import DEFAULT_MAX_WAIT
+from ..hints import LOOKS, ToolHints
 from ..names import WORKSPACE_TOOLS
 from ..schema import Param
 from .execute_command import format_streams
@@ -147,6 +148,11 @@ GET_OUTPUT_SPEC = ToolSpec(
         Param("wait", "boolean", "Wait for the process to exit before returning.", default=False),
     ),
     run=get_process_output,
+    title="Background process output",
+    hints=LOOKS,
+    needs={"sandbox", "processes"},
+    writes=False,
+    options=("max_wait",),
 )
 
 KILL_SPEC = ToolSpec(
@@ -156,6 +162,11 @@ KILL_SPEC = ToolSpec(
     ),
     params=(_PID,),
     run=kill_process,
+    title="Kill background process",
+    hints=ToolHints(destructive=True, idempotent=True),
+    needs={"sandbox", "processes"},
+    writes=False,
+    options=(),
 )
 
 LIST_SPEC = ToolSpec(
@@ -166,4 +177,9 @@ LIST_SPEC = ToolSpec(
     ),
     params=(),
     run=list_processes,
+    title="List background processes",
+    hints=LOOKS,
+    needs={"sandbox", "processes"},
+    writes=False,
+    options=(),
 )

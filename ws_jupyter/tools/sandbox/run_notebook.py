@@ -46,6 +46,7 @@ from ...kernels.messages import MAX_DEPTH, too_deep
 from ...kernels.result import BoundedText
 from ...text.shaping import truncate_head_tail
 from ..base import ToolCall, ToolSpec
+from ..hints import ToolHints
 from ..names import WORKSPACE_TOOLS
 from ..schema import Param
 from .execute_command import _default_approval, _static_default_approval
@@ -419,6 +420,12 @@ RUN_NOTEBOOK_SPEC = ToolSpec(
     description=DESCRIPTION,
     params=PARAMS,
     run=run_notebook,
+    title="Run notebook",
+    hints=ToolHints(destructive=True, idempotent=False, runs_code=True),
+    # writes the outputs back into the notebook; nbclient needs a kernel on this machine
+    needs={"filesystem", "writable", "sandbox", "kernels", "local_kernels"},
+    writes=True,
+    options=(),
     write_path=lambda args: args["path"],
     check_reads=True,
     default_approval=_default_approval,

@@ -7,6 +7,7 @@ import posixpath
 
 from ...errors import InvalidArgumentError
 from ..base import ToolCall, ToolSpec
+from ..hints import ToolHints
 from ..names import WORKSPACE_TOOLS
 from ..schema import Param
 
@@ -68,4 +69,11 @@ INDEX_SPEC = ToolSpec(
         Param("content", "string", "Text to index as a free-text document. Omit it (null) to index path from disk."),
     ),
     run=index,
+    title="Add to the search index",
+    hints=ToolHints(destructive=False, idempotent=True),
+    needs={"search", "writable"},
+    # changes the index, never a file
+    writes=False,
+    options=(),
+    max_output_tokens=None,
 )

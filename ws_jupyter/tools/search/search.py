@@ -18,6 +18,7 @@ from typing import Any
 from ...text.shaping import cut_line
 from ...text.tokens import count_tokens
 from ..base import ToolCall, ToolSpec
+from ..hints import LOOKS
 from ..names import WORKSPACE_TOOLS
 from ..schema import Param
 
@@ -137,4 +138,9 @@ SEARCH_SPEC = ToolSpec(
     ),
     params=_search_params,
     run=search,
+    title="Search the workspace",
+    hints=LOOKS,
+    needs={"search"},
+    writes=False,
+    options=(),
 )

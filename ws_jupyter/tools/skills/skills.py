@@ -12,6 +12,7 @@ from typing import Any
 from ...errors import FileNotFound, SkillError, SkillNotFoundError
 from ...text.shaping import truncate_head
 from ..base import ToolCall, ToolSpec
+from ..hints import LOOKS
 from ..names import WORKSPACE_TOOLS
 from ..schema import Param
 from ..types import ToolErrorText
@@ -89,6 +90,13 @@ SKILL_SPEC = ToolSpec(
     ),
     params=(Param("name", "string", "Skill name (or its path).", required=True, allow_empty=False),),
     run=skill,
+    title="Load skill",
+    hints=LOOKS,
+    needs={"skills"},
+    writes=False,
+    options=(),
+    # a skill's instructions are what the model must follow: never cut them by default
+    max_output_tokens=None,
 )
 
 SKILL_SEARCH_SPEC = ToolSpec(
@@ -103,6 +111,11 @@ SKILL_SEARCH_SPEC = ToolSpec(
         Param("top_k", "integer", "How many results to return.", default=5, minimum=1, maximum=50),
     ),
     run=skill_search,
+    title="Search skills",
+    hints=LOOKS,
+    needs={"skills"},
+    writes=False,
+    options=(),
 )
 
 SKILL_READ_SPEC = ToolSpec(
@@ -119,4 +132,9 @@ SKILL_READ_SPEC = ToolSpec(
         Param("end_line", "integer", "Last line to read (inclusive). Default: the last line.", minimum=1),
     ),
     run=skill_read,
+    title="Read skill file",
+    hints=LOOKS,
+    needs={"skills"},
+    writes=False,
+    options=(),
 )
