@@ -163,7 +163,7 @@ class ToolCall:
         )
 
 
-def rel_path(fs: Any, path: str) -> str:
+def rel_path(fs: WorkspaceFilesystem, path: str) -> str:
     """The workspace-relative spelling of ``path`` used in every tool output (``a/b.txt``)."""
     containment = getattr(fs, "containment", None)
     if containment is not None:

@@ -34,6 +34,7 @@ from ..errors import ToolConfigError
 
 if TYPE_CHECKING:
     from .base import ToolSpec
+    from .types import ToolHookContext
 
 __all__ = [
     "DEFAULT_MAX_MEDIA_BYTES",
@@ -77,7 +78,6 @@ _TOP_KEYS = (
     "approver",
     "approval_timeout",
 )
-_UNSET: Any = None
 
 DynamicFlag = bool | Callable[..., Any]
 
@@ -87,13 +87,13 @@ def _suggest(key: str, choices: tuple[str, ...] | list[str]) -> str:
     return f' (did you mean "{close[0]}"?)' if close else ""
 
 
-def _check_flag(value: Any, what: str) -> DynamicFlag | None:
+def _check_flag(value: object, what: str) -> DynamicFlag | None:
     if value is None or isinstance(value, bool) or callable(value):
         return value
     raise ToolConfigError(f"{what} must be True/False or a function, got {type(value).__name__}")
 
 
-def _check_tokens(value: Any, what: str) -> int | None:
+def _check_tokens(value: object, what: str) -> int | None:
     if value is None:
         return None
     if isinstance(value, float) and math.isinf(value) and value > 0:
@@ -103,7 +103,7 @@ def _check_tokens(value: Any, what: str) -> int | None:
     return value
 
 
-def _check_seconds(value: Any, what: str, *, allow_none: bool = True) -> float | None:
+def _check_seconds(value: object, what: str, *, allow_none: bool = True) -> float | None:
     if value is None and allow_none:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value) or value <= 0:
@@ -116,11 +116,11 @@ class ToolHooks:
     """``before_tool_call(ctx)`` may return ``{"proceed": False, "output": ...}`` to skip the tool;
     ``after_tool_call(ctx)`` sees the output or the error and may return a replacement output."""
 
-    before_tool_call: Callable[[Any], Any] | None = None
-    after_tool_call: Callable[[Any], Any] | None = None
+    before_tool_call: Callable[[ToolHookContext], object] | None = None
+    after_tool_call: Callable[[ToolHookContext], object] | None = None
 
     @classmethod
-    def coerce(cls, value: Any) -> ToolHooks | None:
+    def coerce(cls, value: object) -> ToolHooks | None:
         if value is None or isinstance(value, ToolHooks):
             return value
         if isinstance(value, Mapping):
@@ -155,7 +155,7 @@ class ToolConfig:
     options: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def from_value(cls, tool: str, value: Any) -> ToolConfig:
+    def from_value(cls, tool: str, value: object) -> ToolConfig:
         if isinstance(value, ToolConfig):
             value = {
                 **{f.name: getattr(value, f.name) for f in fields(cls) if f.name != "options"},
@@ -299,7 +299,7 @@ class ToolsConfig:
         object.__setattr__(self, "tools", checked)
 
     @classmethod
-    def coerce(cls, value: Any) -> ToolsConfig:
+    def coerce(cls, value: object) -> ToolsConfig:
         """``None`` -> defaults; a ``ToolsConfig`` as is; a dict is validated and converted."""
         if value is None:
             return cls()
@@ -383,7 +383,7 @@ class ToolsConfig:
         return f"ToolsConfig({', '.join(parts)})"
 
 
-def _short(value: Any) -> str:
+def _short(value: object) -> str:
     if callable(value) and not isinstance(value, type):
         return f"<fn {getattr(value, '__name__', type(value).__name__)}>"
     if isinstance(value, ToolHooks):

@@ -28,7 +28,7 @@ from ..errors import ToolConfigError
 from ..request_context import RequestContext
 from .activity import tool_activity
 from .base import Need, ToolSpec
-from .config import ToolsConfig
+from .config import DynamicFlag, ToolsConfig
 from .registry import tool_specs
 from .schema import build_schema
 from .tracking import read_trackers
@@ -79,7 +79,7 @@ def available_specs(workspace: Workspace) -> list[ToolSpec]:
     return [spec for spec in tool_specs() if spec.needs <= present]
 
 
-def _enabled(rule: Any, ctx: ToolCallContext) -> bool:
+def _enabled(rule: DynamicFlag, ctx: ToolCallContext) -> bool:
     if isinstance(rule, bool):
         return rule
     try:
@@ -89,7 +89,7 @@ def _enabled(rule: Any, ctx: ToolCallContext) -> bool:
         return False
 
 
-def _request_context(value: Any) -> RequestContext | None:
+def _request_context(value: RequestContext | Mapping[str, Any] | None) -> RequestContext | None:
     if value is None or isinstance(value, RequestContext):
         return value
     if isinstance(value, Mapping):

@@ -10,8 +10,7 @@ only by Unicode normalisation) each get their exact, escaped form — with a not
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
 
 from ...errors import NotADirectory, WorkspaceError
 from ...filesystem.display import name_notes, wire_text
@@ -165,7 +164,7 @@ def list_files(call: ToolCall) -> str:
     return f"{listing}\n\n{summary}"
 
 
-def _excluded(matcher: Any, rel: str, name: str) -> bool:
+def _excluded(matcher: Callable[[str], bool], rel: str, name: str) -> bool:
     return bool(matcher(rel) or matcher(name))
 
 

@@ -23,7 +23,7 @@ Read tracking counts cells for notebooks: a read of cells 2-5 records positions 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ...errors import FileReadRequiredError, FileTooLargeError, NotebookError
 from ...filesystem.reading import MAX_FILE_BYTES, decode_text, read_limited
@@ -33,12 +33,15 @@ from ..base import ToolCall
 from ..config import DEFAULT_MAX_MEDIA_BYTES, DEFAULT_MEDIA_TYPES
 from ..types import MediaPart, ToolErrorText, ToolOutput, ToolResult
 
+if TYPE_CHECKING:
+    from ...filesystem.types import FileStat
+
 __all__ = ["check_cells_read", "check_notebook_text", "edit_notebook", "read_notebook"]
 
 NOTEBOOK_EDIT_TOOL = "workspace_notebook_edit"
 
 
-def read_notebook(call: ToolCall, key: str, st: Any, rel: str) -> tuple[ToolOutput | None, str]:
+def read_notebook(call: ToolCall, key: str, st: FileStat, rel: str) -> tuple[ToolOutput | None, str]:
     """``(rendered notebook, "")``, or ``(None, note)`` when the file is not a readable notebook:
     the caller then shows its text, with the note saying why."""
     fs = call.filesystem()
@@ -126,7 +129,7 @@ def _occurrences(text: str, piece: str) -> list[int]:
 
 
 def edit_notebook(
-    call: ToolCall, st: Any, shown: str, raw_edit: Callable[[str, str, str, bool], tuple[str | None, str]]
+    call: ToolCall, st: FileStat, shown: str, raw_edit: Callable[[str, str, str, bool], tuple[str | None, str]]
 ) -> str:
     """``workspace_edit_file`` on a notebook (see the module docstring). ``raw_edit(content, old,
     new, replace_all)`` is the text tool's own replacement, returning ``(updated, message)`` or

@@ -15,7 +15,7 @@ from __future__ import annotations
 import base64
 import hashlib
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ...errors import FileNotFound, FileTooLargeError, IsADirectory, ToolArgumentError
 from ...filesystem.mime import SNIFF_BYTES, guess_mime_type, looks_like_text
@@ -29,6 +29,9 @@ from ..hints import LOOKS
 from ..names import WORKSPACE_TOOLS
 from ..schema import Param
 from ..types import MediaPart, ToolResult
+
+if TYPE_CHECKING:
+    from ...filesystem.types import FileStat
 
 __all__ = ["SPEC", "read_file"]
 
@@ -182,11 +185,11 @@ def read_file(call: ToolCall) -> str | ToolResult:
 def _render_text(
     call: ToolCall,
     key: str,
-    st: Any,
+    st: FileStat,
     rel: str,
     chunks: Iterator[bytes],
     encoding: str,
-    digest: Any,
+    digest: hashlib._Hash,
     *,
     record_lines: bool = True,
 ) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ...errors import DirectoryNotFound, FileNotFound, WorkspaceError
 from ...filesystem.globs import compile_globs, split_glob_path
@@ -15,14 +15,17 @@ from ...notebooks.document import is_notebook_path
 from .files import BinaryFile, count_file, per_file_limit, python_candidates, search_file
 from .notebooks import notebook_hits
 from .regex import GrepPattern, compile_pattern
-from .result import MAX_MATCHES, TIME_BUDGET, FileMatches, GrepResult, SearchOptions
-from .ripgrep import confined_ripgrep, search_one_with_ripgrep, search_with_ripgrep
+from .result import MAX_MATCHES, TIME_BUDGET, GrepResult, Matches, SearchOptions
+from .ripgrep import confined_ripgrep, host_view, search_one_with_ripgrep, search_with_ripgrep
+
+if TYPE_CHECKING:
+    from ...filesystem.types import WorkspaceFilesystem
 
 __all__ = ["TIME_BUDGET", "search"]
 
 
 def search(
-    fs: Any,
+    fs: WorkspaceFilesystem,
     pattern: str,
     path: str = ".",
     *,
@@ -77,7 +80,7 @@ def search(
 def _drop_first(result: GrepResult, offset: int) -> None:
     """Remove the first ``offset`` matches (in output order) from ``result.files``."""
     left = offset
-    kept: list[FileMatches] = []
+    kept: list[Matches] = []
     for fm in result.files:
         if left >= len(fm.matches):
             left -= len(fm.matches)
@@ -90,7 +93,7 @@ def _drop_first(result: GrepResult, offset: int) -> None:
 
 
 def _search(
-    fs: Any,
+    fs: WorkspaceFilesystem,
     rx: GrepPattern,
     pattern: str,
     path: str,
@@ -114,19 +117,25 @@ def _search(
         return result
     base = st.path
 
-    rg = confined_ripgrep(fs, base) if engine in ("auto", "ripgrep") else None
+    local = host_view(fs) if engine in ("auto", "ripgrep") else None  # ripgrep reads host files
+    rg = confined_ripgrep(local, base) if local is not None else None
     if st.type != "directory":
         one = (pattern, context_lines, max_count, case_sensitive, max_matches, result, deadline, opts)
-        if rg is not None and not is_notebook_path(base) and search_one_with_ripgrep(rg, fs, base, *one):
+        if (
+            rg is not None
+            and local is not None
+            and not is_notebook_path(base)
+            and search_one_with_ripgrep(rg, local, base, *one)
+        ):
             return result
         candidates: Iterator[str] = iter([base])
         errors: list[str] = []
     else:
-        if rg is not None and search_with_ripgrep(
+        if rg is not None and local is not None and search_with_ripgrep(
             rg,
-            fs,
+            local,
             base,
-            fs.host_path(base),
+            local.host_path(base),
             pattern,
             matcher,
             context_lines,

@@ -7,13 +7,16 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Callable, Generator, Iterator
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ...filesystem.mime import SNIFF_BYTES, looks_like_text
 from ...filesystem.reading import file_chunks, sized_line_blocks
 from ...filesystem.walk import walk
 from .regex import GrepPattern
 from .result import FileMatches
+
+if TYPE_CHECKING:
+    from ...filesystem.types import WorkspaceFilesystem
 
 __all__ = ["NUL_WINDOW", "BinaryFile", "count_file", "is_text", "per_file_limit", "python_candidates", "search_file"]
 
@@ -42,7 +45,7 @@ def _through_first_nul(chunks: Generator[bytes, None, None]) -> Generator[bytes,
         chunks.close()
 
 
-def _blocks(fs: Any, path: str) -> Iterator[tuple[bytes, int, int]]:
+def _blocks(fs: WorkspaceFilesystem, path: str) -> Iterator[tuple[bytes, int, int]]:
     """``(block, offset, first line number)`` over a text file: blocks of whole lines
     (``line_blocks``), with the file offset of their first byte. Raises ``BinaryFile`` when the first
     8 KiB do not look like text or a NUL byte is met within the first 64 KiB (ripgrep's first
@@ -96,7 +99,7 @@ def _drain(raw: bytes, rel_stop: int) -> tuple[bytes, bool]:
 
 
 def search_file(
-    fs: Any,
+    fs: WorkspaceFilesystem,
     path: str,
     shown: str,
     rx: GrepPattern,
@@ -207,7 +210,7 @@ def search_file(
     return result
 
 
-def count_file(fs: Any, path: str, rx: GrepPattern, deadline: float, max_count: int | None = None) -> int:
+def count_file(fs: WorkspaceFilesystem, path: str, rx: GrepPattern, deadline: float, max_count: int | None = None) -> int:
     """Number of matching lines of one file (at most ``max_count``), without keeping any; raises
     ``BinaryFile`` and ``TimeoutError`` as :func:`search_file` does."""
     seen = 0
@@ -230,7 +233,7 @@ def _raw_line_end(raw: bytes, index: int) -> int:
 
 
 def python_candidates(
-    fs: Any,
+    fs: WorkspaceFilesystem,
     base: str,
     include_hidden: bool,
     on_error: Callable[[str, Exception], None],

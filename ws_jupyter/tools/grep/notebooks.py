@@ -19,7 +19,7 @@ import re
 import subprocess
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ...errors import FileTooLargeError, NotebookError
 from ...notebooks.document import Notebook
@@ -27,9 +27,12 @@ from ...notebooks.text import cell_texts
 from .confine import Confined
 from .files import count_file, per_file_limit, search_file
 from .regex import GrepPattern
-from .result import SearchOptions
+from .result import Matches, SearchOptions
 
 _ALL = 1 << 62
+
+if TYPE_CHECKING:
+    from ...filesystem.types import WorkspaceFilesystem
 
 __all__ = [
     "CellMatches",
@@ -95,7 +98,7 @@ def search_notebook(
     return found, total
 
 
-def load_for_grep(fs: Any, path: str) -> Notebook | None:
+def load_for_grep(fs: WorkspaceFilesystem, path: str) -> Notebook | None:
     """The notebook to search cell by cell, or None to search the file as text (not a notebook,
     or too large to hold as one: the line reader is bounded)."""
     try:
@@ -178,7 +181,7 @@ def glob_excludes_notebooks(glob: str | None) -> bool:
 
 
 def notebook_hits(
-    fs: Any,
+    fs: WorkspaceFilesystem,
     rel: str,
     rx: GrepPattern,
     context: int,
@@ -186,7 +189,7 @@ def notebook_hits(
     deadline: float,
     max_count: int | None,
     opts: SearchOptions,
-) -> tuple[list[Any], int]:
+) -> tuple[list[Matches], int]:
     """``(matches shown, matching lines in all)`` of a notebook: cell by cell; a ``.ipynb`` that
     is not a readable notebook is searched as its text. Raises ``BinaryFile`` like a file search."""
     limit = 0 if opts.files_only else max(0, remaining)

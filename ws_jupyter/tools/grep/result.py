@@ -5,6 +5,7 @@ is the same text."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Protocol
 
 __all__ = [
     "MAX_LINE_CHARS",
@@ -12,6 +13,7 @@ __all__ = [
     "TIME_BUDGET",
     "FileMatches",
     "GrepResult",
+    "Matches",
     "SearchOptions",
     "clip_line",
     "format_result",
@@ -24,6 +26,14 @@ MAX_MATCHES = 1000
 MAX_LINE_CHARS = 500
 #: Seconds a search may take by default.
 TIME_BUDGET = 60.0
+
+
+class Matches(Protocol):
+    """Matching lines of one file (:class:`FileMatches`) or of one notebook cell (``CellMatches``)."""
+
+    path: str
+    matches: list[tuple[int, int, str]]
+    lines: dict[int, str]
 
 
 @dataclass
@@ -42,7 +52,7 @@ class GrepResult:
     ``total_files`` count everything that matches (``count_complete`` False when counting stopped
     at the time budget); ``file_counts`` is the files-only listing."""
 
-    files: list[FileMatches]  # notebooks contribute one CellMatches per cell with matches
+    files: list[Matches]  # notebooks contribute one CellMatches per cell with matches
     truncated: bool = False
     target_missing: bool = False
     binary_skipped: int = 0

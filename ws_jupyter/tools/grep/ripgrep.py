@@ -17,12 +17,13 @@ import subprocess
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Protocol, cast
 
 from ...errors import WorkspaceError
 from ...filesystem.containment import open_child_dir
 from ...filesystem.mime import SNIFF_BYTES
 from ...filesystem.reading import CHUNK_BYTES, MAX_LINE_BYTES, open_regular, read_head, sized_line_blocks
+from ...filesystem.types import WorkspaceFilesystem
 from ...filesystem.walk import relative_to
 from . import confine as grep_confine
 from . import rules_scan
@@ -30,10 +31,29 @@ from .confine import Confined, find_ripgrep
 from .files import BinaryFile, is_text
 from .notebooks import NotebookListing, glob_excludes_notebooks, notebook_hits, workspace_path
 from .regex import GrepPattern
-from .result import FileMatches, GrepResult, SearchOptions, tree_order
+from .result import FileMatches, GrepResult, Matches, SearchOptions, tree_order
 from .visibility import Visibility
 
-__all__ = ["confined_ripgrep", "search_one_with_ripgrep", "search_with_ripgrep"]
+if TYPE_CHECKING:
+    from ...filesystem.containment import Containment
+
+__all__ = ["HostFilesystem", "confined_ripgrep", "host_view", "search_one_with_ripgrep", "search_with_ripgrep"]
+
+
+class HostFilesystem(WorkspaceFilesystem, Protocol):
+    """A filesystem whose files are files of this host (``LocalFilesystem``): ripgrep can search it."""
+
+    @property
+    def containment(self) -> Containment: ...
+
+    def host_path(self, path: str, *, follow: bool = True) -> str: ...
+
+
+def host_view(fs: WorkspaceFilesystem) -> HostFilesystem | None:
+    """``fs`` when its files are host files ripgrep can read, else None."""
+    if getattr(fs, "containment", None) is None or not callable(getattr(fs, "host_path", None)):
+        return None
+    return cast("HostFilesystem", fs)
 
 _SIMPLE_EXT_GLOB = re.compile(r"^(?:\*\*/)?\*\.[A-Za-z0-9_+-]+$")
 
@@ -50,7 +70,7 @@ class _Sniffer:
 
     _KEPT_DIRS = 64
 
-    def __init__(self, fs: Any, base: str) -> None:
+    def __init__(self, fs: HostFilesystem, base: str) -> None:
         self.containment = fs.containment
         self.base = base
         self.dirs: OrderedDict[str, int] = OrderedDict()
@@ -341,7 +361,7 @@ def _glob_escape(name: str) -> str:
 
 def search_with_ripgrep(
     rg: Confined,
-    fs: Any,
+    fs: HostFilesystem,
     base: str,
     host_base: str,
     pattern: str,
@@ -411,7 +431,7 @@ def search_with_ripgrep(
     entries = sorted([*found, *((rel, -1, host) for rel, host in notebooks)], key=lambda e: tree_order(e[0]))
     selected: list[tuple[str, int, str]] = []
     last_partial = False
-    in_notebooks: list[Any] = []  # CellMatches, shaped like FileMatches
+    in_notebooks: list[Matches] = []  # CellMatches
     remaining = max_matches
     counts: list[tuple[str, int]] = []
     sniff = _Sniffer(fs, base)
@@ -479,18 +499,14 @@ def search_with_ripgrep(
     return True
 
 
-def confined_ripgrep(fs: Any, base: str) -> Confined | None:
+def confined_ripgrep(fs: HostFilesystem, base: str) -> Confined | None:
     """ripgrep confined to the workspace root that holds ``base``; None when ripgrep is not
-    installed, the filesystem is not local, or no confinement works here (then the Python engine
-    searches)."""
+    installed or no confinement works here (then the Python engine searches)."""
     rg = find_ripgrep()
-    containment = getattr(fs, "containment", None)
-    if rg is None or containment is None or not callable(getattr(fs, "host_path", None)):
-        return None
-    if grep_confine.mode() is None:
+    if rg is None or grep_confine.mode() is None:
         return None
     try:
-        root = containment.resolve(base).root
+        root = fs.containment.resolve(base).root
     except (WorkspaceError, OSError):
         return None
     return Confined(rg, root)
@@ -498,7 +514,7 @@ def confined_ripgrep(fs: Any, base: str) -> Confined | None:
 
 def search_one_with_ripgrep(
     rg: Confined,
-    fs: Any,
+    fs: HostFilesystem,
     rel: str,
     pattern: str,
     context: int,

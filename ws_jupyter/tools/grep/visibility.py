@@ -4,10 +4,13 @@ found another way: by ripgrep, or by the look at skipped files when nothing matc
 from __future__ import annotations
 
 import posixpath
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ...filesystem.reading import read_config
 from ...filesystem.walk import IgnoreRules, start_rules
+
+if TYPE_CHECKING:
+    from ...filesystem.types import WorkspaceFilesystem
 
 __all__ = ["Visibility"]
 
@@ -17,7 +20,7 @@ class Visibility:
 
     def __init__(
         self,
-        fs: Any,
+        fs: WorkspaceFilesystem,
         base: str,
         include_hidden: bool,
         host_base: str,

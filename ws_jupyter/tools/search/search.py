@@ -13,7 +13,7 @@ being built.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ...text.shaping import cut_line
 from ...text.tokens import count_tokens
@@ -22,13 +22,17 @@ from ..hints import LOOKS
 from ..names import WORKSPACE_TOOLS
 from ..schema import Param
 
+if TYPE_CHECKING:
+    from ...search.results import SearchResult
+    from ...workspace import Workspace
+
 __all__ = ["SEARCH_SPEC", "available_modes", "index_note"]
 
 _SNIPPET_LINES = 12
 _CONTEXT_LINES = 1
 
 
-def available_modes(workspace: Any) -> list[str]:
+def available_modes(workspace: object) -> list[str]:
     modes = []
     if getattr(workspace, "can_hybrid", False):
         modes.append("hybrid")
@@ -39,7 +43,7 @@ def available_modes(workspace: Any) -> list[str]:
     return modes
 
 
-def _search_params(workspace: Any) -> tuple[Param, ...]:
+def _search_params(workspace: Workspace) -> tuple[Param, ...]:
     modes = available_modes(workspace) or ["bm25"]
     default = modes[0]
     return (
@@ -62,7 +66,7 @@ def _search_params(workspace: Any) -> tuple[Param, ...]:
     )
 
 
-def _snippet(result: Any, budget: int) -> str:
+def _snippet(result: SearchResult, budget: int) -> str:
     """The hit's line range (plus context), numbered, within ``budget`` tokens."""
     snippet = result.snippet(context=_CONTEXT_LINES, max_lines=_SNIPPET_LINES)
     lines = snippet.text().split("\n")
@@ -78,7 +82,7 @@ def _snippet(result: Any, budget: int) -> str:
     return "\n".join(out)
 
 
-def index_note(workspace: Any, mode: str | None, found: int) -> str:
+def index_note(workspace: Workspace, mode: str | None, found: int) -> str:
     """What the caller must know about the index beside the hits: empty, still indexing files,
     or vectors still being computed (for vector and hybrid searches)."""
     status_of = getattr(workspace, "index_status", None)

@@ -7,7 +7,7 @@ by default (``max_output_tokens`` is unset for ``skill``): they are what the mod
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ...errors import FileNotFound, SkillError, SkillNotFoundError
 from ...text.shaping import truncate_head
@@ -17,12 +17,15 @@ from ..names import WORKSPACE_TOOLS
 from ..schema import Param
 from ..types import ToolErrorText
 
+if TYPE_CHECKING:
+    from ...skills.workspace_skills import WorkspaceSkills
+
 __all__ = ["SKILL_READ_SPEC", "SKILL_SEARCH_SPEC", "SKILL_SPEC"]
 
 _PREVIEW = 200
 
 
-def _skills(call: ToolCall) -> Any:
+def _skills(call: ToolCall) -> WorkspaceSkills:
     skills = call.workspace.skills
     if skills is None:
         raise SkillError("This workspace has no skills configured")
