@@ -44,15 +44,15 @@ _EXPORTS: dict[str, str] = {
     "ProcessManager": "ws_jupyter.sandbox.processes",
     "ProcessHandle": "ws_jupyter.sandbox.processes",
     # kernels
-    "SandboxKernelManager": "ws_jupyter.kernels.manager",
-    "Kernel": "ws_jupyter.kernels.kernel",
-    "KernelInfo": "ws_jupyter.kernels.kernel",
-    "KernelsConfig": "ws_jupyter.kernels.config",
-    "ExecutionResult": "ws_jupyter.kernels.result",
-    "ExecutionError": "ws_jupyter.kernels.result",
-    "MimeBundle": "ws_jupyter.kernels.result",
-    "OutputEvent": "ws_jupyter.kernels.result",
-    "OutputLimits": "ws_jupyter.kernels.result",
+    "SandboxKernelManager": "ws_jupyter.sandbox.kernels.manager",
+    "Kernel": "ws_jupyter.sandbox.kernels.kernel",
+    "KernelInfo": "ws_jupyter.sandbox.kernels.provider",
+    "KernelsConfig": "ws_jupyter.sandbox.kernels.config",
+    "ExecutionResult": "ws_jupyter.sandbox.kernels.result",
+    "ExecutionError": "ws_jupyter.sandbox.kernels.result",
+    "MimeBundle": "ws_jupyter.sandbox.kernels.result",
+    "OutputEvent": "ws_jupyter.sandbox.kernels.result",
+    "OutputLimits": "ws_jupyter.sandbox.kernels.result",
     # skills
     "Skill": "ws_jupyter.skills.model",
     "SkillSearchResult": "ws_jupyter.skills.model",
@@ -77,6 +77,12 @@ _EXPORTS: dict[str, str] = {
     "IndexProgress": "ws_jupyter.search.indexer",
     "install_model": "ws_jupyter.install.model",
     "IndexStatus": "ws_jupyter.search.status",
+    # checkpoints
+    "Checkpoint": "ws_jupyter.checkpoints.manager",
+    "Changes": "ws_jupyter.checkpoints.manager",
+    "FileChange": "ws_jupyter.checkpoints.manager",
+    "RestoreReport": "ws_jupyter.checkpoints.manager",
+    "CheckpointsConfig": "ws_jupyter.checkpoints.config",
     # agent tools
     "WORKSPACE_TOOLS": "ws_jupyter.tools.names",
     "Tool": "ws_jupyter.tools.types",
@@ -112,7 +118,7 @@ _ERRORS = (
     "SearchError SearchModeError "
     "EmbedderError IndexCorruptedError NotebookError CellNotFoundError SkillError SkillValidationError SkillNotFoundError "
     "DuplicateSkillError SkillPathError ToolError ToolConfigError ToolArgumentError ToolNotFoundError "
-    "ToolApprovalDeniedError WriteLockTimeoutError"
+    "ToolApprovalDeniedError WriteLockTimeoutError CheckpointError CheckpointNotFoundError CheckpointDamagedError"
 ).split()
 _EXPORTS.update(dict.fromkeys(_ERRORS, "ws_jupyter.errors"))
 
@@ -151,17 +157,20 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .adapters.openai_agents import to_openai_agents
     from .adapters.pydantic_ai import to_pydantic_ai
     from .adapters.smolagents import to_smolagents
+    from .checkpoints.config import CheckpointsConfig
+    from .checkpoints.manager import Changes, Checkpoint, FileChange, RestoreReport
     from .errors import *
     from .filesystem.fsspec_fs import FsspecFilesystem
     from .filesystem.local import LocalFilesystem
     from .filesystem.types import FileEntry, FileStat, FilesystemInfo, WorkspaceFilesystem
     from .install.model import install_model
-    from .kernels.config import KernelsConfig
-    from .kernels.kernel import Kernel, KernelInfo
-    from .kernels.manager import SandboxKernelManager
-    from .kernels.result import ExecutionError, ExecutionResult, MimeBundle, OutputEvent, OutputLimits
     from .request_context import RequestContext
     from .sandbox.isolation.config import NativeSandboxConfig
+    from .sandbox.kernels.config import KernelsConfig
+    from .sandbox.kernels.kernel import Kernel
+    from .sandbox.kernels.manager import SandboxKernelManager
+    from .sandbox.kernels.provider import KernelInfo
+    from .sandbox.kernels.result import ExecutionError, ExecutionResult, MimeBundle, OutputEvent, OutputLimits
     from .sandbox.local import LocalSandbox
     from .sandbox.processes import ProcessHandle, ProcessManager
     from .sandbox.types import CommandResult, IsolationDetection, ProcessInfo, SandboxInfo, WorkspaceSandbox

@@ -84,7 +84,7 @@ class DoctorConfig:
         values: dict[str, Any] = {}
         sandbox = getattr(workspace, "sandbox", None)
         if isinstance(sandbox, LocalSandbox):
-            values["isolation"] = sandbox._isolation_requested
+            values["isolation"] = sandbox.isolation_requested
             values["network"] = sandbox.network.mode
             values["workspace"] = sandbox.working_directory
         elif isinstance(getattr(workspace, "filesystem", None), LocalFilesystem):

@@ -43,11 +43,16 @@ Each also derives from the builtin a Python user would naturally catch, so
     │   └── IndexCorruptedError                      RuntimeError    INDEX_CORRUPTED
     ├── NotebookError                                ValueError      INVALID_NOTEBOOK
     │   └── CellNotFoundError                        LookupError     CELL_NOT_FOUND
+    ├── LiveNotebookError                            RuntimeError    LIVE_NOT_CONNECTED, LIVE_KERNEL_BUSY, LIVE_TIMEOUT,
+    │                                                                LIVE_PROTOCOL, LIVE_REFUSED
     ├── SkillError                                   RuntimeError    SKILL_ERROR, PROMPT_TOO_LARGE
     │   ├── SkillValidationError                     ValueError      INVALID_SKILL
     │   ├── SkillNotFoundError                       LookupError     SKILL_NOT_FOUND
     │   ├── DuplicateSkillError                      ValueError      DUPLICATE_SKILL
     │   └── SkillPathError                           PermissionError INVALID_SKILL_PATH
+    ├── CheckpointError                              RuntimeError    CHECKPOINT_ERROR
+    │   ├── CheckpointNotFoundError                  LookupError     CHECKPOINT_NOT_FOUND
+    │   └── CheckpointDamagedError                   ValueError      CHECKPOINT_DAMAGED
     └── ToolError                                    RuntimeError    TOOL_ERROR
         ├── ToolConfigError                          ValueError      INVALID_TOOL_CONFIG
         ├── ToolArgumentError                        ValueError      INVALID_TOOL_ARGUMENT
@@ -66,6 +71,9 @@ from typing import Any, ClassVar
 
 __all__ = [
     "CellNotFoundError",
+    "CheckpointDamagedError",
+    "CheckpointError",
+    "CheckpointNotFoundError",
     "DirectoryNotEmpty",
     "DirectoryNotFound",
     "DuplicateSkillError",
@@ -85,6 +93,7 @@ __all__ = [
     "IsolationUnavailableError",
     "KernelError",
     "KernelNotFoundError",
+    "LiveNotebookError",
     "NotADirectory",
     "NotebookError",
     "OperationTimeoutError",
@@ -481,6 +490,18 @@ class CellNotFoundError(NotebookError, LookupError):
     default_code = "CELL_NOT_FOUND"
 
 
+# --- the open notebook (live link) -----------------------------------------------------------
+
+
+class LiveNotebookError(WorkspaceError, RuntimeError):
+    """The notebook open in the user's front end cannot be reached or refused a request:
+    ``LIVE_NOT_CONNECTED`` (no front end with the ws-jupyter extension answers), ``LIVE_KERNEL_BUSY``
+    (its kernel cannot take front-end messages while a cell runs), ``LIVE_TIMEOUT``,
+    ``LIVE_PROTOCOL`` (a malformed message), ``LIVE_REFUSED`` (the front end said no, and why)."""
+
+    default_code = "LIVE_NOT_CONNECTED"
+
+
 # --- skills -------------------------------------------------------------------------------------
 
 
@@ -502,6 +523,28 @@ class DuplicateSkillError(SkillError, ValueError):
 
 class SkillPathError(SkillError, PermissionError):
     default_code = "INVALID_SKILL_PATH"
+
+
+# --- checkpoints --------------------------------------------------------------------------------
+
+
+class CheckpointError(WorkspaceError, RuntimeError):
+    """A checkpoint could not be taken, compared or restored (the message says what and why)."""
+
+    default_code = "CHECKPOINT_ERROR"
+
+
+class CheckpointNotFoundError(CheckpointError, LookupError):
+    """No checkpoint with that id or label (or none at all yet)."""
+
+    default_code = "CHECKPOINT_NOT_FOUND"
+
+
+class CheckpointDamagedError(CheckpointError, ValueError):
+    """A stored manifest or file copy failed its integrity check (a signature or a SHA-256 that
+    does not match): it is never used, so nothing forged or damaged is restored."""
+
+    default_code = "CHECKPOINT_DAMAGED"
 
 
 # --- tools --------------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from .checkpoints.config import CheckpointsConfig
 from .errors import (
     FilesystemNotAvailableError,
     InvalidArgumentError,
@@ -36,9 +37,11 @@ from .errors import (
 )
 from .filesystem.types import FilesystemInfo, WorkspaceFilesystem
 from .lifecycle import Lifecycle
+from .sandbox.capabilities import sandbox_action, sandbox_info, sandbox_mounting
 from .sandbox.types import SandboxInfo, WorkspaceSandbox
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .checkpoints.manager import Changes, Checkpoint, Checkpoints, RestoreReport
     from .request_context import RequestContext
     from .search.config import BM25Config
     from .search.engine import SearchEngine
@@ -106,8 +109,8 @@ def default_index_name(workspace_id: str) -> str:
 class Workspace:
     """A filesystem, a sandbox, search, skills and agent tools behind one object.
 
-    At least one of ``filesystem``, ``sandbox`` or ``skills`` is required. See the package
-    README for every option; the ones that need a word here:
+    At least one of ``filesystem``, ``sandbox`` or ``skills`` is required. docs/workspace.md
+    has every option; the ones that need a word here:
 
     * ``filesystem`` / ``sandbox``: an instance, or ``fn(request_context) -> instance``;
     * ``sandbox_cache_key``: ``fn(request_context) -> str | None``; equal keys share one resolved
@@ -124,7 +127,10 @@ class Workspace:
       cells' sources (off: outputs such as earlier search results would crowd the hits);
     * ``on_mount``: ``fn(filesystem, sandbox)`` called before the filesystem is made visible in the
       sandbox; return False to skip, or a dict with ``"success": True`` if it did the mounting;
-    * ``operation_timeout``: seconds allowed for provider lifecycle calls and resolvers.
+    * ``operation_timeout``: seconds allowed for provider lifecycle calls and resolvers;
+    * ``checkpoints``: a :class:`~ws_jupyter.checkpoints.CheckpointsConfig` or a dict (``False``: no
+      automatic checkpoints): when checkpoints are taken on their own, what they record, where
+      they are kept and how much they may keep (see :meth:`checkpoint`).
     """
 
     def __init__(
@@ -147,6 +153,7 @@ class Workspace:
         on_mount: Callable[[Any, Any], Any] | None = None,
         tools: Any = None,
         operation_timeout: float | None = None,
+        checkpoints: Any = None,
     ) -> None:
         if id is not None and (not isinstance(id, str) or not id.strip()):
             raise WorkspaceConfigError("id must be a non-empty string", code="INVALID_CONFIG")
@@ -238,6 +245,8 @@ class Workspace:
         from .tools.config import ToolsConfig
 
         self._tools_config: ToolsConfig = ToolsConfig.coerce(tools)
+        self._checkpoints_config = CheckpointsConfig.coerce(checkpoints)
+        self._checkpoints: Checkpoints | None = None
 
         self._lifecycle = Lifecycle("pending")
         self._lock = threading.RLock()
@@ -376,8 +385,9 @@ class Workspace:
         fs, sb = self._fs_static, self._sb_static
         if fs is not None and hasattr(fs, "init"):
             self._with_timeout(fs.init, "initialising the filesystem")
-        if sb is not None and hasattr(sb, "start"):
-            self._with_timeout(sb.start, "starting the sandbox")
+        start = sandbox_action(sb, "start") if sb is not None else None
+        if start is not None:
+            self._with_timeout(start, "starting the sandbox")
         if fs is not None and sb is not None:
             self._mount(fs, sb)
         if self.can_search and self._auto_index_paths:
@@ -415,18 +425,18 @@ class Workspace:
             outcome = self._on_mount(fs, sb)
             if outcome is False or (isinstance(outcome, Mapping) and outcome.get("success")):
                 return
-        mount = getattr(sb, "mount", None)
+        mounting = sandbox_mounting(sb)
         base = getattr(fs, "base_path", None)
-        if callable(mount) and base:
-            mount(base, read_only=bool(getattr(fs, "read_only", False)))
+        if mounting is not None and base:
+            mounting.mount(base, read_only=bool(getattr(fs, "read_only", False)))
 
     def pause(self) -> None:
         """Stop the sandbox (its processes end); files, index and skills stay. ``init()`` resumes."""
 
         def action() -> None:
-            sb = self._sb_static
-            if sb is not None and hasattr(sb, "stop"):
-                self._with_timeout(sb.stop, "stopping the sandbox")
+            stop = sandbox_action(self._sb_static, "stop") if self._sb_static is not None else None
+            if stop is not None:
+                self._with_timeout(stop, "stopping the sandbox")
 
         self._lifecycle.transition(
             "paused",
@@ -461,11 +471,13 @@ class Workspace:
 
         sb = self._sb_static
         if sb is not None:
-            stop = getattr(sb, "destroy", None) or getattr(sb, "stop", None)
+            stop = sandbox_action(sb, "destroy") or sandbox_action(sb, "stop")
             if stop is not None:
                 attempt(stop, "destroying the sandbox")
         if self._skills_obj is not None and hasattr(self._skills_obj, "close"):
             attempt(self._skills_obj.close, "closing skills")
+        if self._checkpoints is not None:
+            self._checkpoints.close()
         for watcher in self._watchers:
             attempt(watcher.stop, "stopping the index watcher")
         self._watchers = []
@@ -746,7 +758,7 @@ class Workspace:
     # --- tools ------------------------------------------------------------------------------------------
 
     def get_tools_config(self) -> ToolsConfig:
-        """The tools configuration in effect (see the agent tools section of the README)."""
+        """The tools configuration in effect (see docs/tools.md)."""
         return self._tools_config
 
     def set_tools_config(self, config: Any) -> None:
@@ -761,7 +773,61 @@ class Workspace:
         from .tools.factory import create_workspace_tools
 
         self._require_usable()
+        fs = self._fs_static
+        if self._checkpoints_config.auto != "off" and fs is not None and not getattr(fs, "read_only", False):
+            _ = self.checkpoints  # follows the activity feed from now on: automatic checkpoints
         return create_workspace_tools(self, request_context)
+
+    # --- checkpoints ------------------------------------------------------------------------------
+
+    @property
+    def checkpoints(self) -> Checkpoints:
+        """The workspace's checkpoints (list, get, usage, notes); see :meth:`checkpoint`."""
+        self._require_usable()
+        with self._lock:
+            if self._checkpoints is None:
+                from .checkpoints.manager import Checkpoints
+                from .tools.activity import tool_activity
+
+                manager = Checkpoints(self, self._checkpoints_config)
+                manager.follow(tool_activity(self))
+                self._checkpoints = manager
+            return self._checkpoints
+
+    def checkpoint(self, label: str | None = None) -> Checkpoint:
+        """Record the state of the workspace's files (to compare with and restore later).
+
+        Copies are content-addressed and shared between checkpoints: after the first, only what
+        changed is stored. What is recorded, where and for how long is the ``checkpoints=``
+        configuration (README, "Checkpoints"). Without a label, an unchanged workspace returns the
+        latest checkpoint. Automatic checkpoints are taken before each agent turn's first change.
+
+        >>> cp = ws.checkpoint("before the cleanup")  # doctest: +SKIP
+        """
+        return self.checkpoints.take(label)
+
+    def changes(self, since: Checkpoint | str | int | None = None) -> Changes:
+        """The files added, modified and deleted since a checkpoint (default: the latest), each with
+        who changed it when known: the agent tool call, the command or kernel run, or "outside"."""
+        return self.checkpoints.changes(since)
+
+    def diff(self, since: Checkpoint | str | int | None = None, path: str | None = None) -> str:
+        """A unified diff from a checkpoint to now (notebooks cell by cell; binary files by size and
+        hash): of ``path``, or of every changed file."""
+        return self.checkpoints.diff(since, path)
+
+    def restore(
+        self,
+        checkpoint: Checkpoint | str | int,
+        paths: Sequence[str] | str | None = None,
+        *,
+        remove_new: bool = False,
+    ) -> RestoreReport:
+        """Bring back a checkpoint's version of ``paths`` (files or folders; None: all), each file
+        atomically and under its write lock. A checkpoint of the state it replaces is taken first
+        (``report.undo``: restoring it undoes this restore). Files created since the checkpoint are
+        removed only with ``remove_new=True``."""
+        return self.checkpoints.restore(checkpoint, paths, remove_new=remove_new)
 
     # --- description ----------------------------------------------------------------------------------
 
@@ -798,7 +864,7 @@ class Workspace:
         if self._sb_static is not None or (self._sb_resolver is not None and resolve_dynamic_providers):
             try:
                 sb = self.resolve_sandbox(request_context)
-                sb_info = sb.get_info() if hasattr(sb, "get_info") else None
+                sb_info = sandbox_info(sb)
             except Exception as exc:
                 errors["sandbox"] = (
                     str(exc) if isinstance(exc, WorkspaceError) else f"{type(exc).__name__}: {exc}"

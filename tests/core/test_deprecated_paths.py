@@ -1,13 +1,74 @@
-"""Modules that moved keep their old import path for one release: importing it warns
-(``DeprecationWarning``, naming the new path) and gives the new module's names — and the README's
-"Deprecated import paths" table lists every one of them."""
+"""Import paths kept for one release after a move: they give the same objects and say where
+the names went (``DeprecationWarning``, attributed to the importing code), nothing in ws_jupyter
+itself uses them (no warning in ordinary use), and the "Deprecated import paths" table of the API
+reference (docs/reference/index.md) lists the moved modules."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
+
+KERNEL_MODULES = ("activity", "config", "gateway", "kernel", "launch", "manager", "messages", "result")
+
+
+def _run(code: str, *flags: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, *flags, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=120
+    )
+
+
+def test_old_kernels_path_is_the_new_module_and_warns_once_at_the_importer() -> None:
+    out = _run(
+        f"""
+        import importlib, warnings
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            import ws_jupyter.kernels as old
+            from ws_jupyter.kernels import GatewayKernelManager, MimeBundle, ExecutionResult
+            for name in {KERNEL_MODULES!r}:
+                assert importlib.import_module("ws_jupyter.kernels." + name) is importlib.import_module(
+                    "ws_jupyter.sandbox.kernels." + name
+                ), name
+        import ws_jupyter
+        from ws_jupyter.sandbox.kernels import gateway
+        from ws_jupyter.kernels.result import FRAME_THEME_CSS  # a name outside __all__ too
+        assert GatewayKernelManager is gateway.GatewayKernelManager
+        assert MimeBundle is ws_jupyter.MimeBundle and ExecutionResult is ws_jupyter.ExecutionResult
+        assert set(old.__all__) <= set(dir(old))
+        deprecations = [w for w in caught if issubclass(w.category, DeprecationWarning)]
+        assert len(deprecations) == 1, [str(w.message) for w in caught]
+        print(deprecations[0].filename, "|", deprecations[0].message)
+        """
+    )
+    assert out.returncode == 0, out.stderr
+    where, message = out.stdout.strip().split(" | ")
+    assert where == "<string>"  # attributed to the importing code, not to the import machinery
+    assert "ws_jupyter.sandbox.kernels" in message
+
+
+def test_ordinary_use_never_touches_the_old_path() -> None:
+    out = _run(
+        """
+        import sys, pkgutil, importlib
+        import ws_jupyter, ws_jupyter.sandbox
+        for name in ws_jupyter.__all__:
+            if name not in ("load_ipython_extension", "unload_ipython_extension"):
+                getattr(ws_jupyter, name)
+        for info in pkgutil.walk_packages(ws_jupyter.sandbox.__path__, "ws_jupyter.sandbox."):
+            importlib.import_module(info.name)
+        import tempfile
+        sb = ws_jupyter.LocalSandbox(tempfile.gettempdir())
+        sb.kernels.availability()
+        assert not [m for m in sys.modules if m == "ws_jupyter.kernels" or m.startswith("ws_jupyter.kernels.")]
+        """,
+        "-W",
+        "error::DeprecationWarning:ws_jupyter",
+    )
+    assert out.returncode == 0, out.stderr
+
 
 #: old path -> the new module, and names that must be the very same objects through the old path
 MOVED = {
@@ -34,7 +95,7 @@ for old, (new, names) in moved.items():
         module = importlib.import_module(old)
     target = importlib.import_module(new)
     out[old] = {
-        "warned": [str(w.message) for w in caught if issubclass(w.category, DeprecationWarning)],
+        "warned": [(w.filename, str(w.message)) for w in caught if issubclass(w.category, DeprecationWarning)],
         "same": [n for n in names if getattr(module, n) is getattr(target, n)],
     }
 print(json.dumps(out))
@@ -48,7 +109,9 @@ def test_old_import_paths_warn_and_give_the_new_names() -> None:
     found = json.loads(run.stdout)
     for old, (new, names) in MOVED.items():
         assert found[old]["same"] == names, old
-        assert any(old in m and new in m for m in found[old]["warned"]), (old, found[old]["warned"])
+        # one warning, naming both paths, attributed to the importing code (not the import machinery)
+        [(where, message)] = found[old]["warned"]
+        assert old in message and new in message and where == "<string>", (old, where, message)
     # strip_ansi kept its old home too, now the one implementation in text.ansi
     from ws_jupyter.text.ansi import strip_ansi
 
@@ -56,10 +119,31 @@ def test_old_import_paths_warn_and_give_the_new_names() -> None:
     assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.strip() == strip_ansi.__module__
 
 
-def test_the_readme_lists_every_old_path() -> None:
-    readme = (Path(__file__).parents[2] / "README.md").read_text()
-    table = readme.split("## Deprecated import paths", 1)[1].split("\n## ", 1)[0]
-    rows = {line.split("|")[1].strip().strip("`") for line in table.splitlines() if line.startswith("| `")}
-    assert rows == set(MOVED)
+def test_the_reference_lists_every_old_path() -> None:
+    page = (Path(__file__).parents[2] / "docs" / "reference" / "index.md").read_text()
+    table = page.split("## Deprecated import paths", 1)[1].split("\n## ", 1)[0]
+    rows = {line.split("|")[1].split()[0].strip("`") for line in table.splitlines() if line.startswith("| `")}
+    assert rows == {*MOVED, "ws_jupyter.kernels"}
     for old, (new, _) in MOVED.items():
         assert f"| `{old}` | `{new}`" in table
+
+
+def test_ordinary_use_never_imports_a_moved_module() -> None:
+    """Every module of the package that is not itself an old path loads without importing one."""
+    out = _run(
+        f"""
+        import importlib, pkgutil, sys
+        import ws_jupyter
+        old = {sorted(MOVED)!r}
+        for info in pkgutil.walk_packages(ws_jupyter.__path__, "ws_jupyter."):
+            name = info.name
+            if name in old or name.startswith(("ws_jupyter.jupyter", "ws_jupyter.kernels")):
+                continue
+            importlib.import_module(name)
+        print([m for m in old if m in sys.modules])
+        """,
+        "-W",
+        "error::DeprecationWarning:ws_jupyter",
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"

@@ -31,7 +31,7 @@ def test_strip_ansi_handles_c1_codes_and_st_terminated_strings():
 
 def test_one_strip_ansi_for_tracebacks_and_the_kernel_views():
     """A kernel's traceback text and the %ws kernel views clean terminal text as the tools do."""
-    from ws_jupyter.kernels import ExecutionError
+    from ws_jupyter.sandbox.kernels import ExecutionError
 
     error = ExecutionError("ValueError", "bad", ("\x1b[31mTraceback\x1b[0m", HIDDEN))
     assert error.traceback_text == "Traceback\nbold link end"

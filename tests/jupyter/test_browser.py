@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from .lab import CHROMIUM, CHROMIUM_FLAGS, JupyterLab, LabPage, browser_unavailable
+from .lab import CELL_IN_VIEW, JupyterLab, LabPage, browser_unavailable, launch_chromium
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -55,12 +55,8 @@ def lab(kernel_prefix: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterat
 
 @pytest.fixture(scope="module")
 def browser(lab: JupyterLab) -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_FLAGS)
+    with launch_chromium() as chromium:
         yield chromium
-        chromium.close()
 
 
 def new_page(browser: Any, lab: JupyterLab) -> LabPage:
@@ -121,6 +117,13 @@ def test_quickstart_outputs_render(quickstart: LabPage) -> None:
     for selector in (".ws-process-output", ".ws-tool-call", ".ws-dashboard"):
         assert page.locator(selector).count() >= 1, selector
     quickstart.screenshot("quickstart-search", search)
+    # the whole window, a few cells in, the file panel closed: the picture of ws-jupyter at work
+    # on the README
+    toggle = "() => window.jupyterapp.commands.execute('application:toggle-left-area')"
+    quickstart.page.evaluate(toggle)
+    quickstart.cell("%ws grep TODO").evaluate("(cell) => cell.scrollIntoView({block: 'start'})")
+    quickstart.screenshot("jupyter-quickstart")
+    quickstart.page.evaluate(toggle)
 
 
 def test_background_output_grows_live_and_kill_stops_it(quickstart: LabPage) -> None:
@@ -229,6 +232,10 @@ UX_CELLS = [
     + repr(CODE.rstrip("\n"))
     + ")]), 'ux/nb.ipynb')",
     "%ws cat nb.ipynb",
+    "%ws checkpoint base",
+    "%%ws write code.py\n# changed: <b>not bold</b>\n" + CODE,
+    "%ws changes --diff",
+    "%ws ui",
     "%ws run seq 1 2000000",
     "p = %ws bg sh -c 'echo started; sleep 1; echo finished'",
     '%ws call workspace_execute_command {"command": "echo approved"}',
@@ -350,7 +357,7 @@ def test_widgets_fit_their_labels_in_a_900px_notebook(ux: LabPage, quickstart: L
             ux.set_theme(theme)
             assert _fits(ux.page, ".jp-OutputArea-output") == [], theme
         dashboard = quickstart.page.locator(".ws-dashboard")
-        for tab in ("Files", "Run", "Processes", "Search", "Skills", "Agent tools"):
+        for tab in ("Files", "Run", "Processes", "Search", "Skills", "Changes", "Agent tools"):
             dashboard.locator(".lm-TabBar-tab", has_text=tab).click()
             quickstart.page.wait_for_function(
                 "(t) => document.querySelector('.ws-dashboard .lm-TabBar-tab.lm-mod-current').textContent === t",
@@ -362,6 +369,24 @@ def test_widgets_fit_their_labels_in_a_900px_notebook(ux: LabPage, quickstart: L
         ux.set_theme("JupyterLab Light")
         for lp in (ux, quickstart):
             lp.page.set_viewport_size({"width": 1360, "height": 1000})
+
+
+def test_changes_since_a_checkpoint_render_as_inert_text_with_restore_buttons(ux: LabPage) -> None:
+    view = ux.cell("%ws changes --diff").locator(".ws-changes")
+    assert "modified" in view.inner_text() and "code.py" in view.inner_text()
+    assert "+# changed: <b>not bold</b>" in view.locator("pre").inner_text()  # the diff, as text
+    assert view.locator("pre b").count() == 0
+    dashboard = ux.cell("%ws ui").locator(".ws-dashboard")
+    dashboard.locator(".lm-TabBar-tab", has_text="Changes").click()
+    panel = dashboard.locator(".ws-changes-panel")
+    panel.wait_for(state="visible")
+    assert "code.py" in panel.inner_text() and "outside" in panel.inner_text()
+    assert panel.locator("button", has_text="Restore all").is_visible()
+    panel.locator(".ws-change-diff").first.click()
+    diff = panel.locator("pre")
+    diff.wait_for(state="visible")
+    assert "+# changed: <b>not bold</b>" in diff.inner_text() and diff.locator("b").count() == 0
+    ux.screenshot("changes-tab", panel)
 
 
 def test_huge_output_is_bounded_with_the_count_and_the_tail(ux: LabPage) -> None:
@@ -443,16 +468,7 @@ def test_a_search_hit_on_a_notebook_cell_opens_the_notebook(browser: Any, lab: J
         metadata={"kernelspec": kernelspec},
     )
     nbformat.write(driver, lab.root_dir / "nbsearch.ipynb")
-    in_view = """() => {
-        const panel = Array.from(document.querySelectorAll('.jp-NotebookPanel'))
-            .find(p => p.offsetParent !== null && p.querySelector('.jp-Cell'));
-        if (!panel) return false;
-        const view = panel.querySelector('.jp-WindowedPanel-outer, .jp-Notebook').getBoundingClientRect();
-        const cells = Array.from(panel.querySelectorAll('.jp-Cell'));
-        const seen = c => { const r = c.getBoundingClientRect(); return r.bottom > view.top && r.top < view.bottom; };
-        const hit = cells.find(c => c.innerText.includes('reservoir levels dropped'));
-        return Boolean(hit && seen(hit) && !seen(cells[0]));
-    }"""
+
     lp = new_page(browser, lab)
     try:
         lp.open_notebook("nbsearch.ipynb")
@@ -471,7 +487,7 @@ def test_a_search_hit_on_a_notebook_cell_opens_the_notebook(browser: Any, lab: J
         # (it shows the top); with the notebook open, the same link goes to the cell
         lp.page.locator("#jp-main-dock-panel .lm-TabBar-tab", has_text="nbsearch.ipynb").click()
         hit.click()
-        lp.page.wait_for_function(in_view, timeout=30_000)
+        lp.page.wait_for_function(CELL_IN_VIEW, arg=["", "reservoir levels dropped"], timeout=30_000)
         lp.screenshot("notebook-search-hit-opened")
     except Exception:
         lp.screenshot("notebook-search-hit-failed")

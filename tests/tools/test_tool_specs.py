@@ -24,6 +24,8 @@ SETTING_VALUES: dict[str, Any] = {
     "background_processes": {},
     "max_wait": 2.5,
     "require_read_before_write": True,
+    "user_kernel": False,
+    "allow_restore": True,
 }
 
 #: The public name groups, exactly as they were before they were derived from the specs.
@@ -46,12 +48,14 @@ GROUPS = {
     ),
     "SEARCH_TOOLS": ("workspace_search", "workspace_index"),
     "SKILL_TOOLS": ("skill", "skill_search", "skill_read"),
+    "OPEN_NOTEBOOK_TOOLS": ("open_notebook_read", "open_notebook_edit", "open_notebook_run"),
+    "CHECKPOINT_TOOLS": ("workspace_checkpoint",),
 }  # fmt: skip
 
 
 def test_every_tool_states_every_fact() -> None:
     specs = registry.tool_specs()
-    assert len(specs) == len(registry.TOOLS) == 22
+    assert len(specs) == len(registry.TOOLS) == 26
     for spec in specs:
         assert isinstance(spec.title, str) and spec.title.strip() and spec.title != spec.name, spec.name
         assert isinstance(spec.hints, ToolHints), spec.name
@@ -98,12 +102,14 @@ def test_the_public_names_keep_their_values_and_order() -> None:
     for group, expected in GROUPS.items():
         assert getattr(names, group) == expected, group
     assert (
-        *GROUPS["FILESYSTEM_TOOLS"], *GROUPS["SANDBOX_TOOLS"], *GROUPS["SEARCH_TOOLS"], *GROUPS["SKILL_TOOLS"]
+        *GROUPS["FILESYSTEM_TOOLS"], *GROUPS["SANDBOX_TOOLS"], *GROUPS["SEARCH_TOOLS"], *GROUPS["SKILL_TOOLS"],
+        *GROUPS["OPEN_NOTEBOOK_TOOLS"], *GROUPS["CHECKPOINT_TOOLS"],
     ) == names.ALL_TOOL_NAMES  # fmt: skip
     constants = [
         value
         for group in (names.WORKSPACE_TOOLS.FILESYSTEM, names.WORKSPACE_TOOLS.SANDBOX,
-                      names.WORKSPACE_TOOLS.SEARCH, names.WORKSPACE_TOOLS.SKILLS)
+                      names.WORKSPACE_TOOLS.SEARCH, names.WORKSPACE_TOOLS.SKILLS,
+                      names.WORKSPACE_TOOLS.OPEN_NOTEBOOK, names.WORKSPACE_TOOLS.CHECKPOINTS)
         for key, value in vars(group).items()
         if key.isupper()
     ]  # fmt: skip
@@ -114,7 +120,9 @@ def test_the_readers_take_the_facts_from_the_spec() -> None:
     for spec in registry.tool_specs():
         assert title_for(spec.name) == spec.title
         assert hints_for(spec.name) == spec.hints
-        assert ToolsConfig().resolve(spec.name).max_output_tokens == spec.max_output_tokens
+        resolved = ToolsConfig().resolve(spec.name)
+        assert resolved.max_output_tokens == spec.max_output_tokens
+        assert resolved.enabled is (not spec.off_by_default), spec.name
         for setting in TOOL_SETTINGS:
             config = {"tools": {spec.name: {setting: SETTING_VALUES[setting]}}}
             if setting in spec.options:

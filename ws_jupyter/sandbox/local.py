@@ -53,7 +53,7 @@ from .network.config import NetworkConfig, effective_network
 from .processes import (
     DEFAULT_MAX_RETAINED_BYTES,
     ProcessManager,
-    _validate_retained,
+    validate_retained,
     validate_timeout,
 )
 from .tempdirs import private_dir
@@ -67,10 +67,13 @@ from .types import (
 )
 
 if TYPE_CHECKING:
-    from ..kernels.config import KernelsConfig
-    from ..kernels.manager import SandboxKernelManager
+    from .capabilities import CommandWrapping, Mounting, ProcessProvider, SandboxLifecycle
+    from .kernels.config import KernelsConfig
+    from .kernels.manager import SandboxKernelManager
+    from .kernels.provider import KernelProvider
     from .network.egress import EgressEvent
     from .network.runtime import SandboxNetwork
+    from .types import WorkspaceSandbox
 
 __all__ = ["LocalSandbox"]
 
@@ -130,7 +133,7 @@ class LocalSandbox:
         try:
             self._env = validate_env(env)
             self._timeout = validate_timeout(timeout)
-            self._max_output_bytes = _validate_retained(max_output_bytes)
+            self._max_output_bytes = validate_retained(max_output_bytes)
         except InvalidArgumentError as exc:
             raise WorkspaceConfigError(str(exc)) from None
         self._config = NativeSandboxConfig.coerce(native_sandbox)
@@ -201,8 +204,8 @@ class LocalSandbox:
         self.processes = ProcessManager(
             self, kill_grace=kill_grace, max_exited=max_exited_processes, name=f"ws-{self.id}"
         )
-        from ..kernels.config import KernelsConfig as _KernelsConfig
-        from ..kernels.manager import SandboxKernelManager
+        from .kernels.config import KernelsConfig as _KernelsConfig
+        from .kernels.manager import SandboxKernelManager
 
         self._kernels: SandboxKernelManager | None = None
         if isinstance(kernels, SandboxKernelManager):  # remote kernels (GatewayKernelManager)
@@ -230,6 +233,11 @@ class LocalSandbox:
     def isolation(self) -> IsolationBackend:
         """The backend in use (``"auto"`` resolved to what the probe found)."""
         return self._isolation
+
+    @property
+    def isolation_requested(self) -> str:
+        """What ``isolation=`` asked for (``"auto"`` stays ``"auto"``; ``isolation`` is what it found)."""
+        return self._isolation_requested
 
     @property
     def native_sandbox(self) -> NativeSandboxConfig:
@@ -262,10 +270,10 @@ class LocalSandbox:
 
     @property
     def kernels(self) -> SandboxKernelManager:
-        """The sandbox's Jupyter kernels (``ws_jupyter.kernels``), run in its isolation."""
+        """The sandbox's Jupyter kernels (``ws_jupyter.sandbox.kernels``), run in its isolation."""
         with self._lock:
             if self._kernels is None:
-                from ..kernels.manager import SandboxKernelManager
+                from .kernels.manager import SandboxKernelManager
 
                 self._kernels = SandboxKernelManager(self, self._kernels_config)
             return self._kernels
@@ -851,9 +859,12 @@ class LocalSandbox:
         if self._isolation_warning:
             text += f" Warning: {self._isolation_warning}."
         kernels = self._kernels
-        if kernels is not None and getattr(kernels, "remote", False):
+        if kernels is not None and kernels.remote:
+            from .kernels.gateway import GatewayKernelManager
+
+            url = kernels.url if isinstance(kernels, GatewayKernelManager) else ""
             text += (
-                f" Python code (workspace_execute_code) runs on the Jupyter gateway {getattr(kernels, 'url', '')}, not in "
+                f" Python code (workspace_execute_code) runs on the Jupyter gateway {url}, not in "
                 "this sandbox: it sees the gateway's files and packages, not this working directory."
             )
         timeout = f"{self._timeout:g} s" if self._timeout is not None else "none"
@@ -909,3 +920,11 @@ class LocalSandbox:
             f"LocalSandbox(id={self.id!r}, status={self.status!r}, "
             f"working_directory={self._working_directory!r}, isolation={self._isolation!r})"
         )
+
+
+if TYPE_CHECKING:  # mypy proves LocalSandbox has every optional capability, with the right types
+
+    def _capabilities(sb: LocalSandbox) -> tuple[
+        WorkspaceSandbox, ProcessProvider, KernelProvider, CommandWrapping, Mounting, SandboxLifecycle
+    ]:
+        return sb, sb.processes, sb.kernels, sb, sb, sb

@@ -8,7 +8,7 @@ Two methods, both over each side's own candidate list:
   whose scores are all equal maps them to 1). ``vector_weight`` is ``w`` (default 0.5).
 
 Which one is the default is decided by measurement (``bench/search_quality.py``; the figures are
-in the README's Search section).
+in docs/search.md).
 
 >>> [i for i, _ in fuse([("a", 3.0), ("b", 1.0)], [("b", 0.9), ("c", 0.2)], "rrf")]
 ['b', 'a', 'c']

@@ -38,10 +38,23 @@ if TYPE_CHECKING:
 __all__ = ["NEEDS", "Need", "ToolCall", "ToolSpec", "file_chunks", "iso_time", "rel_path", "split_lines"]
 
 #: What a tool may need from the workspace. ``writable``: the workspace's filesystem is not
-#: read-only; ``local_kernels``: the sandbox's kernels run on this machine (nbclient drives them),
-#: not on a gateway. With a resolver (a filesystem or sandbox chosen per request) every need of
-#: that provider counts as present and a tool that finds it missing says so when it runs.
-Need = Literal["filesystem", "writable", "sandbox", "processes", "kernels", "local_kernels", "search", "skills"]
+#: read-only; ``static_filesystem``: the filesystem is given up front (not a resolver's, chosen per
+#: request); ``local_kernels``: the sandbox's kernels run on this machine (nbclient drives them),
+#: not on a gateway; ``open_notebook``: a notebook the user has open is connected
+#: (:mod:`ws_jupyter.live`). With a resolver (a filesystem or sandbox chosen per request) every
+#: need of that provider counts as present and a tool that finds it missing says so when it runs.
+Need = Literal[
+    "filesystem",
+    "writable",
+    "static_filesystem",
+    "sandbox",
+    "processes",
+    "kernels",
+    "local_kernels",
+    "search",
+    "skills",
+    "open_notebook",
+]
 NEEDS: frozenset[str] = frozenset(get_args(Need))
 
 
@@ -55,7 +68,8 @@ class ToolSpec:
     only when the workspace has all of them); ``writes`` (it changes workspace files, so a
     read-only filesystem hides it; ``writable`` must then be among its needs); ``options`` (the
     tool-specific config settings it accepts, see ``TOOL_SETTINGS`` in :mod:`.config`; ``()``
-    for none). ``max_output_tokens`` is its default output budget (None: no budget).
+    for none). ``max_output_tokens`` is its default output budget (None: no budget);
+    ``off_by_default``: the tool is listed only when its own config enables it.
 
     ``params`` may be a function of the workspace (e.g. the search modes that exist);
     ``write_path(args)`` names the file a writing tool changes: the wrapper then holds that path's
@@ -75,6 +89,7 @@ class ToolSpec:
     writes: bool
     options: tuple[ToolSetting, ...]
     max_output_tokens: int | None = DEFAULT_MAX_OUTPUT_TOKENS
+    off_by_default: bool = False
     write_path: Callable[[dict[str, Any]], str] | None = None
     check_reads: bool = False
     whole_file_write: bool = False
@@ -142,7 +157,8 @@ class ToolCall:
         return self._fs
 
     def sandbox(self) -> WorkspaceSandbox:
-        """The sandbox for this request (resolver sandboxes are resolved per request)."""
+        """The sandbox for this request (resolver sandboxes are resolved per request); its optional
+        members are asked for through :mod:`ws_jupyter.sandbox.capabilities`."""
         if self._sandbox is None:
             self._sandbox = self.workspace.resolve_sandbox(self.request_context)
         return self._sandbox

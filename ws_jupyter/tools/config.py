@@ -58,7 +58,15 @@ _RBW = "require_read_before_write"
 #: The settings a tool accepts only when its spec lists them (``ToolSpec.options``), besides the
 #: keys every tool accepts. ``require_read_before_write`` is also a top-level key; the others are
 #: the tool's ``options`` (checked by ``_check_options``).
-ToolSetting = Literal["media_types", "max_media_bytes", "background_processes", "max_wait", "require_read_before_write"]
+ToolSetting = Literal[
+    "media_types",
+    "max_media_bytes",
+    "background_processes",
+    "max_wait",
+    "require_read_before_write",
+    "user_kernel",  # False: where="user" is refused (the user's own setting can turn it off too)
+    "allow_restore",
+]
 TOOL_SETTINGS: tuple[str, ...] = get_args(ToolSetting)
 _COMMON_KEYS = (
     "enabled",
@@ -232,8 +240,12 @@ def _check_options(tool: str, options: Mapping[str, Any]) -> None:
         v = options["max_media_bytes"]
         if isinstance(v, bool) or not isinstance(v, int) or v < 0:
             raise ToolConfigError(f"{tool}.max_media_bytes must be a non-negative integer, got {v!r}")
+    if "allow_restore" in options and not isinstance(options["allow_restore"], bool):
+        raise ToolConfigError(f"{tool}.allow_restore must be True or False")
     if "max_wait" in options:
         _check_seconds(options["max_wait"], f"{tool}.max_wait")
+    if "user_kernel" in options and not isinstance(options["user_kernel"], bool):
+        raise ToolConfigError(f"{tool}.user_kernel must be True or False")
     if "background_processes" in options:
         bp = options["background_processes"]
         if not isinstance(bp, Mapping):
@@ -349,7 +361,13 @@ class ToolsConfig:
         return ResolvedToolConfig(
             workspace_tool_name=tool,
             name=per.name or tool,
-            enabled=per.enabled if per.enabled is not None else self.enabled,
+            enabled=(
+                per.enabled
+                if per.enabled is not None
+                else False
+                if spec is not None and spec.off_by_default
+                else self.enabled
+            ),
             require_approval=per.require_approval
             if per.require_approval is not None
             else self.require_approval,

@@ -1,13 +1,16 @@
 """``create_workspace_tools``: the one place where tool policy is applied.
 
-Which tools exist follows from the workspace's providers and each tool's ``needs`` (its spec):
-a filesystem gives the file tools (minus the writing ones and ``workspace_index`` when it is
-read-only); a sandbox gives ``workspace_execute_command`` (plus the process tools when it has a
-process manager, and the kernel tools when it can run Jupyter kernels — with a writable filesystem
-and kernels on this machine also ``workspace_run_notebook``); BM25 or vector search gives
-``workspace_search`` and ``workspace_index``; skills give ``skill``, ``skill_search`` and
-``skill_read``. With resolver-based providers every tool of that provider is listed and the
-read-only check happens when a tool runs.
+Which tools exist follows from the workspace's providers and each tool's ``needs`` (its spec;
+see the table in docs/tools.md): a filesystem gives the file tools (minus the writing ones and
+``workspace_index`` when it is read-only); a sandbox gives ``workspace_execute_command`` (plus the
+process tools when it has a process manager, and the kernel tools when it can run Jupyter kernels —
+with a writable filesystem and kernels on this machine also ``workspace_run_notebook``); BM25 or
+vector search gives ``workspace_search`` and ``workspace_index``; skills give ``skill``,
+``skill_search`` and ``skill_read``; a connected open notebook (see :mod:`ws_jupyter.live`) gives
+``open_notebook_read`` and ``open_notebook_edit`` (and ``open_notebook_run`` with a sandbox); a
+writable filesystem given up front gives ``workspace_checkpoint`` (off unless enabled). With
+resolver-based providers every tool of that provider is listed and the read-only check happens
+when a tool runs.
 
 Then the config decides: ``enabled`` (a function is evaluated now, with the request context; one
 that raises hides the tool), the exposed ``name`` (duplicates raise ``ToolConfigError``), and
@@ -26,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ToolConfigError
 from ..request_context import RequestContext
+from ..sandbox.capabilities import sandbox_kernels, sandbox_processes
 from .activity import tool_activity
 from .base import Need, ToolSpec
 from .config import DynamicFlag, ToolsConfig
@@ -49,6 +53,8 @@ def provided_needs(workspace: Workspace) -> frozenset[Need]:
     static_fs = workspace.filesystem
     if not (static_fs is not None and getattr(static_fs, "read_only", False)):
         out.add("writable")
+    if static_fs is not None:
+        out.add("static_filesystem")
     if workspace.has_filesystem_config():
         out.add("filesystem")
     if workspace.has_sandbox_config():
@@ -57,19 +63,33 @@ def provided_needs(workspace: Workspace) -> frozenset[Need]:
         if sandbox is None:  # resolver: everything, checked per call
             out |= {"processes", "kernels", "local_kernels"}
         else:
-            if getattr(sandbox, "processes", None) is not None:
+            if sandbox_processes(sandbox) is not None:
                 out.add("processes")
-            manager = getattr(sandbox, "kernels", None)
+            manager = sandbox_kernels(sandbox)
             if manager is not None and bool(manager.available):
                 out.add("kernels")
                 # nbclient needs a kernel on this machine, not a gateway's
-                if not getattr(manager, "remote", False):
+                if not manager.remote:
                     out.add("local_kernels")
     if workspace.can_search:
         out.add("search")
     if workspace.skills is not None:
         out.add("skills")
+    if _open_notebook_connected(workspace):
+        out.add("open_notebook")
     return frozenset(out)
+
+
+def _open_notebook_connected(workspace: Workspace) -> bool:
+    """A notebook page is connected to the workspace (an unconnected link is probed briefly, at
+    most every 30 s)."""
+    from ..live.registry import live_notebook
+
+    link = live_notebook(workspace)
+    if link is None:
+        return False
+    available = getattr(link, "available", None)  # a FrontEndLink announces itself and waits briefly
+    return bool(available(probe=1.0)) if available is not None else link.status().connected
 
 
 def available_specs(workspace: Workspace) -> list[ToolSpec]:

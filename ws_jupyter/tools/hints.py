@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from ..sandbox.capabilities import sandbox_allows_network, sandbox_runs_on_host
+
 if TYPE_CHECKING:
     from ..sandbox.types import WorkspaceSandbox
     from ..workspace import Workspace
@@ -42,10 +44,7 @@ def _reaches_out(sandbox: WorkspaceSandbox | None) -> bool:
     """Commands run on the host (no isolation) or with the network."""
     if sandbox is None:
         return True  # a resolver: not known before a request, so say what it may do
-    if getattr(sandbox, "isolation", None) == "none":
-        return True
-    config = getattr(sandbox, "native_sandbox", None)
-    return bool(getattr(config, "allow_network", False))
+    return sandbox_runs_on_host(sandbox) or sandbox_allows_network(sandbox)
 
 
 def _name(tool: Tool | str) -> str:

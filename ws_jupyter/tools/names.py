@@ -19,9 +19,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ALL_TOOL_NAMES",
+    "CHECKPOINT_TOOLS",
     "FILESYSTEM_TOOLS",
     "KERNEL_TOOLS",
     "NOTEBOOK_RUN_TOOLS",
+    "OPEN_NOTEBOOK_TOOLS",
     "PROCESS_TOOLS",
     "SANDBOX_TOOLS",
     "SEARCH_TOOLS",
@@ -65,6 +67,16 @@ class _Skills:
     SKILL_READ: Final = "skill_read"
 
 
+class _OpenNotebook:
+    READ: Final = "open_notebook_read"
+    EDIT: Final = "open_notebook_edit"
+    RUN: Final = "open_notebook_run"
+
+
+class _Checkpoints:
+    CHECKPOINT: Final = "workspace_checkpoint"
+
+
 class WORKSPACE_TOOLS:
     """Tool name constants, grouped by the provider that makes the tool available."""
 
@@ -72,6 +84,8 @@ class WORKSPACE_TOOLS:
     SANDBOX = _Sandbox
     SEARCH = _Search
     SKILLS = _Skills
+    OPEN_NOTEBOOK = _OpenNotebook
+    CHECKPOINTS = _Checkpoints
 
 
 # The groups below follow from the tools' specs (their ``needs`` and ``writes``: see
@@ -84,7 +98,7 @@ _GROUPS: dict[str, Callable[[ToolSpec], bool]] = {
     #: File tools that change files: hidden on a read-only filesystem.
     "WRITE_TOOLS": lambda spec: spec.writes and spec.needs <= {"filesystem", "writable"},
     #: Tools of the sandbox (commands, processes, kernels, notebooks run on a kernel).
-    "SANDBOX_TOOLS": lambda spec: "sandbox" in spec.needs,
+    "SANDBOX_TOOLS": lambda spec: "sandbox" in spec.needs and "open_notebook" not in spec.needs,
     #: Present when the sandbox has a process manager (``sandbox.processes``).
     "PROCESS_TOOLS": lambda spec: "processes" in spec.needs,
     #: Present when the sandbox can run Jupyter kernels (``sandbox.kernels``).
@@ -94,6 +108,12 @@ _GROUPS: dict[str, Callable[[ToolSpec], bool]] = {
     "NOTEBOOK_RUN_TOOLS": lambda spec: "local_kernels" in spec.needs,
     "SEARCH_TOOLS": lambda spec: "search" in spec.needs,
     "SKILL_TOOLS": lambda spec: "skills" in spec.needs,
+    #: Present while the notebook the user has open is connected (the ``%ws`` extension in its
+    #: kernel and the ws-jupyter JupyterLab extension): read it, propose reviewed edits, run its cells.
+    "OPEN_NOTEBOOK_TOOLS": lambda spec: "open_notebook" in spec.needs,
+    #: Off unless enabled (``{WORKSPACE_TOOLS.CHECKPOINTS.CHECKPOINT: {"enabled": True}}``): a
+    #: writable local or object-storage filesystem known up front.
+    "CHECKPOINT_TOOLS": lambda spec: "static_filesystem" in spec.needs,
 }
 
 if TYPE_CHECKING:
@@ -106,6 +126,8 @@ if TYPE_CHECKING:
     NOTEBOOK_RUN_TOOLS: tuple[str, ...]
     SEARCH_TOOLS: tuple[str, ...]
     SKILL_TOOLS: tuple[str, ...]
+    OPEN_NOTEBOOK_TOOLS: tuple[str, ...]
+    CHECKPOINT_TOOLS: tuple[str, ...]
 
 
 def __getattr__(name: str) -> tuple[str, ...]:

@@ -3,6 +3,7 @@
 
 import warnings
 
+from .._moved import importer_stacklevel
 from ..text.ansi import strip_ansi
 from ..text.shaping import *  # noqa: F403
 from ..text.shaping import __all__ as _shaping
@@ -11,7 +12,7 @@ warnings.warn(
     "ws_jupyter.tools.output moved to ws_jupyter.text.shaping (strip_ansi: ws_jupyter.text.ansi); "
     "the old import path will be removed in the next release",
     DeprecationWarning,
-    stacklevel=2,
+    stacklevel=importer_stacklevel(),
 )
 
 __all__ = [*_shaping, "strip_ansi"]

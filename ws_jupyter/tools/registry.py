@@ -41,6 +41,10 @@ TOOLS: tuple[str, ...] = (
     ".skills.skills:SKILL_SPEC",
     ".skills.skills:SKILL_SEARCH_SPEC",
     ".skills.skills:SKILL_READ_SPEC",
+    ".open_notebook.read:SPEC",
+    ".open_notebook.edit:SPEC",
+    ".open_notebook.run:SPEC",
+    ".files.checkpoint:SPEC",
 )
 
 

@@ -18,7 +18,9 @@ Where things go:
   ``MessageView``.
 * one module per family of views: ``workspace`` (info), ``files`` (ls, cat, grep), ``processes``
   (run, ps, logs), ``search`` (search, index, highlighting), ``skills``, ``tools`` (tools, call),
-  ``kernels`` (an execution as a notebook cell, the kernel table), ``notebook``.
+  ``changes`` (checkpoints, changes and their diffs, restores),
+  ``kernels`` (an execution as a notebook cell, the kernel table), ``notebook``, ``live`` (the live
+  link's state).
   A new family (kernels, notebooks...) is a new module here; add its public names to ``_EXPORTS``
   and ``__all__`` below.
 * ``formatters``: how IPython renders the core result types displayed directly.
@@ -34,6 +36,8 @@ from typing import TYPE_CHECKING
 from ..._lazy import lazy_exports
 
 _EXPORTS = {
+    "ChangesView": ".changes",
+    "CheckpointsView": ".changes",
     "DoctorView": ".doctor",
     "ExecutionView": ".kernels",
     "FileView": ".files",
@@ -43,10 +47,12 @@ _EXPORTS = {
     "InfoView": ".workspace",
     "JSONView": ".tools",
     "KernelTableView": ".kernels",
+    "LiveStatusView": ".live",
     "LogView": ".processes",
     "MessageView": ".base",
     "NotebookView": ".notebook",
     "ProcessTableView": ".processes",
+    "RestoreView": ".changes",
     "RichView": ".base",
     "RunSummary": ".processes",
     "SearchResultsView": ".search",
@@ -66,6 +72,8 @@ _EXPORTS = {
 }
 
 __all__ = [
+    "ChangesView",
+    "CheckpointsView",
     "DoctorView",
     "ExecutionView",
     "FileView",
@@ -75,10 +83,12 @@ __all__ = [
     "InfoView",
     "JSONView",
     "KernelTableView",
+    "LiveStatusView",
     "LogView",
     "MessageView",
     "NotebookView",
     "ProcessTableView",
+    "RestoreView",
     "RichView",
     "RunSummary",
     "SearchResultsView",
@@ -102,11 +112,13 @@ __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)
 
 if TYPE_CHECKING:  # pragma: no cover
     from .base import MessageView, RichView
+    from .changes import ChangesView, CheckpointsView, RestoreView
     from .common import format_bytes, format_duration, one_line, path_link
     from .doctor import DoctorView
     from .files import FileView, GrepMatch, GrepView, TreeView
     from .formatters import register_formatters, unregister_formatters
     from .kernels import ExecutionView, KernelTableView
+    from .live import LiveStatusView
     from .notebook import NotebookView
     from .processes import LogView, ProcessTableView, RunSummary, process_state
     from .search import IndexView, SearchResultsView, highlight_terms

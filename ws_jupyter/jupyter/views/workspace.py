@@ -92,19 +92,18 @@ def info_rows(info: Any) -> list[tuple[str, str]]:
     if sb == "dynamic":
         rows.append(("sandbox", "dynamic (resolved per request)"))
     elif sb is not None:
+        # a SandboxInfo: every provider's get_info() returns one
         rows.append(("sandbox", f"{sb.provider} · {sb.status}"))
-        rows.append(("isolation", str(getattr(sb, "isolation", "none"))))
-        network = (getattr(sb, "metadata", None) or {}).get("network")
+        rows.append(("isolation", str(sb.isolation)))
+        network = (sb.metadata or {}).get("network")
         if isinstance(network, dict) and network.get("mode"):
             rows.append(("network", network_summary(network)))
-        if getattr(sb, "working_directory", None):
+        if sb.working_directory:
             rows.append(("working directory", str(sb.working_directory)))
-        metadata = getattr(sb, "metadata", None) or {}
+        metadata = sb.metadata or {}
         trusted = metadata.get("host_trusted")
         if isinstance(trusted, dict):
-            rows.append(
-                ("host-trusted files", _host_trusted_text(trusted, str(getattr(sb, "isolation", "none"))))
-            )
+            rows.append(("host-trusted files", _host_trusted_text(trusted, str(sb.isolation))))
         warning = metadata.get("warning")
         if warning:
             rows.append(("warning", str(warning)))

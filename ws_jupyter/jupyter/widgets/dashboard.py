@@ -19,8 +19,10 @@ from typing import Any
 import ipywidgets as w
 from traitlets import List, Unicode
 
+from ...sandbox.capabilities import sandbox_egress, sandbox_kernels, sandbox_processes
 from ..views.common import MUTED
 from .controls import stylesheet
+from .live import Throttle
 from .snapshot import Snapshotting
 
 __all__ = ["Dashboard"]
@@ -33,6 +35,8 @@ class Dashboard(Snapshotting, w.VBox):
     snapshot_label = "dashboard"
 
     def __init__(self, workspace: Any, *, interval: float = 0.2) -> None:
+        from ... import tool_activity
+        from .changes import ChangesPanel
         from .command_runner import CommandRunner
         from .file_browser import FileBrowser
         from .kernel_activity import KernelActivity
@@ -43,6 +47,7 @@ class Dashboard(Snapshotting, w.VBox):
         from .tool_activity import ToolActivity
 
         self.workspace = workspace
+        self._unfollow: Any = None
         self.files: FileBrowser | None = None
         self.runner: CommandRunner | None = None
         self.processes: ProcessMonitor | None = None
@@ -58,7 +63,7 @@ class Dashboard(Snapshotting, w.VBox):
         # both run commands as the sandbox's processes (Stop and Kill need them)
         if (
             workspace.has_sandbox_config()
-            and getattr(workspace.resolve_sandbox(None), "processes", None) is not None
+            and sandbox_processes(workspace.resolve_sandbox(None)) is not None
         ):
             self.runner = CommandRunner(workspace, interval=interval)
             tabs.append(("Run", self.runner))
@@ -70,14 +75,25 @@ class Dashboard(Snapshotting, w.VBox):
         if workspace.skills is not None:
             self.skills = SkillsBrowser(workspace)
             tabs.append(("Skills", self.skills))
-        self.activity = ToolActivity(workspace, interval=interval)
+        self.changes: ChangesPanel | None = None
+        if workspace.filesystem is not None and not getattr(workspace.filesystem, "read_only", False):
+            self.changes = ChangesPanel(workspace)
+        self.activity = ToolActivity(
+            workspace, interval=interval, on_changes=self._show_call if self.changes is not None else None
+        )
+        if self.changes is not None:
+            tabs.append(("Changes", self.changes))
+            self.changes.observe(lambda _: self._link_changes(), names="rows")
+            self._link_changes()
+            self._follow = Throttle(self._refresh_changes, 1.0)
+            self._unfollow = tool_activity(workspace).subscribe(self._on_tool_event)
         tabs.append(("Agent tools", self.activity))
         if workspace.has_sandbox_config():
-            kernels = getattr(workspace.resolve_sandbox(None), "kernels", None)
+            kernels = sandbox_kernels(workspace.resolve_sandbox(None))
             if kernels is not None and kernels.available:
                 self.kernels = KernelActivity(workspace, interval=interval)
                 tabs.append(("Kernels", self.kernels))
-            if getattr(workspace.resolve_sandbox(None), "egress", None) is not None:
+            if sandbox_egress(workspace.resolve_sandbox(None)) is not None:
                 self.network = NetworkLog(workspace, interval=interval)
                 tabs.append(("Network", self.network))
         self.tab = w.Tab(children=[t for _, t in tabs])
@@ -86,7 +102,7 @@ class Dashboard(Snapshotting, w.VBox):
         self.tab_names = [name for name, _ in tabs]
         info = workspace.get_info()
         sandbox = info.sandbox
-        isolation = getattr(sandbox, "isolation", None) if sandbox not in (None, "dynamic") else None
+        isolation = sandbox.isolation if sandbox not in (None, "dynamic") else None  # a SandboxInfo
         base = getattr(info.filesystem, "base_path", "") if info.filesystem not in (None, "dynamic") else ""
         self.title = w.HTML(
             f"<strong>{html.escape(workspace.name)}</strong> <span style='{MUTED}'>"
@@ -123,6 +139,33 @@ class Dashboard(Snapshotting, w.VBox):
             text.append(f"[{name}]\n{part_text}")
         return "".join(body), "\n".join(text)
 
+    # --- the Changes tab and the tool feed ----------------------------------------------------
+
+    def _link_changes(self) -> None:
+        if self.changes is None or self.activity is None:
+            return
+        counts: dict[str, int] = {}
+        for row in self.changes.rows:
+            if row["call_id"]:
+                counts[row["call_id"]] = counts.get(row["call_id"], 0) + 1
+        self.activity.link_changes(counts)
+
+    def _on_tool_event(self, event: Any) -> None:
+        """A call that may have changed files finished: look at the files again (throttled)."""
+        if event.kind == "finished" and self.changes is not None:
+            self._follow.request()
+
+    def _refresh_changes(self) -> None:
+        if self.changes is not None:
+            self.changes.refresh()
+
+    def _show_call(self, call_id: str) -> None:
+        """From the tool feed: the Changes tab, with the changes of one call and its first diff."""
+        if self.changes is None:
+            return
+        self.show("Changes")
+        self.changes.show_call(call_id)
+
     def _opened(self, path: str, line: int | None) -> None:
         if self.files is not None:
             self.show("Files")
@@ -133,6 +176,10 @@ class Dashboard(Snapshotting, w.VBox):
 
     def close(self) -> None:
         self.close_snapshot()
+        unfollow, self._unfollow = self._unfollow, None
+        if unfollow is not None:
+            unfollow()
+            self._follow.close()
         for part in (
             self.files,
             self.runner,

@@ -19,6 +19,7 @@ from typing import Any
 import ipywidgets as w
 from traitlets import Bool, Dict, List
 
+from ...sandbox.capabilities import sandbox_egress
 from ..views.common import MUTED, esc
 from ..views.network import EgressRow, EgressTableView
 from ..views.workspace import network_summary
@@ -42,7 +43,7 @@ class NetworkLog(Snapshotting, w.VBox):
     def __init__(self, workspace: Any, *, interval: float = 0.2, poll: float = 1.0) -> None:
         self.workspace = workspace
         sandbox = workspace.resolve_sandbox(None)
-        log = getattr(sandbox, "egress", None)
+        log = sandbox_egress(sandbox)
         if log is None:
             raise ValueError("This sandbox's network is not in allow mode: there is no egress log")
         self.sandbox = sandbox

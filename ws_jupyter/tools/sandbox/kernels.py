@@ -22,7 +22,8 @@ from datetime import datetime, timezone
 from typing import Any
 
 from ...errors import KernelError
-from ...kernels.result import omitted
+from ...sandbox.capabilities import sandbox_kernels, sandbox_network_note, sandbox_timeout
+from ...sandbox.kernels.result import omitted
 from ...text.ansi import strip_ansi
 from ...text.shaping import truncate_head, truncate_head_tail
 from ...text.tokens import count_tokens
@@ -73,7 +74,7 @@ EXECUTE_CODE_PARAMS = (
 
 
 def _kernels(call: ToolCall) -> Any:
-    kernels = getattr(call.sandbox(), "kernels", None)
+    kernels = sandbox_kernels(call.sandbox())
     if kernels is None:
         raise KernelError("This sandbox cannot run kernels", code="KERNELS_UNAVAILABLE")
     ok, why = kernels.availability()
@@ -87,7 +88,7 @@ def execute_code(call: ToolCall) -> str | ToolResult:
     kernels = _kernels(call)
     timeout = call.args["timeout"]
     if timeout is None:
-        timeout = getattr(sandbox, "timeout", None)
+        timeout = sandbox_timeout(sandbox)
     since = datetime.now(timezone.utc)
     result = kernels.execute(
         call.args["code"],
@@ -103,9 +104,8 @@ def execute_code(call: ToolCall) -> str | ToolResult:
         max_media_bytes=int(call.option("max_media_bytes", DEFAULT_MAX_MEDIA_BYTES)),
     )
     # network allow mode: the connection attempts of this execution that the allow-list denied
-    note_for = getattr(sandbox, "network_note", None)
-    kernel = kernels.get(call.args["kernel"]) if callable(getattr(kernels, "get", None)) else None
-    note = note_for(getattr(kernel, "pid", None), since) if note_for is not None else ""
+    kernel = kernels.get(call.args["kernel"])
+    note = sandbox_network_note(sandbox, kernel.pid if kernel is not None else None, since)
     if not note:
         return output
     if isinstance(output, ToolResult):
@@ -158,7 +158,7 @@ def _dropped_note(stream: str, chars: int, lines: int) -> str:
 def format_execution(
     result: Any, *, max_tokens: int | None = 2000, max_media_bytes: int = DEFAULT_MAX_MEDIA_BYTES
 ) -> str | ToolResult:
-    """The tool output for an :class:`~ws_jupyter.kernels.ExecutionResult` (text + image parts).
+    """The tool output for an :class:`~ws_jupyter.sandbox.kernels.ExecutionResult` (text + image parts).
 
     The budget goes first to the error (up to half), then to the result and the rich outputs
     (up to a quarter each), and the rest to stdout/stderr (head and tail kept).
