@@ -14,10 +14,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ._lazy import lazy_exports
+from ._moved import install as _keep_old_paths
 from ._trusted_imports import install as _trust_dependencies
 from ._version import __version__
 
 _trust_dependencies()  # a workspace's pathspec.py is never imported in place of ours
+_keep_old_paths()  # modules that moved answer at their old import paths for one release
 
 
 # public name -> module that defines it

@@ -11,6 +11,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+from ws_jupyter import _moved
+
 KERNEL_MODULES = ("activity", "config", "gateway", "kernel", "launch", "manager", "messages", "result")
 
 
@@ -83,6 +85,26 @@ MOVED = {
     "ws_jupyter.tools.mcp_server": ("ws_jupyter.adapters.mcp_server", ["build_mcp_server", "serve_mcp"]),
     "ws_jupyter.model_install": ("ws_jupyter.install.model", ["install_model", "model_status", "ModelStatus"]),
     "ws_jupyter.jupyter.kernel_install": ("ws_jupyter.install.kernel", ["install_kernel", "KERNEL_NAME"]),
+    # the tools' modules, now in the wings of ws_jupyter.tools
+    "ws_jupyter.tools.checkpoint": ("ws_jupyter.tools.files.checkpoint", ["SPEC", "checkpoint"]),
+    "ws_jupyter.tools.delete": ("ws_jupyter.tools.files.delete", ["SPEC"]),
+    "ws_jupyter.tools.edit_file": ("ws_jupyter.tools.files.edit_file", ["SPEC"]),
+    "ws_jupyter.tools.file_stat": ("ws_jupyter.tools.files.file_stat", ["SPEC"]),
+    "ws_jupyter.tools.list_files": ("ws_jupyter.tools.files.list_files", ["SPEC"]),
+    "ws_jupyter.tools.mkdir": ("ws_jupyter.tools.files.mkdir", ["SPEC"]),
+    "ws_jupyter.tools.notebook_edit": ("ws_jupyter.tools.files.notebook_edit", ["SPEC"]),
+    "ws_jupyter.tools.notebook_files": ("ws_jupyter.tools.files.notebook_files", ["edit_notebook", "read_notebook"]),
+    "ws_jupyter.tools.read_file": ("ws_jupyter.tools.files.read_file", ["SPEC", "read_file"]),
+    "ws_jupyter.tools.write_file": ("ws_jupyter.tools.files.write_file", ["SPEC"]),
+    "ws_jupyter.tools.execute_command": ("ws_jupyter.tools.sandbox.execute_command", ["SPEC", "format_streams"]),
+    "ws_jupyter.tools.kernels": ("ws_jupyter.tools.sandbox.kernels", ["EXECUTE_CODE_SPEC", "format_execution"]),
+    "ws_jupyter.tools.processes": ("ws_jupyter.tools.sandbox.processes", ["GET_OUTPUT_SPEC", "KILL_SPEC", "LIST_SPEC"]),
+    "ws_jupyter.tools.run_notebook": ("ws_jupyter.tools.sandbox.run_notebook", ["RUN_NOTEBOOK_SPEC"]),
+    "ws_jupyter.tools.shell_tail": ("ws_jupyter.tools.sandbox.shell_tail", ["split_tail_pipe"]),
+    "ws_jupyter.tools.grep_confine": ("ws_jupyter.tools.grep.confine", ["Confined", "mode", "usable"]),
+    "ws_jupyter.tools.grep_notebooks": ("ws_jupyter.tools.grep.notebooks", ["CellMatches", "search_notebook"]),
+    "ws_jupyter.tools.regex": ("ws_jupyter.tools.grep.regex", ["GrepPattern", "PatternError", "compile_pattern"]),
+    "ws_jupyter.tools.rules_scan": ("ws_jupyter.tools.grep.rules_scan", ["TreeScan", "check_tree", "start_scan"]),
 }
 
 _PROBE = """
@@ -112,18 +134,61 @@ def test_old_import_paths_warn_and_give_the_new_names() -> None:
         # one warning, naming both paths, attributed to the importing code (not the import machinery)
         [(where, message)] = found[old]["warned"]
         assert old in message and new in message and where == "<string>", (old, where, message)
-    # strip_ansi kept its old home too, now the one implementation in text.ansi
-    from ws_jupyter.text.ansi import strip_ansi
 
-    probe = "import warnings; warnings.simplefilter('ignore'); from ws_jupyter.tools.output import strip_ansi; print(strip_ansi.__module__)"
-    assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.strip() == strip_ansi.__module__
+
+def test_an_old_path_is_the_new_module_and_has_no_file() -> None:
+    """One table gives every old path (so none can drift from its new home): the old module is
+    the new module object; a module whose names went to two places forwards each name."""
+    package = Path(__file__).parents[2]
+    assert set(_moved.MOVED) == {*MOVED, "ws_jupyter.kernels"}
+    for old in _moved.MOVED:
+        relative = Path(*old.split("."))
+        assert not (package / relative).with_suffix(".py").exists() and not (package / relative).exists(), old
+    out = _run(
+        """
+        import importlib, warnings
+        warnings.simplefilter("ignore")
+        import ws_jupyter.text.tokens, ws_jupyter.text.ansi, ws_jupyter.text.shaping
+        import ws_jupyter.tools.tokens, ws_jupyter.tools.output
+        assert ws_jupyter.tools.tokens is ws_jupyter.text.tokens
+        from ws_jupyter.tools.output import cut_line, strip_ansi
+        assert strip_ansi is ws_jupyter.text.ansi.strip_ansi and cut_line is ws_jupyter.text.shaping.cut_line
+        # the names the old module had, no more
+        assert ws_jupyter.tools.output.__all__ == [
+            "apply_tail", "cut_line", "number_line", "take_lines", "truncate_head", "truncate_head_tail",
+            "strip_ansi",
+        ], ws_jupyter.tools.output.__all__
+        try:
+            from ws_jupyter.tools.output import no_such_name
+        except ImportError as exc:
+            print("ImportError:", exc)
+        """
+    )
+    assert out.returncode == 0, out.stderr
+    assert "ImportError: cannot import name 'no_such_name' from 'ws_jupyter.tools.output'" in out.stdout
+
+
+def test_a_package_that_replaced_a_module_keeps_its_names_without_a_warning() -> None:
+    out = _run(
+        """
+        from ws_jupyter.tools.search import INDEX_SPEC, SEARCH_SPEC, available_modes
+        from ws_jupyter.tools.skills import SKILL_READ_SPEC, SKILL_SEARCH_SPEC, SKILL_SPEC
+        from ws_jupyter.tools.grep import MAX_MATCHES, SPEC, GrepResult, find_ripgrep, grep, search
+        from ws_jupyter.tools.registry import tool_spec
+        assert SEARCH_SPEC is tool_spec("workspace_search") and SKILL_SPEC is tool_spec("skill")
+        assert SPEC is tool_spec("workspace_grep")
+        """,
+        "-W",
+        "error::DeprecationWarning",
+    )
+    assert out.returncode == 0, out.stderr
 
 
 def test_the_reference_lists_every_old_path() -> None:
     page = (Path(__file__).parents[2] / "docs" / "reference" / "index.md").read_text()
     table = page.split("## Deprecated import paths", 1)[1].split("\n## ", 1)[0]
     rows = {line.split("|")[1].split()[0].strip("`") for line in table.splitlines() if line.startswith("| `")}
-    assert rows == {*MOVED, "ws_jupyter.kernels"}
+    assert rows == set(_moved.MOVED)
     for old, (new, _) in MOVED.items():
         assert f"| `{old}` | `{new}`" in table
 
