@@ -3,6 +3,10 @@ lacks one cannot be built, and a new tool is one module plus one registry line."
 
 from __future__ import annotations
 
+import importlib
+import inspect
+import pkgutil
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -56,6 +60,7 @@ GROUPS = {
 def test_every_tool_states_every_fact() -> None:
     specs = registry.tool_specs()
     assert len(specs) == len(registry.TOOLS) == 26
+    assert set(SETTING_VALUES) == set(TOOL_SETTINGS)
     for spec in specs:
         assert isinstance(spec.title, str) and spec.title.strip() and spec.title != spec.name, spec.name
         assert isinstance(spec.hints, ToolHints), spec.name
@@ -72,6 +77,44 @@ def test_every_tool_states_every_fact() -> None:
             assert spec.check_reads and spec.writes, spec.name
         if "local_kernels" in spec.needs:
             assert "kernels" in spec.needs, spec.name
+
+
+def _defined_specs() -> dict[str, str]:
+    """Every ToolSpec a module of ws_jupyter.tools defines: tool name -> module."""
+    import ws_jupyter.tools
+
+    found: dict[str, str] = {}
+    for info in pkgutil.walk_packages(ws_jupyter.tools.__path__, "ws_jupyter.tools."):
+        module = importlib.import_module(info.name)
+        for value in vars(module).values():
+            if isinstance(value, ToolSpec) and value.__class__ is ToolSpec:
+                found.setdefault(value.name, value.run.__module__)
+    return found
+
+
+def test_every_tool_the_package_defines_is_registered() -> None:
+    """A tool module without its registry line would never be listed, configured or hinted."""
+    defined = _defined_specs()
+    assert set(defined) == set(registry.tool_names()), set(defined) ^ set(registry.tool_names())
+    # the open notebook's tools and the checkpoint tool among them, with their facts
+    for name in (*names.OPEN_NOTEBOOK_TOOLS, *names.CHECKPOINT_TOOLS):
+        spec = registry.tool_spec(name)
+        assert spec is not None and spec.title and spec.needs, name
+    assert registry.tool_spec("open_notebook_run").needs == {"open_notebook", "sandbox"}  # type: ignore[union-attr]
+    assert registry.tool_spec("workspace_checkpoint").off_by_default  # type: ignore[union-attr]
+
+
+def test_what_a_tool_uses_is_among_its_needs() -> None:
+    """A tool whose module reaches the filesystem or the sandbox of the call needs it: otherwise
+    it would be listed for a workspace without one and fail on every call."""
+    for spec in registry.tool_specs():
+        source = inspect.getsource(sys.modules[spec.run.__module__])
+        if "call.filesystem()" in source:
+            assert "filesystem" in spec.needs, spec.name
+        if "call.sandbox()" in source:
+            assert "sandbox" in spec.needs, spec.name
+        if "call.workspace.skills" in source:
+            assert "skills" in spec.needs, spec.name
 
 
 @pytest.mark.parametrize(
