@@ -48,6 +48,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
+    from ..request_context import RequestContext
     from ..workspace import Workspace
 
 __all__ = ["PendingApproval", "ToolActivity", "ToolActivityEvent", "tool_activity"]
@@ -76,7 +77,7 @@ class ToolActivityEvent:
     cancelled: bool = False
     #: The request context the call came with (which conversation and turn: automatic
     #: checkpoints tell agent turns apart by it), or None.
-    request_context: Any = field(default=None, compare=False, repr=False)
+    request_context: RequestContext | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from ...errors import LiveNotebookError
 from ...live.model import CellView, NotebookView
 from ...live.protocol import LiveNotebook
@@ -93,5 +91,5 @@ def show_source(source: str, max_tokens: int | None) -> str:
     return truncate_head_tail(source, max_tokens, head_ratio=0.5) if max_tokens else source
 
 
-def describe(cell: Any) -> str:
+def describe(cell: CellView) -> str:
     return f"[{cell.index}] {cell.cell_type} {cell.id}"

@@ -16,12 +16,12 @@ to ask again.
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Any
 
 from ...errors import KernelError
 from ...live.outputs import notebook_outputs
 from ...notebooks.render import render_cell
 from ...sandbox.capabilities import sandbox_kernels, sandbox_timeout
+from ...sandbox.kernels.provider import KernelProvider
 from ...text.shaping import truncate_head_tail
 from ..base import ToolCall, ToolSpec
 from ..config import DEFAULT_MAX_MEDIA_BYTES
@@ -71,7 +71,7 @@ def run(call: ToolCall) -> ToolOutput:
     return _in_sandbox(call, ids)
 
 
-def _kernels(call: ToolCall) -> Any:
+def _kernels(call: ToolCall) -> KernelProvider:
     kernels = sandbox_kernels(call.sandbox())
     if kernels is None or not kernels.availability()[0]:
         why = kernels.availability()[1] if kernels is not None else "it has no kernels"

@@ -15,7 +15,7 @@ otherwise; with bwrap/seatbelt isolation it does not.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...errors import SandboxError
 from ...sandbox.capabilities import (
@@ -32,6 +32,10 @@ from ..names import WORKSPACE_TOOLS
 from ..schema import Param
 from ..types import ToolCallContext
 from .shell_tail import split_tail_pipe
+
+if TYPE_CHECKING:
+    from ...sandbox.types import WorkspaceSandbox
+    from ...workspace import Workspace
 
 __all__ = ["SPEC", "execute_command", "format_streams"]
 
@@ -125,7 +129,7 @@ def execute_command(call: ToolCall) -> str:
     return body
 
 
-def _background(call: ToolCall, sandbox: Any, command: str, timeout: float | None) -> str:
+def _background(call: ToolCall, sandbox: WorkspaceSandbox, command: str, timeout: float | None) -> str:
     processes = sandbox_processes(sandbox)
     if processes is None:
         raise SandboxError("This sandbox cannot run background processes (it has no process manager)")
@@ -158,15 +162,15 @@ def _background(call: ToolCall, sandbox: Any, command: str, timeout: float | Non
     return f"Started background process (PID: {handle.pid})"
 
 
-def _unisolated(sandbox: Any) -> bool:
+def _unisolated(sandbox: WorkspaceSandbox) -> bool:
     return sandbox_runs_on_host(sandbox)
 
 
-def _default_approval(ctx: ToolCallContext, workspace: Any) -> bool:
+def _default_approval(ctx: ToolCallContext, workspace: Workspace) -> bool:
     return _unisolated(workspace.resolve_sandbox(ctx.request_context))
 
 
-def _static_default_approval(workspace: Any) -> bool:
+def _static_default_approval(workspace: Workspace) -> bool:
     sandbox = workspace.sandbox
     return True if sandbox is None else _unisolated(sandbox)
 

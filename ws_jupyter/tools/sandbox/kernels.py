@@ -19,11 +19,11 @@ import dataclasses
 import html
 import re
 from datetime import datetime, timezone
-from typing import Any
 
 from ...errors import KernelError
 from ...sandbox.capabilities import sandbox_kernels, sandbox_network_note, sandbox_timeout
-from ...sandbox.kernels.result import omitted
+from ...sandbox.kernels.provider import KernelProvider
+from ...sandbox.kernels.result import ExecutionError, ExecutionResult, MimeBundle, omitted
 from ...text.ansi import strip_ansi
 from ...text.shaping import truncate_head, truncate_head_tail
 from ...text.tokens import count_tokens
@@ -73,7 +73,7 @@ EXECUTE_CODE_PARAMS = (
 )
 
 
-def _kernels(call: ToolCall) -> Any:
+def _kernels(call: ToolCall) -> KernelProvider:
     kernels = sandbox_kernels(call.sandbox())
     if kernels is None:
         raise KernelError("This sandbox cannot run kernels", code="KERNELS_UNAVAILABLE")
@@ -118,7 +118,7 @@ def _html_text(markup: str) -> str:
     return _BLANK_RUNS.sub("\n\n", text).strip()
 
 
-def _bundle_text(bundle: Any) -> str:
+def _bundle_text(bundle: MimeBundle) -> str:
     """What a model reads of one rich output (images are sent separately)."""
     if bundle.markdown:
         return bundle.markdown.strip()
@@ -136,7 +136,7 @@ def _bundle_text(bundle: Any) -> str:
     return f"[{', '.join(bundle.mime_types) or 'empty'} output]"
 
 
-def trim_traceback(error: Any, max_tokens: int | None) -> str:
+def trim_traceback(error: ExecutionError, max_tokens: int | None) -> str:
     """The error as text: the traceback without colours, blank lines and IPython's ruler, cut to
     the budget (the end — the innermost frames and the error line — is what matters most)."""
     text = strip_ansi("\n".join(error.traceback))
@@ -156,7 +156,7 @@ def _dropped_note(stream: str, chars: int, lines: int) -> str:
 
 
 def format_execution(
-    result: Any, *, max_tokens: int | None = 2000, max_media_bytes: int = DEFAULT_MAX_MEDIA_BYTES
+    result: ExecutionResult, *, max_tokens: int | None = 2000, max_media_bytes: int = DEFAULT_MAX_MEDIA_BYTES
 ) -> str | ToolResult:
     """The tool output for an :class:`~ws_jupyter.sandbox.kernels.ExecutionResult` (text + image parts).
 

@@ -9,10 +9,9 @@ the manager's retention limit (see ``ProcessManager``).
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from ...errors import SandboxError
-from ...sandbox.capabilities import sandbox_processes, sandbox_with_network_note
+from ...sandbox.capabilities import ProcessProvider, sandbox_processes, sandbox_with_network_note
 from ...text.ansi import strip_ansi
 from ...text.shaping import apply_tail
 from ..base import ToolCall, ToolSpec
@@ -33,7 +32,7 @@ _PID = Param(
 )
 
 
-def _manager(call: ToolCall) -> Any:
+def _manager(call: ToolCall) -> ProcessProvider:
     processes = sandbox_processes(call.sandbox())
     if processes is None:
         raise SandboxError("This sandbox has no process manager (no background processes)")
