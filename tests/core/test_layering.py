@@ -174,32 +174,24 @@ def _targets(node: ast.AST, module: str, is_package: bool, mods: dict[str, Path]
     if isinstance(node, ast.ImportFrom):
         base = _resolve(module, is_package, node.level, node.module)
         return [f"{base}.{a.name}" if f"{base}.{a.name}" in mods else base for a in node.names]
-    # lazy re-exports: _EXPORTS = {"Name": "ws_jupyter.x.y" or ".y"}
-    if isinstance(node, (ast.Assign, ast.AnnAssign)):
+    # lazy re-exports, _EXPORTS = {"Name": "ws_jupyter.x.y" or ".y"}, and the tool registry's
+    # lines, TOOLS = (".files.read_file:SPEC", ...): module paths in a table
+    if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
         names = node.targets if isinstance(node, ast.Assign) else [node.target]
-        if any(isinstance(t, ast.Name) and t.id == "_EXPORTS" for t in names) and isinstance(
-            node.value, ast.Dict
-        ):
-            out = []
-            for value in node.value.values:
-                if isinstance(value, ast.Constant) and isinstance(value.value, str):
-                    text = value.value
-                    dots = len(text) - len(text.lstrip("."))
-                    out.append(_resolve(module, is_package, dots, text[dots:] or None) if dots else text)
-            return out
-    # the tool registry's lines: TOOLS = (".files.read_file:SPEC", ...)
-    if isinstance(node, (ast.Assign, ast.AnnAssign)):
-        names = node.targets if isinstance(node, ast.Assign) else [node.target]
-        if any(isinstance(t, ast.Name) and t.id == "TOOLS" for t in names) and isinstance(
-            node.value, ast.Tuple
-        ):
-            out = []
-            for value in node.value.elts:
-                if isinstance(value, ast.Constant) and isinstance(value.value, str):
-                    text = value.value.partition(":")[0]
-                    dots = len(text) - len(text.lstrip("."))
-                    out.append(_resolve(module, is_package, dots, text[dots:] or None) if dots else text)
-            return out
+        named = {t.id for t in names if isinstance(t, ast.Name)}
+        if "_EXPORTS" in named and isinstance(node.value, ast.Dict):
+            paths = node.value.values
+        elif "TOOLS" in named and isinstance(node.value, ast.Tuple):
+            paths = node.value.elts
+        else:
+            return []
+        out = []
+        for value in paths:
+            if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                text = value.value.partition(":")[0]
+                dots = len(text) - len(text.lstrip("."))
+                out.append(_resolve(module, is_package, dots, text[dots:] or None) if dots else text)
+        return out
     return []
 
 
