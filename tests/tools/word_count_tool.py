@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from ws_jupyter.tools.base import ToolCall, ToolSpec
-from ws_jupyter.tools.hints import LOOKS
+from ws_jupyter.tools.facts import LOOKS
 from ws_jupyter.tools.schema import Param
 
 

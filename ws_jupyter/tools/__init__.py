@@ -11,9 +11,13 @@ The framework is at the top of this package: ``base`` (``ToolSpec``: a tool and 
 ``config`` (``ToolsConfig``), ``schema`` (JSON Schemas, argument validation), ``factory`` (which
 tools a workspace gets; policy), ``wrappers`` (approval, hooks, read tracking, write locks),
 ``tracking`` (read records, write locks), ``activity`` (live call events and the approval
-broker), ``hints`` (MCP annotations and titles), ``executor`` (the thread pool of async calls).
-The tools live in wings, by provider: ``files/`` (one module per tool), ``grep/`` (the tool and its
-engines), ``sandbox/`` (commands, processes, kernels, notebook runs), ``search/``, ``skills/``.
+broker), ``hints`` (MCP annotations and titles), ``executor`` (the thread pool of async calls),
+``facts`` (the words of a spec: the name constants, ``ToolHints``, the settings and their
+defaults; a tool module imports them from there, never from the readers ``names``, ``hints``,
+``config``, which read every registered spec). The tools live in wings, by provider: ``files/``
+(one module per tool, and the checkpoint tool), ``grep/`` (the tool and its engines),
+``sandbox/`` (commands, processes, kernels, notebook runs), ``search/``, ``skills/``,
+``open_notebook/`` (the notebook the user has open).
 
 Adding a tool is one new module and one registry line:
 
@@ -28,7 +32,8 @@ Adding a tool is one new module and one registry line:
 
 Then the workspace lists it wherever its needs are met, ``ToolsConfig`` accepts its name and
 settings, MCP clients get its title and hints, and the name groups of ``names`` include it. A
-constant in ``WORKSPACE_TOOLS`` (``names.py``) gives users a typo-proof name for it.
+constant in ``WORKSPACE_TOOLS`` (``facts.py``, exported by ``names``) gives users a typo-proof
+name for it.
 ``tests/tools/test_tool_specs.py`` checks every registered spec.
 
 Names are imported lazily so that importing the package (or the workspace) stays cheap.

@@ -23,8 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from ..errors import FileReadRequiredError, InvalidPathError
 from ..filesystem.reading import file_chunks, iter_lines
-from .config import DEFAULT_MAX_OUTPUT_TOKENS, TOOL_SETTINGS, ResolvedToolConfig, ToolSetting
-from .hints import ToolHints
+from .facts import DEFAULT_MAX_OUTPUT_TOKENS, TOOL_SETTINGS, ToolHints, ToolSetting
 from .schema import Param
 from .tracking import ReadRecord, ReadTracker, path_key
 from .types import ToolCallContext, ToolOutput
@@ -34,6 +33,7 @@ if TYPE_CHECKING:
     from ..request_context import RequestContext
     from ..sandbox.types import WorkspaceSandbox
     from ..workspace import Workspace
+    from .config import ResolvedToolConfig
 
 __all__ = ["NEEDS", "Need", "ToolCall", "ToolSpec", "file_chunks", "iso_time", "rel_path", "split_lines"]
 
@@ -63,7 +63,7 @@ class ToolSpec:
     """A tool definition: what it is, what it does, and every fact about it.
 
     The facts every tool states (no defaults): ``title`` (a short human title: MCP clients and the
-    notebook show it); ``hints`` (:class:`~ws_jupyter.tools.hints.ToolHints`: read-only,
+    notebook show it); ``hints`` (:class:`~ws_jupyter.tools.facts.ToolHints`: read-only,
     destructive, idempotent, open-world); ``needs`` (a set of :data:`Need`: the tool is listed
     only when the workspace has all of them); ``writes`` (it changes workspace files, so a
     read-only filesystem hides it; ``writable`` must then be among its needs); ``options`` (the

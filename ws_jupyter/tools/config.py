@@ -28,9 +28,15 @@ import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ToolConfigError
+from .facts import (
+    DEFAULT_MAX_MEDIA_BYTES,
+    DEFAULT_MAX_OUTPUT_TOKENS,
+    DEFAULT_MEDIA_TYPES,
+    TOOL_SETTINGS,
+)
 
 if TYPE_CHECKING:
     from .base import ToolSpec
@@ -46,28 +52,10 @@ __all__ = [
     "ToolsConfig",
 ]
 
-#: A tool's output budget unless its spec says otherwise (``ToolSpec.max_output_tokens``).
-DEFAULT_MAX_OUTPUT_TOKENS = 2000
 DEFAULT_WRITE_LOCK_TIMEOUT = 30.0
-DEFAULT_MEDIA_TYPES: tuple[str, ...] = ("image/png", "image/jpeg", "image/webp", "application/pdf")
-DEFAULT_MAX_MEDIA_BYTES = 10 * 1024 * 1024
-DEFAULT_MAX_WAIT = 300.0
 
 _NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 _RBW = "require_read_before_write"
-#: The settings a tool accepts only when its spec lists them (``ToolSpec.options``), besides the
-#: keys every tool accepts. ``require_read_before_write`` is also a top-level key; the others are
-#: the tool's ``options`` (checked by ``_check_options``).
-ToolSetting = Literal[
-    "media_types",
-    "max_media_bytes",
-    "background_processes",
-    "max_wait",
-    "require_read_before_write",
-    "user_kernel",  # False: where="user" is refused (the user's own setting can turn it off too)
-    "allow_restore",
-]
-TOOL_SETTINGS: tuple[str, ...] = get_args(ToolSetting)
 _COMMON_KEYS = (
     "enabled",
     "require_approval",

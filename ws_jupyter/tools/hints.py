@@ -11,10 +11,11 @@ idempotent), so nothing is advertised as safer than it is.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..sandbox.capabilities import sandbox_allows_network, sandbox_runs_on_host
+from .facts import LOOKS, ToolHints
 
 if TYPE_CHECKING:
     from ..sandbox.types import WorkspaceSandbox
@@ -22,22 +23,6 @@ if TYPE_CHECKING:
     from .types import Tool
 
 __all__ = ["LOOKS", "ToolHints", "hints_for", "title_for"]
-
-
-@dataclass(frozen=True)
-class ToolHints:
-    """MCP's tool annotations. ``runs_code``: the tool runs code in the sandbox, so it is
-    open-world exactly when the sandbox's commands are (no isolation, or a network)."""
-
-    read_only: bool = False
-    destructive: bool = True
-    idempotent: bool = False
-    open_world: bool = False
-    runs_code: bool = False
-
-
-#: A tool that only looks.
-LOOKS = ToolHints(read_only=True, destructive=False, idempotent=True)
 
 
 def _reaches_out(sandbox: WorkspaceSandbox | None) -> bool:

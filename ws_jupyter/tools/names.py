@@ -12,7 +12,9 @@ The groups (``FILESYSTEM_TOOLS``, ``WRITE_TOOLS``...) are derived from the tools
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
+
+from .facts import WORKSPACE_TOOLS
 
 if TYPE_CHECKING:
     from .base import ToolSpec
@@ -31,61 +33,6 @@ __all__ = [
     "WORKSPACE_TOOLS",
     "WRITE_TOOLS",
 ]
-
-
-class _Filesystem:
-    READ_FILE: Final = "workspace_read_file"
-    WRITE_FILE: Final = "workspace_write_file"
-    EDIT_FILE: Final = "workspace_edit_file"
-    NOTEBOOK_EDIT: Final = "workspace_notebook_edit"
-    LIST_FILES: Final = "workspace_list_files"
-    DELETE: Final = "workspace_delete"
-    FILE_STAT: Final = "workspace_file_stat"
-    MKDIR: Final = "workspace_mkdir"
-    GREP: Final = "workspace_grep"
-
-
-class _Sandbox:
-    EXECUTE_COMMAND: Final = "workspace_execute_command"
-    GET_PROCESS_OUTPUT: Final = "workspace_get_process_output"
-    KILL_PROCESS: Final = "workspace_kill_process"
-    LIST_PROCESSES: Final = "workspace_list_processes"
-    EXECUTE_CODE: Final = "workspace_execute_code"
-    RESTART_KERNEL: Final = "workspace_restart_kernel"
-    LIST_KERNELS: Final = "workspace_list_kernels"
-    RUN_NOTEBOOK: Final = "workspace_run_notebook"
-
-
-class _Search:
-    SEARCH: Final = "workspace_search"
-    INDEX: Final = "workspace_index"
-
-
-class _Skills:
-    SKILL: Final = "skill"
-    SKILL_SEARCH: Final = "skill_search"
-    SKILL_READ: Final = "skill_read"
-
-
-class _OpenNotebook:
-    READ: Final = "open_notebook_read"
-    EDIT: Final = "open_notebook_edit"
-    RUN: Final = "open_notebook_run"
-
-
-class _Checkpoints:
-    CHECKPOINT: Final = "workspace_checkpoint"
-
-
-class WORKSPACE_TOOLS:
-    """Tool name constants, grouped by the provider that makes the tool available."""
-
-    FILESYSTEM = _Filesystem
-    SANDBOX = _Sandbox
-    SEARCH = _Search
-    SKILLS = _Skills
-    OPEN_NOTEBOOK = _OpenNotebook
-    CHECKPOINTS = _Checkpoints
 
 
 # The groups below follow from the tools' specs (their ``needs`` and ``writes``: see

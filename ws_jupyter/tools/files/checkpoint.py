@@ -9,8 +9,7 @@ The tool works through the workspace's own checkpoint API, so its checkpoints ar
 from __future__ import annotations
 
 from ..base import ToolCall, ToolSpec
-from ..hints import ToolHints
-from ..names import WORKSPACE_TOOLS
+from ..facts import WORKSPACE_TOOLS, ToolHints
 from ..schema import Param
 
 __all__ = ["SPEC", "checkpoint"]

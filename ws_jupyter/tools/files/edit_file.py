@@ -17,8 +17,7 @@ from ...filesystem.reading import MAX_FILE_BYTES, decode_text, read_limited
 from ...notebooks.document import is_notebook_path
 from ...text.shaping import number_line
 from ..base import ToolCall, ToolSpec
-from ..hints import ToolHints
-from ..names import WORKSPACE_TOOLS
+from ..facts import WORKSPACE_TOOLS, ToolHints
 from ..schema import Param
 from ..types import ToolErrorText
 

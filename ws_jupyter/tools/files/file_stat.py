@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from ...errors import DirectoryNotFound, FileNotFound
 from ..base import ToolCall, ToolSpec, iso_time, rel_path
-from ..hints import LOOKS
-from ..names import WORKSPACE_TOOLS
+from ..facts import LOOKS, WORKSPACE_TOOLS
 from ..schema import Param
 
 __all__ = ["SPEC", "file_stat"]

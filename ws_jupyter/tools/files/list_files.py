@@ -18,8 +18,7 @@ from ...filesystem.globs import compile_globs
 from ...filesystem.walk import WalkEntry, relative_to, walk
 from ...text.shaping import truncate_head
 from ..base import ToolCall, ToolSpec
-from ..hints import LOOKS
-from ..names import WORKSPACE_TOOLS
+from ..facts import LOOKS, WORKSPACE_TOOLS
 from ..schema import Param
 
 __all__ = ["SPEC", "list_files"]

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from ..base import ToolCall, ToolSpec, rel_path
-from ..hints import ToolHints
-from ..names import WORKSPACE_TOOLS
+from ..facts import WORKSPACE_TOOLS, ToolHints
 from ..schema import Param
 
 __all__ = ["SPEC", "mkdir"]

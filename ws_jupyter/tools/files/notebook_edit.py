@@ -22,8 +22,7 @@ from __future__ import annotations
 from ...errors import FileNotFound, NotebookError
 from ...notebooks.document import CELL_TYPES, Notebook, is_notebook_path
 from ..base import ToolCall, ToolSpec, rel_path
-from ..hints import ToolHints
-from ..names import WORKSPACE_TOOLS
+from ..facts import WORKSPACE_TOOLS, ToolHints
 from ..schema import Param
 from ..types import ToolErrorText
 from .notebook_files import check_cells_read

@@ -30,7 +30,7 @@ from ...filesystem.reading import MAX_FILE_BYTES, decode_text, read_limited
 from ...notebooks.document import Notebook, cell_source
 from ...notebooks.render import render_notebook
 from ..base import ToolCall
-from ..config import DEFAULT_MAX_MEDIA_BYTES, DEFAULT_MEDIA_TYPES
+from ..facts import DEFAULT_MAX_MEDIA_BYTES, DEFAULT_MEDIA_TYPES
 from ..types import MediaPart, ToolErrorText, ToolOutput, ToolResult
 
 if TYPE_CHECKING:

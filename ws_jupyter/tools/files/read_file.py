@@ -24,9 +24,7 @@ from ...notebooks.document import is_notebook_path
 from ...text.shaping import cut_line, number_line, truncate_head
 from ...text.tokens import count_tokens
 from ..base import ToolCall, ToolSpec
-from ..config import DEFAULT_MAX_MEDIA_BYTES, DEFAULT_MEDIA_TYPES
-from ..hints import LOOKS
-from ..names import WORKSPACE_TOOLS
+from ..facts import DEFAULT_MAX_MEDIA_BYTES, DEFAULT_MEDIA_TYPES, LOOKS, WORKSPACE_TOOLS
 from ..schema import Param
 from ..types import MediaPart, ToolResult
 

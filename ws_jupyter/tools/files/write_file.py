@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from ...notebooks.document import is_notebook_path
 from ..base import ToolCall, ToolSpec, rel_path
-from ..hints import ToolHints
-from ..names import WORKSPACE_TOOLS
+from ..facts import WORKSPACE_TOOLS, ToolHints
 from ..schema import Param
 from ..types import ToolErrorText
 from .notebook_files import check_notebook_text

@@ -11,8 +11,7 @@ from ...filesystem.globs import split_glob_path
 from ...filesystem.walk import relative_to
 from ...text.shaping import truncate_head
 from ..base import ToolCall, ToolSpec
-from ..hints import LOOKS
-from ..names import WORKSPACE_TOOLS
+from ..facts import LOOKS, WORKSPACE_TOOLS
 from ..schema import Param
 from ..types import ToolErrorText
 from .engines import search

@@ -16,8 +16,7 @@ from ...errors import InvalidArgumentError
 from ...live.model import EDIT_OPS, MAX_EDITS, CellOutcome, Proposal, ProposalOutcome
 from ...notebooks.document import CELL_TYPES
 from ..base import ToolCall, ToolSpec
-from ..hints import ToolHints
-from ..names import WORKSPACE_TOOLS
+from ..facts import WORKSPACE_TOOLS, ToolHints
 from ..schema import Param
 from ..types import ToolErrorText, ToolOutput
 from .common import link_of, show_source, wait_of

@@ -13,9 +13,7 @@ from typing import Any
 
 from ...notebooks.render import render_cells
 from ..base import ToolCall, ToolSpec
-from ..config import DEFAULT_MAX_MEDIA_BYTES, DEFAULT_MEDIA_TYPES
-from ..hints import LOOKS
-from ..names import WORKSPACE_TOOLS
+from ..facts import DEFAULT_MAX_MEDIA_BYTES, DEFAULT_MEDIA_TYPES, LOOKS, WORKSPACE_TOOLS
 from ..schema import Param
 from ..types import MediaPart, ToolOutput, ToolResult
 from .common import cell_note, link_of, notebook_head

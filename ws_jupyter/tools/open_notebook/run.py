@@ -24,9 +24,7 @@ from ...sandbox.capabilities import sandbox_kernels, sandbox_timeout
 from ...sandbox.kernels.provider import KernelProvider
 from ...text.shaping import truncate_head_tail
 from ..base import ToolCall, ToolSpec
-from ..config import DEFAULT_MAX_MEDIA_BYTES
-from ..hints import ToolHints
-from ..names import WORKSPACE_TOOLS
+from ..facts import DEFAULT_MAX_MEDIA_BYTES, WORKSPACE_TOOLS, ToolHints
 from ..sandbox.kernels import format_execution
 from ..schema import Param
 from ..types import MediaPart, ToolErrorText, ToolOutput, ToolResult

@@ -27,8 +27,7 @@ from ...sandbox.capabilities import (
 from ...text.ansi import strip_ansi
 from ...text.shaping import apply_tail, truncate_head_tail
 from ..base import ToolCall, ToolSpec
-from ..hints import ToolHints
-from ..names import WORKSPACE_TOOLS
+from ..facts import WORKSPACE_TOOLS, ToolHints
 from ..schema import Param
 from ..types import ToolCallContext
 from .shell_tail import split_tail_pipe

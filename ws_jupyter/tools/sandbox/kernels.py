@@ -28,9 +28,7 @@ from ...text.ansi import strip_ansi
 from ...text.shaping import truncate_head, truncate_head_tail
 from ...text.tokens import count_tokens
 from ..base import ToolCall, ToolSpec
-from ..config import DEFAULT_MAX_MEDIA_BYTES
-from ..hints import LOOKS, ToolHints
-from ..names import WORKSPACE_TOOLS
+from ..facts import DEFAULT_MAX_MEDIA_BYTES, LOOKS, WORKSPACE_TOOLS, ToolHints
 from ..schema import Param
 from ..types import MediaPart, ToolResult
 from .execute_command import _default_approval, _static_default_approval, format_streams

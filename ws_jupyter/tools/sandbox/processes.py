@@ -15,9 +15,7 @@ from ...sandbox.capabilities import ProcessProvider, sandbox_processes, sandbox_
 from ...text.ansi import strip_ansi
 from ...text.shaping import apply_tail
 from ..base import ToolCall, ToolSpec
-from ..config import DEFAULT_MAX_WAIT
-from ..hints import LOOKS, ToolHints
-from ..names import WORKSPACE_TOOLS
+from ..facts import DEFAULT_MAX_WAIT, LOOKS, WORKSPACE_TOOLS, ToolHints
 from ..schema import Param
 from .execute_command import format_streams
 

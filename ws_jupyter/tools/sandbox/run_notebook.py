@@ -47,8 +47,7 @@ from ...sandbox.kernels.messages import MALFORMED, MAX_DEPTH, too_deep
 from ...sandbox.kernels.result import BoundedText
 from ...text.shaping import truncate_head_tail
 from ..base import ToolCall, ToolSpec
-from ..hints import ToolHints
-from ..names import WORKSPACE_TOOLS
+from ..facts import WORKSPACE_TOOLS, ToolHints
 from ..schema import Param
 from .execute_command import _default_approval, _static_default_approval
 from .kernels import _kernels

@@ -7,8 +7,7 @@ import posixpath
 
 from ...errors import InvalidArgumentError
 from ..base import ToolCall, ToolSpec
-from ..hints import ToolHints
-from ..names import WORKSPACE_TOOLS
+from ..facts import WORKSPACE_TOOLS, ToolHints
 from ..schema import Param
 
 __all__ = ["INDEX_SPEC", "index"]

@@ -18,8 +18,7 @@ from typing import TYPE_CHECKING
 from ...text.shaping import cut_line
 from ...text.tokens import count_tokens
 from ..base import ToolCall, ToolSpec
-from ..hints import LOOKS
-from ..names import WORKSPACE_TOOLS
+from ..facts import LOOKS, WORKSPACE_TOOLS
 from ..schema import Param
 
 if TYPE_CHECKING:

@@ -12,8 +12,7 @@ from typing import TYPE_CHECKING
 from ...errors import FileNotFound, SkillError, SkillNotFoundError
 from ...text.shaping import truncate_head
 from ..base import ToolCall, ToolSpec
-from ..hints import LOOKS
-from ..names import WORKSPACE_TOOLS
+from ..facts import LOOKS, WORKSPACE_TOOLS
 from ..schema import Param
 from ..types import ToolErrorText
 
