@@ -42,12 +42,14 @@ from .sandbox.types import SandboxInfo, WorkspaceSandbox
 
 if TYPE_CHECKING:  # pragma: no cover
     from .checkpoints.manager import Changes, Checkpoint, Checkpoints, RestoreReport
+    from .request_context import RequestContext
     from .search.config import BM25Config
     from .search.engine import SearchEngine
     from .search.results import SearchResult
     from .search.status import IndexStatus
     from .skills.workspace_skills import WorkspaceSkills
     from .tools.config import ToolsConfig
+    from .tools.types import Tool
 
 __all__ = ["Workspace", "WorkspaceInfo", "WorkspaceStatus"]
 
@@ -766,7 +768,7 @@ class Workspace:
 
         self._tools_config = ToolsConfig.coerce(config)
 
-    def tools(self, request_context: Any = None) -> list[Any]:
+    def tools(self, request_context: RequestContext | Mapping[str, Any] | None = None) -> list[Tool]:
         """The agent tools for this request: only those whose provider is configured and enabled."""
         from .tools.factory import create_workspace_tools
 
