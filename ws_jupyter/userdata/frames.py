@@ -16,7 +16,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .safety import Budget, TypeSet, estimate_size, is_plain_data, is_plain_scalar, known_tz, type_name
+from .safety import (
+    Budget,
+    TypeSet,
+    add_frame_sizer,
+    estimate_size,
+    is_plain_data,
+    is_plain_scalar,
+    known_tz,
+    type_name,
+)
 from .secrets import looks_secret_name
 from .text import format_size, scalar_text, shorten, stat_text, text_table
 
@@ -241,6 +250,9 @@ def frame_size(value: Any, budget: Budget) -> tuple[int, bool] | None:
         size, ok = column_size(col, budget)
         total, exact = total + size, exact and ok
     return total, exact
+
+
+add_frame_sizer(frame_size)
 
 
 def _polars_dtypes(value: Any) -> list[Any]:

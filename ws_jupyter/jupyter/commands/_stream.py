@@ -13,7 +13,7 @@ import time
 from collections import deque
 from typing import Any
 
-from ...tools.output import strip_ansi
+from ...text.ansi import strip_ansi
 from ..views.processes import TAIL_LINES, OutputTailView
 from ._foreground import drain, events_queue
 

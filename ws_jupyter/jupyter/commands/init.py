@@ -156,7 +156,7 @@ def run(inv: Invocation) -> InfoView:
     timeout = args.timeout if args.timeout is not None else magics.timeout
     isolation = args.isolation or magics.isolation
     if vector:  # asked for: say now, in one line, what the vectors would fail on in the background
-        from ...model_install import require_default_model
+        from ...install.model import require_default_model
 
         require_default_model()
     workspace = Workspace(
