@@ -136,7 +136,10 @@ def default_embedder_available() -> bool:
     imported), so "hybrid when available" defaults can ask it at construction time."""
     import importlib.util
 
-    if importlib.util.find_spec("onnxruntime") is None or importlib.util.find_spec("tokenizers") is None:
+    try:
+        if importlib.util.find_spec("onnxruntime") is None or importlib.util.find_spec("tokenizers") is None:
+            return False
+    except (ImportError, ValueError):  # a broken installation: not available either
         return False
     return chroma_model_dir() is not None or packaged_model_dir() is not None
 
@@ -468,8 +471,13 @@ class DefaultEmbedder:
         with self._lock:
             if self._session is not None:
                 return
-            import onnxruntime as ort
-            from tokenizers import Tokenizer
+            try:
+                import onnxruntime as ort
+                from tokenizers import Tokenizer
+            except ImportError as exc:  # nothing to repair: say what is missing
+                raise EmbedderError(f"the default embedder needs onnxruntime and tokenizers, which cannot be "
+                                    f"imported here ({type(exc).__name__}: {exc}); BM25 search works without them",
+                                    code="VECTORS_UNAVAILABLE") from exc
 
             if self._model_path is None:
                 model, tok, origin = resolve_model(prepare=True, variant=self.variant)
@@ -505,6 +513,11 @@ class DefaultEmbedder:
                                         "(`ws-jupyter install-model --force` rebuilds it)") from exc2
             self._tokenizer = tokenizer
             self._session = session
+
+    def warm(self) -> None:
+        """Loads the model and runs it once (the first run of a session allocates its buffers),
+        so the first query after it costs only its own embedding."""
+        self.embed(["warm up"])
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """``(len(texts), 384)`` float32 unit vectors; texts beyond 256 tokens are truncated."""

@@ -34,6 +34,11 @@ class VectorStore(Protocol):
     ``open`` binds the store to one index (collection) before any other call; ``persist_dir``
     is where the workspace keeps its index, for stores that default to living there.
     ``query`` returns ``(id, similarity)`` best first, higher is more similar.
+
+    Optional: ``embeddings(ids) -> {id: vector}`` (the stored vectors of those ids) lets the
+    engine embed identical text once across documents; without it each copy is embedded.
+    A long document may be stored as several vectors (one per window of the model) under the ids
+    ``doc``, ``doc\x1f1``, ``doc\x1f2``...
     """
 
     def open(self, index_name: str, persist_dir: Path | None = None) -> None: ...
@@ -186,8 +191,13 @@ class ChromaVectorStore:
         with self._lock:
             if self._collection is not None:
                 return
-            import chromadb
-            from chromadb.config import Settings
+            try:
+                import chromadb
+                from chromadb.config import Settings
+            except ImportError as exc:  # nothing to repair: say what is missing
+                raise SearchError(f"vector search needs the chromadb package, which cannot be imported here "
+                                  f"({type(exc).__name__}: {exc}); BM25 search works without it",
+                                  code="VECTORS_UNAVAILABLE") from exc
 
             settings = Settings(anonymized_telemetry=False, allow_reset=True)
             try:
@@ -304,6 +314,18 @@ class ChromaVectorStore:
         ids = res["ids"][0]
         dists = res["distances"][0]
         return [(i, 1.0 - float(d)) for i, d in zip(ids, dists)]
+
+    @_chroma_errors
+    def embeddings(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """The stored vectors of ``ids`` (those that exist): the engine copies them to another
+        document with the same text instead of embedding it again."""
+        col = self._col()
+        out: dict[str, np.ndarray] = {}
+        with self._lock:
+            for i in range(0, len(ids), 1000):
+                res = col.get(ids=list(ids[i:i + 1000]), include=["embeddings"])
+                out.update(zip(res["ids"], (np.asarray(e, dtype=np.float32) for e in res["embeddings"])))
+        return out
 
     @_chroma_errors
     def ids(self) -> set[str]:
