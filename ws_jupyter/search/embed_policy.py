@@ -126,7 +126,7 @@ class EmbedPolicy:
             return LOCK_FILE
         if self.minified and (m["min"](path) or (lower.endswith(_MINIFIABLE) and _long_lines(text))):
             return MINIFIED
-        if self.generated and (m["gen"](path) or _GENERATED_MARK.search(text, 0, _HEAD_CHARS)):
+        if self.generated and (m["gen"](path) or _generated_mark(text)):
             return GENERATED
         if (self.data_max_bytes is not None and lower.endswith(DATA_SUFFIXES)
                 and len(text.encode("utf-8", "surrogatepass")) > self.data_max_bytes):
@@ -136,6 +136,13 @@ class EmbedPolicy:
 
 def _never(_path: str) -> bool:
     return False
+
+
+def _generated_mark(text: str) -> bool:
+    head = text[:_HEAD_CHARS].lower()
+    if "generated" not in head and "do not edit" not in head:  # the cheap test first
+        return False
+    return _GENERATED_MARK.search(text, 0, _HEAD_CHARS) is not None
 
 
 def _long_lines(text: str) -> bool:

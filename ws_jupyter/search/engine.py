@@ -66,7 +66,7 @@ from ..errors import (
     WorkspaceConfigError,
 )
 from ..notebooks.document import is_notebook_path
-from .bm25 import BM25Index
+from .bm25 import BM25Index, write_snapshot
 from .chunking import (
     DEFAULT_CHUNK_CHARS,
     DEFAULT_OVERLAP_LINES,
@@ -208,6 +208,8 @@ class SearchEngine:
         self._closed = False
         self._bm25: BM25Index | None = None
         self._snapshot_seq = 0
+        self._snapshot_writer: threading.Thread | None = None
+        self._snapshot_done: int | None = None
         self._open()
 
     @classmethod
@@ -309,11 +311,10 @@ class SearchEngine:
         for rec in self.store.records():
             self._docs[rec.id] = rec
             self._by_source.setdefault(rec.source, set()).add(rec.id)
-        refresh_lines = self._line_terms_stale()
+        if self._line_terms_stale():
+            self.store.clear_line_terms()  # made by another analysis: made again when read
         if self.bm25_config is not None:
-            refresh_lines = self._open_bm25(refresh_lines)
-        if refresh_lines:
-            self._reanalyse(bm25=None, line_terms=True)
+            self._open_bm25()
         if self._analyzer.splits_on_lines:
             self.store.set_meta("line_terms", self._analyzer.config.analysis_fingerprint)
         if self.vector_store is not None:
@@ -341,21 +342,13 @@ class SearchEngine:
             return False
         return self.store.get_meta("line_terms") != self._analyzer.config.analysis_fingerprint
 
-    def _reanalyse(self, bm25: BM25Index | None, line_terms: bool) -> None:
-        """Analyses every stored document again: into ``bm25`` and/or its analysed lines."""
+    def _reanalyse(self, bm25: BM25Index) -> None:
+        """Analyses every stored document again, into ``bm25``."""
         analyzer = self._analyzer
         ids = list(self._docs)
         for i in range(0, len(ids), 500):
-            contents = self.store.contents(ids[i:i + 500])
-            for doc_id, text in contents.items():
-                if line_terms:
-                    terms, lines = analyzer.line_terms(text)
-                    self.store.set_line_terms(doc_id, lines)
-                else:
-                    terms = analyzer(text)
-                if bm25 is not None:
-                    bm25.add(doc_id, terms)
-        self.store.commit()
+            for doc_id, text in self.store.contents(ids[i:i + 500]).items():
+                bm25.add(doc_id, analyzer(text))
 
     def _quarantine(self, reason: str) -> None:
         """Moves an unreadable index directory aside (kept for inspection) and starts empty."""
@@ -371,9 +364,8 @@ class SearchEngine:
             shutil.rmtree(self.persist_dir, ignore_errors=True)
         self.persist_dir.mkdir(parents=True, exist_ok=True)
 
-    def _open_bm25(self, refresh_lines: bool) -> bool:
-        """Loads the BM25 snapshot (replaying later changes) or rebuilds it; returns whether the
-        analysed lines still need refreshing (a rebuild refreshes them on the way)."""
+    def _open_bm25(self) -> None:
+        """Loads the BM25 snapshot (replaying later changes) or rebuilds it from the stored texts."""
         cfg = self.bm25_config
         assert cfg is not None
         fp = cfg.analysis_fingerprint
@@ -398,16 +390,15 @@ class SearchEngine:
                         idx.remove(doc_id)
                     if len(idx) != len(self._docs):
                         raise IndexCorruptedError("BM25 snapshot does not match the document store")
-                    return refresh_lines
+                    return
             except IndexCorruptedError as exc:
                 msg = f"BM25 snapshot unusable ({exc}); rebuilding it from the stored documents"
                 warnings.warn(msg, RuntimeWarning, stacklevel=4)
                 log.warning(msg)
         idx = BM25Index(cfg.k1, cfg.b, cfg.epsilon)
-        self._reanalyse(idx, line_terms=refresh_lines)
+        self._reanalyse(idx)
         self._bm25 = idx
         self._snapshot_seq = -1  # not persisted yet
-        return False
 
     def _embedder_fingerprint(self) -> str:
         assert self.embedder is not None
@@ -606,12 +597,9 @@ class SearchEngine:
             return True
         if old is not None and old.source != rec.source:
             self._unlink_source(old)
-        lines: str | None = None
-        if self._analyzer.splits_on_lines:
-            terms, lines = self._analyzer.line_terms(content)
-        else:
-            terms = self._analyzer(content) if self._bm25 is not None else []
-        self.store.put(rec, content, lines)
+        # (a hit's analysed lines are made when its line range is first read: most never are)
+        terms = self._analyzer(content) if self._bm25 is not None else []
+        self.store.put(rec, content)
         self._docs[rec.id] = rec
         self._by_source.setdefault(rec.source, set()).add(rec.id)
         if self._bm25 is not None:
@@ -863,7 +851,12 @@ class SearchEngine:
 
     def _embed_loop(self) -> None:
         try:
-            self._ensure_vectors()
+            try:
+                self._ensure_vectors()
+            except SearchError as exc:
+                if exc.code != VECTORS_UNAVAILABLE:
+                    raise
+                raise self._missing_pieces(exc) from exc
             self._warm_embedder()
             while self._embed_round():
                 pass
@@ -877,6 +870,17 @@ class SearchEngine:
                     self._worker = None
                 self._vectors_changed.notify_all()
 
+    def _missing_pieces(self, store_error: SearchError) -> SearchError:
+        """The vector store cannot run here: whether the embedder can is worth telling too."""
+        try:
+            self._warm_embedder()
+        except SearchError as exc:
+            if exc.code == VECTORS_UNAVAILABLE:
+                return SearchError(f"{store_error}; {exc}", code=VECTORS_UNAVAILABLE, workspace_id=self.workspace_id)
+        except Exception:  # the embedder's own failure shows once the store can open
+            pass
+        return store_error
+
     def _warm_embedder(self) -> None:
         """Loads the model ahead of the first query (embedders that say how: ``warm()``)."""
         warm = getattr(self.embedder, "warm", None)
@@ -885,12 +889,12 @@ class SearchEngine:
 
     def _embed_texts(self, texts: Sequence[str]) -> list[np.ndarray]:
         """The vectors of each text: one per window of the model for embedders that cut long
-        texts into windows (``embed_windows``), one per text otherwise."""
+        texts into windows (``windows = True`` and ``embed_windows``), one per text otherwise."""
         assert self.embedder is not None
         if not texts:
             return []
         windows = getattr(self.embedder, "embed_windows", None)
-        if callable(windows):
+        if getattr(self.embedder, "windows", False) is True and callable(windows):
             vectors, owner = windows(list(texts))
             owner = np.asarray(owner)
             if vectors.ndim != 2 or len(owner) != vectors.shape[0] or set(owner.tolist()) != set(range(len(texts))):
@@ -1148,12 +1152,23 @@ class SearchEngine:
             if self._closed:
                 return
             self.store.commit()
-            self._maybe_snapshot(force=False)
+            self._maybe_snapshot(force=False, later=self.background)
             self._kick()
 
-    def _maybe_snapshot(self, force: bool) -> None:
+    def _maybe_snapshot(self, force: bool, later: bool = False) -> None:
+        """Rewrites the BM25 snapshot when it is far behind the document store (always when
+        ``force``). ``later``: its file is written on a thread (the caller, an indexing pass,
+        returns at once; the snapshot only speeds up the next opening)."""
         if self._bm25 is None or self.persist_dir is None or self.bm25_config is None:
             return
+        writer = self._snapshot_writer
+        if writer is not None and writer.is_alive():
+            if later:
+                return  # one is being written; the next pass or close() writes a newer one
+            writer.join()  # (the writer never takes the engine lock)
+        if self._snapshot_done is not None:
+            self._snapshot_written(self._snapshot_done)
+            self._snapshot_done = None
         behind = self.store.count_changed_since(self._snapshot_seq) if self._snapshot_seq >= 0 else len(self._docs) + 1
         if behind == 0:
             return
@@ -1161,8 +1176,26 @@ class SearchEngine:
             return  # the store's change log is replayed on open; rewriting the snapshot can wait
         self.store.commit()
         seq = self.store.seq
-        self._bm25.save(self.persist_dir / "bm25.npz",
-                        meta={"seq": seq, "fingerprint": self.bm25_config.analysis_fingerprint})
+        arrays = self._bm25.snapshot(meta={"seq": seq, "fingerprint": self.bm25_config.analysis_fingerprint})
+        path = self.persist_dir / "bm25.npz"
+        if not later:
+            write_snapshot(path, arrays)
+            self._snapshot_written(seq)
+            return
+
+        def write() -> None:
+            try:
+                write_snapshot(path, arrays)
+            except OSError as exc:  # the next pass or close() tries again
+                log.warning("could not write the BM25 snapshot: %s", exc)
+                return
+            self._snapshot_done = seq  # recorded in the store by the next snapshot or close()
+
+        self._snapshot_writer = threading.Thread(target=write, name=f"ws-bm25-snapshot-{self.index_name}",
+                                                 daemon=True)
+        self._snapshot_writer.start()
+
+    def _snapshot_written(self, seq: int) -> None:
         self._snapshot_seq = seq
         self.store.set_meta("bm25_seq", str(seq))
         self.store.prune_removed(seq)
@@ -1363,7 +1396,7 @@ class SearchEngine:
             elif resolved == "vector":
                 ranked = [(i, s, {"vector": {"rank": r, "score": s}}) for r, (i, s) in enumerate(vec_hits, 1)]
             else:
-                ranked = fuse(bm25_hits, vec_hits, method, weight)
+                ranked = fuse(bm25_hits, vec_hits, method, weight, has_vector=self._has_vector(qvec, vec_hits))
                 for _, _, d in ranked:
                     d["fusion"] = method
             if min_score is not None:
@@ -1382,6 +1415,17 @@ class SearchEngine:
                     rec.start_line, rec.kind or TEXT, query_terms, analyzer,
                     span=functools.partial(span_of, text, lines, rec.start_line, rec.end_line)))
             return results
+
+    def _has_vector(self, qvec: np.ndarray | None,
+                    vec_hits: list[tuple[str, float]]) -> Callable[[str], bool] | None:
+        """(Lock held.) For the fusion: which documents have a vector score (None: all do)."""
+        if qvec is None or not self._vec_open:
+            return lambda _doc_id: False
+        pending, no_vector = self._pending, self._no_vector
+        if not pending and not no_vector:
+            return None
+        found = {i for i, _ in vec_hits}
+        return lambda doc_id: doc_id in found or (doc_id not in pending and doc_id not in no_vector)
 
     def _vector_hits(self, qvec: np.ndarray, depth: int, where: Mapping[str, Any] | None) -> list[tuple[str, float]]:
         """(Lock held.) The ``depth`` nearest documents: a document stored as several windows
@@ -1414,7 +1458,9 @@ class SearchEngine:
                     prepared[:] = [terms_pattern(distinct),
                                    {t: max(bm25.idf(t) if bm25 is not None else 1.0, 1e-6) for t in distinct}]
                 pattern, weight = prepared
-                if fast and lines is not None:
+                if fast:
+                    if lines is None:
+                        lines = analyzer.line_terms(text)[1]
                     found = line_range_in(lines, pattern, weight) if lines else None
                 else:
                     found = best_line_range(text, list(distinct), analyzer, weight.__getitem__)

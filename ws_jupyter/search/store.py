@@ -10,8 +10,8 @@ each document's vector was computed from, so embedding can stop at any point (a 
 and resume with exactly the documents whose vector is missing or stale.
 
 ``line_terms`` is a document's analysed text, one line per line of the content (terms separated
-by spaces): finding a hit's matching lines is then a regular-expression scan of it instead of
-analysing the content again at query time.
+by spaces), kept by indexes written before it was made on demand: finding a hit's matching lines
+is a regular-expression scan of it. (It is now made when a hit's line range is first read.)
 
 Everything here runs under the engine's lock; the connection is shared across threads.
 """
@@ -124,6 +124,8 @@ class DocStore:
             self._db.execute("CREATE INDEX IF NOT EXISTS docs_vec_hash ON docs(vec_hash)")
             seq = self.get_meta("seq")
             self._seq = int(seq) if seq else 0
+            # whether the removal log may hold an id (then a put must take it out of the log)
+            self._removals = self._db.execute("SELECT 1 FROM removed LIMIT 1").fetchone() is not None
         except sqlite3.DatabaseError as exc:
             try:
                 self._db.close()
@@ -200,9 +202,11 @@ class DocStore:
                 "INSERT OR REPLACE INTO docs (id, source, start_line, end_line, content, metadata, hash, "
                 "seq, kind, line_terms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (rec.id, rec.source, rec.start_line, rec.end_line, content,
-                 json.dumps(rec.metadata, default=str), rec.hash, self._seq, rec.kind, line_terms),
+                 json.dumps(rec.metadata, default=str) if rec.metadata else "{}", rec.hash, self._seq, rec.kind,
+                 line_terms),
             )
-            self._db.execute("DELETE FROM removed WHERE id = ?", (rec.id,))
+            if self._removals:
+                self._db.execute("DELETE FROM removed WHERE id = ?", (rec.id,))
 
     def delete(self, doc_id: str) -> None:
         with self._lock:
@@ -210,6 +214,7 @@ class DocStore:
             self._seq += 1
             self._db.execute("DELETE FROM docs WHERE id = ?", (doc_id,))
             self._db.execute("INSERT OR REPLACE INTO removed VALUES (?, ?)", (doc_id, self._seq))
+            self._removals = True
 
     def clear_docs(self) -> None:
         with self._lock:
@@ -238,6 +243,12 @@ class DocStore:
         with self._lock:
             self.begin()
             self._db.execute("UPDATE docs SET kind = ? WHERE id = ?", (kind, doc_id))
+
+    def clear_line_terms(self) -> None:
+        with self._lock:
+            self.begin()
+            self._db.execute("UPDATE docs SET line_terms = NULL WHERE line_terms IS NOT NULL")
+            self.commit()
 
     def set_line_terms(self, doc_id: str, line_terms: str | None) -> None:
         with self._lock:
