@@ -128,6 +128,11 @@ class ChromaVectorStore:
     workspace (``.ws/index/chroma``), or in memory when the engine has no persist directory.
     Collections use cosine distance; similarity is reported as ``1 - distance``.
 
+    The document texts live in the search index's own store; Chroma gets the vectors and the
+    metadata its ``where`` filters need. ``store_documents=True`` hands it the texts too (for
+    other programs reading the collection), which makes each upsert several times slower (Chroma
+    indexes them for its own full-text search).
+
     Chroma's in-memory clients share one database per process, so an in-memory store without an
     explicit ``collection_name`` uses a collection of its own (the index name plus a random
     suffix), dropped on ``close()``: two in-memory engines never see or delete each other's vectors.
@@ -144,6 +149,7 @@ class ChromaVectorStore:
         headers: Mapping[str, str] | None = None,
         ephemeral: bool = False,
         collection_name: str | None = None,
+        store_documents: bool = False,
     ) -> None:
         given = [x for x in (path is not None, client is not None, host is not None or port is not None, ephemeral) if x]
         if len(given) > 1:
@@ -158,6 +164,7 @@ class ChromaVectorStore:
         self.headers = dict(headers or {})
         self.ephemeral = ephemeral
         self.collection_name = collection_name
+        self.store_documents = bool(store_documents)
         self._client = client
         self._owns_client = client is None
         self._collection: Any = None
@@ -287,7 +294,7 @@ class ChromaVectorStore:
         with self._lock:
             for i in range(0, len(ids), step):
                 col.upsert(ids=list(ids[i:i + step]), embeddings=emb[i:i + step],
-                           documents=list(documents[i:i + step]),
+                           documents=list(documents[i:i + step]) if self.store_documents else None,
                            metadatas=[_chroma_metadata(m) for m in metadatas[i:i + step]])
 
     @_chroma_errors
