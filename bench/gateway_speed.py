@@ -28,7 +28,7 @@ from jupyter_client.jsonutil import json_default
 from jupyter_client.session import Session
 
 from tests.servers import KernelGateway
-from ws_jupyter.kernels.gateway import GatewayKernelManager
+from ws_jupyter.sandbox.kernels.gateway import GatewayKernelManager
 
 
 class BareClient:

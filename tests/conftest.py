@@ -30,3 +30,14 @@ def s3():
     server = S3Server()
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def notebook_runs(tmp_path_factory: pytest.TempPathFactory):
+    """The example notebooks, each executed once per session on the ws-jupyter kernel (installed
+    into a temp prefix for the session): ``notebook_runs.run("quickstart.ipynb") -> (nb, folder)``."""
+    from .notebook_runs import NotebookRuns
+
+    runs = NotebookRuns(tmp_path_factory.mktemp("notebook-runs"))
+    yield runs
+    runs.close()

@@ -44,15 +44,15 @@ _EXPORTS: dict[str, str] = {
     "ProcessManager": "ws_jupyter.sandbox.processes",
     "ProcessHandle": "ws_jupyter.sandbox.processes",
     # kernels
-    "SandboxKernelManager": "ws_jupyter.kernels.manager",
-    "Kernel": "ws_jupyter.kernels.kernel",
-    "KernelInfo": "ws_jupyter.kernels.kernel",
-    "KernelsConfig": "ws_jupyter.kernels.config",
-    "ExecutionResult": "ws_jupyter.kernels.result",
-    "ExecutionError": "ws_jupyter.kernels.result",
-    "MimeBundle": "ws_jupyter.kernels.result",
-    "OutputEvent": "ws_jupyter.kernels.result",
-    "OutputLimits": "ws_jupyter.kernels.result",
+    "SandboxKernelManager": "ws_jupyter.sandbox.kernels.manager",
+    "Kernel": "ws_jupyter.sandbox.kernels.kernel",
+    "KernelInfo": "ws_jupyter.sandbox.kernels.provider",
+    "KernelsConfig": "ws_jupyter.sandbox.kernels.config",
+    "ExecutionResult": "ws_jupyter.sandbox.kernels.result",
+    "ExecutionError": "ws_jupyter.sandbox.kernels.result",
+    "MimeBundle": "ws_jupyter.sandbox.kernels.result",
+    "OutputEvent": "ws_jupyter.sandbox.kernels.result",
+    "OutputLimits": "ws_jupyter.sandbox.kernels.result",
     # skills
     "Skill": "ws_jupyter.skills.model",
     "SkillSearchResult": "ws_jupyter.skills.model",
@@ -142,13 +142,14 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .filesystem.fsspec_fs import FsspecFilesystem
     from .filesystem.local import LocalFilesystem
     from .filesystem.types import FileEntry, FileStat, FilesystemInfo, WorkspaceFilesystem
-    from .kernels.config import KernelsConfig
-    from .kernels.kernel import Kernel, KernelInfo
-    from .kernels.manager import SandboxKernelManager
-    from .kernels.result import ExecutionError, ExecutionResult, MimeBundle, OutputEvent, OutputLimits
     from .model_install import install_model
     from .request_context import RequestContext
     from .sandbox.isolation.config import NativeSandboxConfig
+    from .sandbox.kernels.config import KernelsConfig
+    from .sandbox.kernels.kernel import Kernel
+    from .sandbox.kernels.manager import SandboxKernelManager
+    from .sandbox.kernels.provider import KernelInfo
+    from .sandbox.kernels.result import ExecutionError, ExecutionResult, MimeBundle, OutputEvent, OutputLimits
     from .sandbox.local import LocalSandbox
     from .sandbox.processes import ProcessHandle, ProcessManager
     from .sandbox.types import CommandResult, IsolationDetection, ProcessInfo, SandboxInfo, WorkspaceSandbox

@@ -178,6 +178,12 @@ def _configure_doctor(parser: argparse.ArgumentParser) -> None:
         default="auto",
         help="the isolation your workspaces use: bwrap/seatbelt make it required (default: auto)",
     )
+    parser.add_argument(
+        "--network",
+        choices=["none", "allow", "full"],
+        default="none",
+        help="the sandbox network your workspaces use: allow makes the allow-list proxy required",
+    )
     parser.add_argument("--vector", action="store_true", help="vector search is used: the default model is required")
     parser.add_argument("--chroma", metavar="HOST:PORT", help="a Chroma server the workspaces use (must answer)")
     parser.add_argument("--strict", action="store_true", help="every missing piece counts (exit status 1)")
@@ -194,6 +200,7 @@ def _run_doctor(args: argparse.Namespace) -> int:
 
     report = check_environment(
         isolation=args.isolation,
+        network=args.network,
         vector=args.vector,
         chroma=args.chroma,
         strict=args.strict,

@@ -9,7 +9,8 @@ Given a workspace folder, it also lists the host-trusted files there (``.git``, 
 ``.envrc``, virtual environments: files whose content programs on the host act on) and whether
 sandboxed commands can change them.
 
-What the *configuration* needs decides the exit status: ``isolation="bwrap"`` needs bubblewrap,
+What the *configuration* needs decides the exit status: ``isolation="bwrap"`` (and
+``network="allow"``) needs bubblewrap,
 ``vector=True`` the default model, a Chroma server address an answering server. Everything else is
 optional (``strict=True`` makes every missing piece count).
 
@@ -66,6 +67,7 @@ class DoctorConfig:
     ``workspace``: the folder sandboxed commands write (its host-trusted files are listed)."""
 
     isolation: str = "auto"
+    network: str = "none"
     vector: bool = False
     chroma: str | None = None
     strict: bool = False
@@ -82,7 +84,8 @@ class DoctorConfig:
         values: dict[str, Any] = {}
         sandbox = getattr(workspace, "sandbox", None)
         if isinstance(sandbox, LocalSandbox):
-            values["isolation"] = sandbox._isolation_requested
+            values["isolation"] = sandbox.isolation_requested
+            values["network"] = sandbox.network.mode
             values["workspace"] = sandbox.working_directory
         elif isinstance(getattr(workspace, "filesystem", None), LocalFilesystem):
             values["workspace"] = workspace.filesystem.base_path
@@ -264,6 +267,74 @@ def _isolation(config: DoctorConfig) -> Check:
         "asks for approval before each command"
     )
     return Check("isolation", "missing", detection.message, cost, fix, required=needed)
+
+
+def _probe_network() -> str | None:
+    """Runs one command in an ``allow``-mode sandbox that asks the proxy for a host it must refuse;
+    None when the refusal came back (bridge, socket and proxy all work), else what went wrong."""
+    from .sandbox.local import LocalSandbox
+
+    with tempfile.TemporaryDirectory(prefix="ws-doctor-net-") as tmp:
+        sandbox = LocalSandbox(
+            working_directory=tmp, isolation="bwrap", timeout=30, network=["ws-doctor.invalid"]
+        )
+        try:
+            result = sandbox.execute_command(
+                "python3 -c \"import socket; s = socket.create_connection(('127.0.0.1', 3128), timeout=10); "
+                "s.sendall(b'CONNECT probe.invalid:443 HTTP/1.1\\r\\n\\r\\n'); print(s.recv(40))\""
+            )
+            events = sandbox.egress_log()
+        except Exception as exc:
+            return f"{type(exc).__name__}: {exc}"
+        finally:
+            sandbox.destroy()
+    if "403" not in result.stdout or not events or events[-1].allowed:
+        return (result.stderr or result.stdout).strip()[-300:] or f"exit code {result.exit_code}"
+    return None
+
+
+def _network(config: DoctorConfig) -> Check:
+    needed = config.network == "allow" or config.strict
+    cost = (
+        "no network allow-lists (network='allow'): sandboxed commands get either no network or the "
+        "host's whole network"
+    )
+    detection = _detect()
+    if not (detection.available and detection.backend == "bwrap"):
+        status: Status = "missing" if needed or sys.platform.startswith("linux") else "info"
+        fix = system_install_command("bubblewrap") if sys.platform.startswith("linux") else "needs Linux"
+        return Check(
+            "sandbox network",
+            status,
+            f"allow-lists need bubblewrap: {detection.message}",
+            cost,
+            fix,
+            required=needed,
+        )
+    problem = _probe_network()
+    if problem is not None:
+        return Check(
+            "sandbox network",
+            "missing",
+            f"the allow-list proxy did not answer: {problem}",
+            cost,
+            "",
+            required=needed,
+        )
+    found = "allow-lists work (a probe command was refused by the proxy, as listed)"
+    crypto = _version("cryptography")
+    if crypto is None:
+        return Check(
+            "sandbox network",
+            "missing",
+            found + "; no cryptography package",
+            "header secrets (network secrets=...) cannot be configured: HTTPS needs a sandbox CA",
+            pip_command("install 'ws-jupyter[network]'"),
+            required=config.strict,
+        )
+    return Check(
+        "sandbox network", "ok", f"{found}; header secrets over HTTPS: cryptography {crypto}", required=needed
+    )
 
 
 def _is_root() -> bool:
@@ -646,6 +717,7 @@ def _host_trusted(config: DoctorConfig) -> Check | None:
 CHECKS: tuple[Callable[[DoctorConfig], Check | None], ...] = (
     _python,
     _isolation,
+    _network,
     _root,
     _host_trusted,
     _ripgrep,
@@ -662,6 +734,7 @@ def check_environment(
     config: DoctorConfig | None = None,
     *,
     isolation: str | None = None,
+    network: str | None = None,
     vector: bool | None = None,
     chroma: str | None = None,
     strict: bool | None = None,
@@ -676,6 +749,7 @@ def check_environment(
         k: v
         for k, v in {
             "isolation": isolation,
+            "network": network,
             "vector": vector,
             "chroma": chroma,
             "strict": strict,

@@ -28,7 +28,7 @@ Each also derives from the builtin a Python user would naturally catch, so
     │   ├── FileEncodingError                        ValueError          EENCODING
     │   ├── FileTooLargeError                        OSError             EFBIG
     │   └── FilesystemNotReadyError                  OSError             ENOTREADY
-    ├── SandboxError                                 RuntimeError    SANDBOX_ERROR
+    ├── SandboxError                                 RuntimeError    SANDBOX_ERROR, NETWORK_UNAVAILABLE
     │   ├── SandboxStateError                        RuntimeError    SANDBOX_STATE
     │   ├── IsolationUnavailableError                RuntimeError    ISOLATION_UNAVAILABLE
     │   ├── ProcessNotFoundError                     LookupError     PROCESS_NOT_FOUND
@@ -43,6 +43,8 @@ Each also derives from the builtin a Python user would naturally catch, so
     │   └── IndexCorruptedError                      RuntimeError    INDEX_CORRUPTED
     ├── NotebookError                                ValueError      INVALID_NOTEBOOK
     │   └── CellNotFoundError                        LookupError     CELL_NOT_FOUND
+    ├── LiveNotebookError                            RuntimeError    LIVE_NOT_CONNECTED, LIVE_KERNEL_BUSY, LIVE_TIMEOUT,
+    │                                                                LIVE_PROTOCOL, LIVE_REFUSED
     ├── SkillError                                   RuntimeError    SKILL_ERROR, PROMPT_TOO_LARGE
     │   ├── SkillValidationError                     ValueError      INVALID_SKILL
     │   ├── SkillNotFoundError                       LookupError     SKILL_NOT_FOUND
@@ -85,6 +87,7 @@ __all__ = [
     "IsolationUnavailableError",
     "KernelError",
     "KernelNotFoundError",
+    "LiveNotebookError",
     "NotADirectory",
     "NotebookError",
     "OperationTimeoutError",
@@ -479,6 +482,18 @@ class CellNotFoundError(NotebookError, LookupError):
     """No cell with the given id or index in a notebook."""
 
     default_code = "CELL_NOT_FOUND"
+
+
+# --- the open notebook (live link) -----------------------------------------------------------
+
+
+class LiveNotebookError(WorkspaceError, RuntimeError):
+    """The notebook open in the user's front end cannot be reached or refused a request:
+    ``LIVE_NOT_CONNECTED`` (no front end with the ws-jupyter extension answers), ``LIVE_KERNEL_BUSY``
+    (its kernel cannot take front-end messages while a cell runs), ``LIVE_TIMEOUT``,
+    ``LIVE_PROTOCOL`` (a malformed message), ``LIVE_REFUSED`` (the front end said no, and why)."""
+
+    default_code = "LIVE_NOT_CONNECTED"
 
 
 # --- skills -------------------------------------------------------------------------------------

@@ -36,6 +36,7 @@ from .errors import (
 )
 from .filesystem.types import FilesystemInfo, WorkspaceFilesystem
 from .lifecycle import Lifecycle
+from .sandbox.capabilities import sandbox_action, sandbox_info, sandbox_mounting
 from .sandbox.types import SandboxInfo, WorkspaceSandbox
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -104,8 +105,8 @@ def default_index_name(workspace_id: str) -> str:
 class Workspace:
     """A filesystem, a sandbox, search, skills and agent tools behind one object.
 
-    At least one of ``filesystem``, ``sandbox`` or ``skills`` is required. See the package
-    README for every option; the ones that need a word here:
+    At least one of ``filesystem``, ``sandbox`` or ``skills`` is required. docs/workspace.md
+    has every option; the ones that need a word here:
 
     * ``filesystem`` / ``sandbox``: an instance, or ``fn(request_context) -> instance``;
     * ``sandbox_cache_key``: ``fn(request_context) -> str | None``; equal keys share one resolved
@@ -381,8 +382,9 @@ class Workspace:
         fs, sb = self._fs_static, self._sb_static
         if fs is not None and hasattr(fs, "init"):
             self._with_timeout(fs.init, "initialising the filesystem")
-        if sb is not None and hasattr(sb, "start"):
-            self._with_timeout(sb.start, "starting the sandbox")
+        start = sandbox_action(sb, "start") if sb is not None else None
+        if start is not None:
+            self._with_timeout(start, "starting the sandbox")
         if fs is not None and sb is not None:
             self._mount(fs, sb)
         if self.can_search and self._auto_index_paths:
@@ -420,18 +422,18 @@ class Workspace:
             outcome = self._on_mount(fs, sb)
             if outcome is False or (isinstance(outcome, Mapping) and outcome.get("success")):
                 return
-        mount = getattr(sb, "mount", None)
+        mounting = sandbox_mounting(sb)
         base = getattr(fs, "base_path", None)
-        if callable(mount) and base:
-            mount(base, read_only=bool(getattr(fs, "read_only", False)))
+        if mounting is not None and base:
+            mounting.mount(base, read_only=bool(getattr(fs, "read_only", False)))
 
     def pause(self) -> None:
         """Stop the sandbox (its processes end); files, index and skills stay. ``init()`` resumes."""
 
         def action() -> None:
-            sb = self._sb_static
-            if sb is not None and hasattr(sb, "stop"):
-                self._with_timeout(sb.stop, "stopping the sandbox")
+            stop = sandbox_action(self._sb_static, "stop") if self._sb_static is not None else None
+            if stop is not None:
+                self._with_timeout(stop, "stopping the sandbox")
 
         self._lifecycle.transition(
             "paused",
@@ -466,7 +468,7 @@ class Workspace:
 
         sb = self._sb_static
         if sb is not None:
-            stop = getattr(sb, "destroy", None) or getattr(sb, "stop", None)
+            stop = sandbox_action(sb, "destroy") or sandbox_action(sb, "stop")
             if stop is not None:
                 attempt(stop, "destroying the sandbox")
         if self._skills_obj is not None and hasattr(self._skills_obj, "close"):
@@ -751,7 +753,7 @@ class Workspace:
     # --- tools ------------------------------------------------------------------------------------------
 
     def get_tools_config(self) -> ToolsConfig:
-        """The tools configuration in effect (see the agent tools section of the README)."""
+        """The tools configuration in effect (see docs/tools.md)."""
         return self._tools_config
 
     def set_tools_config(self, config: Any) -> None:
@@ -803,7 +805,7 @@ class Workspace:
         if self._sb_static is not None or (self._sb_resolver is not None and resolve_dynamic_providers):
             try:
                 sb = self.resolve_sandbox(request_context)
-                sb_info = sb.get_info() if hasattr(sb, "get_info") else None
+                sb_info = sandbox_info(sb)
             except Exception as exc:
                 errors["sandbox"] = (
                     str(exc) if isinstance(exc, WorkspaceError) else f"{type(exc).__name__}: {exc}"

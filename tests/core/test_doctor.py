@@ -189,7 +189,7 @@ def test_config_from_a_workspace(tmp_path: Path) -> None:
     )
     config = DoctorConfig.from_workspace(ws)
     assert config == DoctorConfig(
-        isolation="none", vector=True, chroma="http://127.0.0.1:8123", workspace=str(tmp_path)
+        isolation="none", network="full", vector=True, chroma="http://127.0.0.1:8123", workspace=str(tmp_path)
     )
     assert DoctorConfig.from_workspace(Workspace(filesystem=LocalFilesystem(str(tmp_path)))).vector is False
 
@@ -220,3 +220,17 @@ def test_a_probe_that_raises_is_reported_with_its_fix(monkeypatch: pytest.Monkey
     if sys.platform.startswith("linux") and os.path.exists("/usr/bin/bwrap"):
         assert "libseccomp2" in check.fix
     assert report.exit_code == 1
+
+
+def test_the_network_check_probes_the_allow_list_proxy() -> None:
+    from ws_jupyter.sandbox.isolation import probe_backend
+
+    report = check_environment(isolation="auto", network="allow")
+    check = report.get("sandbox network")
+    assert check.required
+    if not probe_backend("bwrap").available:
+        assert check.failed and "allow-lists need bubblewrap" in check.found
+        return
+    assert check.status == "ok", check
+    assert check.found.startswith("allow-lists work (a probe command was refused by the proxy, as listed)")
+    assert not check_environment(network="none").get("sandbox network").required

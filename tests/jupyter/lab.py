@@ -22,10 +22,33 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CHROMIUM", "CHROMIUM_FLAGS", "JupyterLab", "LabPage", "browser_unavailable"]
+__all__ = [
+    "CELL_IN_VIEW",
+    "CHROMIUM",
+    "CHROMIUM_FLAGS",
+    "JupyterLab",
+    "LabPage",
+    "browser_unavailable",
+    "launch_chromium",
+]
+
+#: ``page.wait_for_function(CELL_IN_VIEW, arg=[panel_text, cell_text])``: the visible notebook whose
+#: text has ``panel_text`` shows the cell with ``cell_text`` and no longer its first cell (a link to
+#: a cell scrolled there).
+CELL_IN_VIEW = """([panelText, cellText]) => {
+    const panel = Array.from(document.querySelectorAll('.jp-NotebookPanel'))
+        .find(p => p.offsetParent !== null && p.innerText.includes(panelText));
+    if (!panel) return false;
+    const view = panel.querySelector('.jp-WindowedPanel-outer, .jp-Notebook').getBoundingClientRect();
+    const cells = Array.from(panel.querySelectorAll('.jp-Cell'));
+    const seen = c => { const r = c.getBoundingClientRect(); return r.bottom > view.top && r.top < view.bottom; };
+    const hit = cells.find(c => c.innerText.includes(cellText));
+    return Boolean(hit && seen(hit) && !seen(cells[0]));
+}"""
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_FLAGS = [
@@ -53,6 +76,19 @@ def browser_unavailable() -> str | None:
     return None
 
 
+@contextlib.contextmanager
+def launch_chromium() -> Iterator[Any]:
+    """Debian's headless Chromium under Playwright (never a downloaded browser), closed after."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_FLAGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -62,8 +98,11 @@ def _free_port() -> int:
 class JupyterLab:
     """One JupyterLab server with isolated directories. Use as a context manager."""
 
-    def __init__(self, root_dir: Path, state_dir: Path, *, jupyter_path: str | None = None) -> None:
+    def __init__(
+        self, root_dir: Path, state_dir: Path, *, jupyter_path: str | None = None, python: str | None = None
+    ) -> None:
         self.root_dir = root_dir
+        self.python = python or sys.executable  # another environment's Jupyter server (e.g. with RTC)
         self.state_dir = state_dir
         self.port = _free_port()
         self.token = secrets.token_hex(16)
@@ -106,7 +145,7 @@ class JupyterLab:
 
     def start(self, timeout: float = 90.0) -> JupyterLab:
         cmd = [
-            sys.executable, "-m", "jupyterlab",
+            self.python, "-m", "jupyterlab",
             "--no-browser", "--ip=127.0.0.1", f"--port={self.port}",
             f"--ServerApp.token={self.token}",
             f"--ServerApp.root_dir={self.root_dir}",

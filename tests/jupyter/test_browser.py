@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from .lab import CHROMIUM, CHROMIUM_FLAGS, JupyterLab, LabPage, browser_unavailable
+from .lab import CELL_IN_VIEW, JupyterLab, LabPage, browser_unavailable, launch_chromium
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -55,12 +55,8 @@ def lab(kernel_prefix: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterat
 
 @pytest.fixture(scope="module")
 def browser(lab: JupyterLab) -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_FLAGS)
+    with launch_chromium() as chromium:
         yield chromium
-        chromium.close()
 
 
 def new_page(browser: Any, lab: JupyterLab) -> LabPage:
@@ -121,6 +117,13 @@ def test_quickstart_outputs_render(quickstart: LabPage) -> None:
     for selector in (".ws-process-output", ".ws-tool-call", ".ws-dashboard"):
         assert page.locator(selector).count() >= 1, selector
     quickstart.screenshot("quickstart-search", search)
+    # the whole window, a few cells in, the file panel closed: the picture of ws-jupyter at work
+    # on the README
+    toggle = "() => window.jupyterapp.commands.execute('application:toggle-left-area')"
+    quickstart.page.evaluate(toggle)
+    quickstart.cell("%ws grep TODO").evaluate("(cell) => cell.scrollIntoView({block: 'start'})")
+    quickstart.screenshot("jupyter-quickstart")
+    quickstart.page.evaluate(toggle)
 
 
 def test_background_output_grows_live_and_kill_stops_it(quickstart: LabPage) -> None:
@@ -443,16 +446,7 @@ def test_a_search_hit_on_a_notebook_cell_opens_the_notebook(browser: Any, lab: J
         metadata={"kernelspec": kernelspec},
     )
     nbformat.write(driver, lab.root_dir / "nbsearch.ipynb")
-    in_view = """() => {
-        const panel = Array.from(document.querySelectorAll('.jp-NotebookPanel'))
-            .find(p => p.offsetParent !== null && p.querySelector('.jp-Cell'));
-        if (!panel) return false;
-        const view = panel.querySelector('.jp-WindowedPanel-outer, .jp-Notebook').getBoundingClientRect();
-        const cells = Array.from(panel.querySelectorAll('.jp-Cell'));
-        const seen = c => { const r = c.getBoundingClientRect(); return r.bottom > view.top && r.top < view.bottom; };
-        const hit = cells.find(c => c.innerText.includes('reservoir levels dropped'));
-        return Boolean(hit && seen(hit) && !seen(cells[0]));
-    }"""
+
     lp = new_page(browser, lab)
     try:
         lp.open_notebook("nbsearch.ipynb")
@@ -471,7 +465,7 @@ def test_a_search_hit_on_a_notebook_cell_opens_the_notebook(browser: Any, lab: J
         # (it shows the top); with the notebook open, the same link goes to the cell
         lp.page.locator("#jp-main-dock-panel .lm-TabBar-tab", has_text="nbsearch.ipynb").click()
         hit.click()
-        lp.page.wait_for_function(in_view, timeout=30_000)
+        lp.page.wait_for_function(CELL_IN_VIEW, arg=["", "reservoir levels dropped"], timeout=30_000)
         lp.screenshot("notebook-search-hit-opened")
     except Exception:
         lp.screenshot("notebook-search-hit-failed")

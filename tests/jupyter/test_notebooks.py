@@ -1,33 +1,21 @@
 """Every notebook in notebooks/ runs top to bottom with nbclient on the ws-jupyter kernel.
 
-Each runs in a copy inside a temp dir (its workspaces are created there), and the outputs are
-checked cell by cell: what a reader of the notebook would see.
+Each runs in a folder of its own inside a temp dir (its workspaces are created there), and the
+outputs are checked cell by cell: what a reader of the notebook would see. The runs are the
+session's ``notebook_runs`` (tests/notebook_runs.py): the documentation site is built from them.
 """
 
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 from typing import Any
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 WIDGET = "application/vnd.jupyter.widget-view+json"
-
-
-def execute(name: str, tmp_path: Path) -> Any:
-    shutil.copy(NOTEBOOKS / name, tmp_path / name)
-    nb = nbformat.read(tmp_path / name, as_version=4)
-    assert nb.metadata.kernelspec.name == "ws-jupyter"
-    client = NotebookClient(
-        nb, kernel_name="ws-jupyter", timeout=180, resources={"metadata": {"path": str(tmp_path)}}
-    )
-    client.execute()
-    return nb
 
 
 def cell(nb: Any, source_start: str) -> Any:
@@ -79,6 +67,7 @@ def test_notebooks_are_all_tested() -> None:
         "teaching_demo.ipynb",
         "notebook_agent.ipynb",
         "code_interpreter.ipynb",
+        "live_notebook.ipynb",
     }
     assert {p.name for p in NOTEBOOKS.glob("*.ipynb")} == tested
 
@@ -91,8 +80,8 @@ def test_notebooks_are_saved_without_outputs() -> None:
 
 
 @pytest.mark.slow
-def test_quickstart(kernel_prefix: Path, tmp_path: Path) -> None:
-    nb = execute("quickstart.ipynb", tmp_path)
+def test_quickstart(notebook_runs: Any) -> None:
+    nb, _folder = notebook_runs.run("quickstart.ipynb")
     no_errors(nb)
     assert "Workspace quickstart → ws" in text(cell(nb, "%ws init workspace"))
     listing = text(cell(nb, "%ws ls"))
@@ -128,8 +117,8 @@ def test_quickstart(kernel_prefix: Path, tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_agent_prototyping(kernel_prefix: Path, tmp_path: Path) -> None:
-    nb = execute("agent_prototyping.ipynb", tmp_path)
+def test_agent_prototyping(notebook_runs: Any) -> None:
+    nb, folder = notebook_runs.run("agent_prototyping.ipynb")
     no_errors(nb)
     assert "'workspace_execute_command'" in text(cell(nb, "from ws_jupyter.tools import to_anthropic"))
     assert '"type": "function"' in text(cell(nb, "%ws tools --format openai"))
@@ -158,12 +147,12 @@ def test_agent_prototyping(kernel_prefix: Path, tmp_path: Path) -> None:
     ):
         assert expected in transcript
     assert 'raise ValueError("mean() of an empty list")' in text(cell(nb, "%ws cat src/stats.py"))
-    assert (tmp_path / "agent-workspace" / "src" / "stats.py").read_text().count("ValueError") == 1
+    assert (folder / "agent-workspace" / "src" / "stats.py").read_text().count("ValueError") == 1
 
 
 @pytest.mark.slow
-def test_skills(kernel_prefix: Path, tmp_path: Path) -> None:
-    nb = execute("skills.ipynb", tmp_path)
+def test_skills(notebook_runs: Any) -> None:
+    nb, _folder = notebook_runs.run("skills.ipynb")
     no_errors(nb)
     listing = text(cell(nb, "changes = ws.skills.refresh()"))
     assert "chart-review" in listing and "sql-style" in listing
@@ -187,10 +176,10 @@ def test_skills(kernel_prefix: Path, tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_teaching_demo(kernel_prefix: Path, tmp_path: Path) -> None:
+def test_teaching_demo(notebook_runs: Any) -> None:
     from ws_jupyter.sandbox.local import LocalSandbox
 
-    nb = execute("teaching_demo.ipynb", tmp_path)
+    nb, folder = notebook_runs.run("teaching_demo.ipynb")
     no_errors(nb)
     isolation = text(cell(nb, "isolation = ws.sandbox")).split(":")[1].strip()
     detection = LocalSandbox.detect_isolation()
@@ -201,7 +190,7 @@ def test_teaching_demo(kernel_prefix: Path, tmp_path: Path) -> None:
             cell(nb, "from pathlib import Path")
         )
         assert "no network: OSError" in text(cell(nb, "%%ws run python3\nimport socket"))
-    assert not (tmp_path / "outside-the-workspace.txt").exists()
+    assert not (folder / "outside-the-workspace.txt").exists()
     assert "the secret is not visible to commands" in text(cell(nb, "import os"))
     steps = cell(nb, "%%ws run python3\nimport time")
     assert (
@@ -215,8 +204,8 @@ def test_teaching_demo(kernel_prefix: Path, tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_notebook_agent(kernel_prefix: Path, tmp_path: Path) -> None:
-    nb = execute("notebook_agent.ipynb", tmp_path)
+def test_notebook_agent(notebook_runs: Any) -> None:
+    nb, folder = notebook_runs.run("notebook_agent.ipynb")
     no_errors(nb)
     assert text(cell(nb, "import subprocess")) == "['stream', 'error']"  # the failing run, kept
     read = text(cell(nb, "tools = {t.name: t for t in ws.tools()}"))
@@ -233,14 +222,14 @@ def test_notebook_agent(kernel_prefix: Path, tmp_path: Path) -> None:
     result = html(cell(nb, "fixed = Notebook.load"))
     assert "<h1>Rainfall</h1>" in result and "38% of the months were dry" in result
     assert "ZeroDivisionError" not in result and "#cell-id=" in result
-    saved = nbformat.read(tmp_path / "notebook-agent" / "analysis.ipynb", as_version=4)
+    saved = nbformat.read(folder / "notebook-agent" / "analysis.ipynb", as_version=4)
     nbformat.validate(saved)
     assert [o.text for o in saved.cells[2].outputs] == ["38% of the months were dry\n"]
 
 
 @pytest.mark.slow
-def test_code_interpreter(kernel_prefix: Path, tmp_path: Path) -> None:
-    nb = execute("code_interpreter.ipynb", tmp_path)
+def test_code_interpreter(notebook_runs: Any) -> None:
+    nb, folder = notebook_runs.run("code_interpreter.ipynb")
     no_errors(nb)
     assert "'workspace_execute_code'" in text(cell(nb, "from ws_jupyter import WORKSPACE_TOOLS as T"))
     assert has_widget(cell(nb, "from ws_jupyter.jupyter.widgets import KernelActivity"), "KernelActivity")
@@ -261,6 +250,19 @@ def test_code_interpreter(kernel_prefix: Path, tmp_path: Path) -> None:
     ran = text(cell(nb, "from ws_jupyter.notebooks import Notebook"))
     assert ran.startswith("Ran data/report.ipynb in a fresh kernel: all 2 code cells ok (")
     assert "outputs saved" in ran and "total units 2425" in ran
-    report = nbformat.read(tmp_path / "interpreter-workspace" / "data" / "report.ipynb", as_version=4)
+    report = nbformat.read(folder / "interpreter-workspace" / "data" / "report.ipynb", as_version=4)
     nbformat.validate(report)
     assert report.cells[2].outputs[0]["text"] == "total units 2425\n"
+
+
+@pytest.mark.slow
+def test_live_notebook_says_what_is_missing_without_a_page(notebook_runs: Any) -> None:
+    """Headless (nbclient answers no comm) the live demo says the page is missing and how to get
+    it, and its agent stops instead of waiting; tests/jupyter/test_live.py runs it in JupyterLab."""
+    nb, _folder = notebook_runs.run("live_notebook.ipynb")
+    no_errors(nb)
+    status = text(cell(nb, "%ws live"))
+    assert "Not connected to the notebook page" in status and "jupyter labextension list" in status
+    assert "pip install ws-jupyter" in status
+    assert "the agent has nothing to look at, so it stops here" in text(cell(nb, "link = live_notebook(ws)"))
+    assert text(cell(nb, "prices = [12.5")).strip() == "17.875"

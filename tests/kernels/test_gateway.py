@@ -1,5 +1,6 @@
 """Remote kernels: a real Jupyter Kernel Gateway on 127.0.0.1 (started and stopped by the tests)
-driven by GatewayKernelManager — execute, interrupt, restart, token auth, the workspace tool, a
+driven by GatewayKernelManager — the kernel contract (``KernelConformance``: execute, time limits,
+interrupt, restart, crashes), then what is the gateway's own: token auth, the workspace tool, a
 dropped connection (reconnected), a kernel lost on the gateway (replaced), a gateway killed
 mid-execution (a clear error, no hang) — and no kernel process left behind."""
 
@@ -18,13 +19,14 @@ from ws_jupyter.errors import KernelError
 
 from ..helpers import wait_for
 from ..servers import CuttableProxy, KernelGateway
+from .conformance import KernelConformance
 
 pytest.importorskip("kernel_gateway", reason="jupyter-kernel-gateway is not installed (the dev extra has it)")
 pytest.importorskip(
     "websocket", reason="websocket-client is not installed (pip install 'ws-jupyter[gateway]')"
 )
 
-from ws_jupyter.kernels.gateway import GatewayKernelManager
+from ws_jupyter.sandbox.kernels.gateway import GatewayKernelManager
 
 pytestmark = pytest.mark.slow
 
@@ -44,62 +46,13 @@ def kernels(gateway):
     manager.close()
 
 
+class TestGatewayKernels(KernelConformance):
+    isolation = "gateway"  # the module's ``kernels`` fixture: one manager on one gateway
+
+
 def remote_ids(gw: KernelGateway) -> set[str]:
     m = GatewayKernelManager(gw.url, token=gw.token)
     return {k["id"] for k in m.remote_kernels()}
-
-
-def test_state_output_and_errors(kernels) -> None:
-    first = kernels.execute("gw_rows = [3, 1, 2]\nprint('loaded', len(gw_rows))")
-    assert first.ok and first.stdout == "loaded 3\n", first
-    second = kernels.execute("sorted(gw_rows)")
-    assert second.ok and second.text == "[1, 2, 3]"
-    assert second.execution_count == first.execution_count + 1
-    err = kernels.execute("gw_missing_name + 1")
-    assert (err.status, err.ename) == ("error", "NameError")
-    assert "gw_missing_name" in err.error.traceback_text
-    info = {k.name: k for k in kernels.list()}["default"]
-    assert info.isolation == "gateway" and info.status == "idle" and info.spec == "python3"
-
-
-def test_a_time_limit_interrupts_and_keeps_the_state(kernels) -> None:
-    kernels.execute("gw_kept = 'still here'")
-    r = kernels.execute("import time\nfor _ in range(600): time.sleep(0.1)", timeout=1.0)
-    assert r.status == "timeout" and "interrupted (its state is kept)" in r.notes[0], r
-    assert kernels.execute("gw_kept").text == "'still here'"
-
-
-def test_interrupt_from_another_thread(kernels) -> None:
-    box: dict[str, object] = {}
-    t = threading.Thread(target=lambda: box.update(r=kernels.execute("import time; time.sleep(60)")))
-    t.start()
-    assert wait_for(lambda: kernels["default"].status == "busy", timeout=30)
-    time.sleep(0.3)
-    assert kernels.interrupt() is True
-    t.join(30)
-    assert not t.is_alive()
-    assert box["r"].ename == "KeyboardInterrupt"  # type: ignore[union-attr]
-
-
-def test_restart_loses_the_state_and_cuts_running_code_short(kernels) -> None:
-    kernels.execute("gw_before_restart = 1")
-    box: dict[str, object] = {}
-    t = threading.Thread(target=lambda: box.update(r=kernels.execute("import time; time.sleep(60)")))
-    t.start()
-    assert wait_for(lambda: kernels["default"].status == "busy", timeout=30)
-    kernels.restart()
-    t.join(30)
-    assert not t.is_alive()
-    assert box["r"].ename == "KernelRestarted"  # type: ignore[union-attr]
-    after = kernels.execute("gw_before_restart")
-    assert after.ename == "NameError"
-    assert kernels.execute("1 + 1").text == "2"
-
-
-def test_a_crashed_kernel_is_reported_and_the_next_call_works(kernels) -> None:
-    r = kernels.execute("import os; os._exit(3)", timeout=60)
-    assert r.ename == "KernelDied" and r.restarted, r
-    assert kernels.execute("6 * 7").text == "42"
 
 
 def test_a_kernel_removed_on_the_gateway_is_replaced_with_a_note(gateway, kernels) -> None:
@@ -252,15 +205,3 @@ def _alive(proc: psutil.Process) -> bool:
         return False
 
 
-def test_json_nested_deeper_than_a_notebook_allows_is_cut_with_a_note(kernels) -> None:
-    # the same bound as local kernels (kernels/messages.py), on the websocket's frames
-    r = kernels.execute(
-        "from IPython.display import display\ngw_deep = []\nfor _ in range(300):\n    gw_deep = [gw_deep]\n"
-        "display({'application/json': gw_deep, 'text/plain': 'deep'}, raw=True)"
-    )
-    assert r.ok, r
-    (bundle,) = r.display
-    value, depth = bundle.data["application/json"], 0
-    while isinstance(value, list) and value:
-        value, depth = value[0], depth + 1
-    assert bundle.text == "deep" and depth < 96 and value == "[JSON nested deeper than 96 levels: not kept]"

@@ -1,18 +1,38 @@
 """A sandbox kernel runs in the sandbox's isolation: the workspace as working directory, the
-curated environment, and under bubblewrap no writes outside the writable paths and no network."""
+curated environment, and under bubblewrap no writes outside the writable paths and no network.
+Under bubblewrap the kernel contract (``KernelConformance``) holds too: time limits, interrupts
+(by message, across the pid namespace), restarts and crashes."""
 
 from __future__ import annotations
 
 import os
 import socket
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from ws_jupyter import LocalSandbox
+
+from .conformance import KernelConformance
 from .conftest import kernel_processes, requires_bwrap
 
 pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def kernels(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """The kernels of one bubblewrap sandbox, shared by the contract tests of this module."""
+    base = Path(os.path.realpath(tmp_path_factory.mktemp("bwrap-kernels")))
+    sb = LocalSandbox(working_directory=str(base / "wd"), isolation="bwrap")
+    yield sb.kernels
+    sb.destroy()
+
+
+@requires_bwrap
+class TestBwrapKernels(KernelConformance):
+    isolation = "bwrap"
 
 
 @pytest.mark.parametrize("isolation", ["none", pytest.param("bwrap", marks=requires_bwrap)])
@@ -93,15 +113,6 @@ def test_bwrap_kernel_is_in_its_own_pid_namespace_and_dies_with_destroy(make_san
     assert kernel_processes(conn)
     sb.destroy()
     assert not kernel_processes(conn)
-
-
-@requires_bwrap
-def test_bwrap_kernel_is_interruptible(make_sandbox: Any) -> None:
-    sb = make_sandbox("bwrap")
-    sb.kernels.execute("kept = 5")
-    r = sb.kernels.execute("import time; time.sleep(60)", timeout=1)
-    assert r.status == "timeout" and not r.restarted and r.ename == "KeyboardInterrupt"
-    assert sb.kernels.execute("kept").text == "5"
 
 
 @requires_bwrap

@@ -66,8 +66,10 @@ def test_every_extra_is_documented() -> None:
     extras = _pyproject()["project"]["optional-dependencies"]
     assert {"tokens", "s3", "dev"} <= set(extras)
     install = (REPO / "README.md").read_text().split("<!-- end of the PyPI description -->", 1)[0]
+    guide = (REPO / "docs" / "install.md").read_text()
     for name in extras:
         assert f"| `{name}` |" in install, f"extra [{name}] is not in the README's extras table"
+        assert f"| `{name}` |" in guide, f"extra [{name}] is not in the extras table of docs/install.md"
 
 
 def test_version_has_one_source() -> None:

@@ -80,6 +80,15 @@ def test_wheel_contents_and_metadata(release: dict[str, Path]) -> None:
             spec["argv"][:3] == ["python", "-m", "ipykernel_launcher"] and "--ext=ws_jupyter" in spec["argv"]
         )
         assert "ws_jupyter/py.typed" in names and "ws_jupyter/jupyter/kernelspec/logo-64x64.png" in names
+        # the JupyterLab extension, prebuilt (no node needed to install it)
+        labext = f"ws_jupyter-{ws_jupyter.__version__}.data/data/share/jupyter/labextensions/ws-jupyter"
+        built = json.loads(whl.read(f"{labext}/package.json"))
+        assert built["name"] == "ws-jupyter" and built["version"] == ws_jupyter.__version__
+        assert built["jupyterlab"]["_build"]["load"].startswith("static/remoteEntry.")
+        assert f"{labext}/{built['jupyterlab']['_build']['load']}" in names
+        assert json.loads(whl.read(f"{labext}/install.json"))["packageName"] == "ws-jupyter"
+        assert f"{labext}/schemas/ws-jupyter/live.json" in names
+        assert not [n for n in names if "node_modules" in n or n.endswith(".ts")]
         assert f"{info}/licenses/LICENSE" in names
         assert b"Apache License" in whl.read(f"{info}/licenses/LICENSE")
         assert not [n for n in names if n.startswith(("tests/", "bench/", "notebooks/", "scripts/"))]
@@ -108,8 +117,17 @@ def test_wheel_contents_and_metadata(release: dict[str, Path]) -> None:
         "notebooks/quickstart.ipynb",
         "skills/data-cleaning/SKILL.md",
         "tests/conftest.py",
+        "docs/index.md",  # the guide the PyPI description points to
+        "docs/reference/index.md",
+        "mkdocs.yml",
+        "ARCHITECTURE.md",
+        "labextension/src/index.ts",
+        "labextension/package.json",
+        "labextension/package-lock.json",
+        "labextension/dist/package.json",  # built: a wheel made from the sdist needs no node
     ):
         assert needed in members, needed
+    assert not [m for m in members if m.startswith("labextension/node_modules/")]
 
 
 @pytest.mark.slow
@@ -250,6 +268,18 @@ def test_pip_user_install(release: dict[str, Path], tmp_path: Path) -> None:
     assert "Workspace quickstart → ws" in init and "bm25, vector, hybrid" in init
     assert "5 cities; the largest is Osaka" in text(cell(nb, "%ws run python3 analysis/summary.py"))
     assert "README.md" in text(cell(nb, "%ws search which city"))
+
+    # the JupyterLab extension came with the wheel: JupyterLab lists it enabled, no node involved
+    lab_version = _installed(sys.executable, dict(os.environ))["jupyterlab"]
+    _run([python, "-m", "pip", "install", "--no-compile", "--disable-pip-version-check", f"jupyterlab=={lab_version}"],
+         env=env, timeout=1800)
+    listed = _run([str(bindir / "jupyter"), "labextension", "list"], env=env)
+    line = next(ln for ln in (listed.stdout + listed.stderr).splitlines() if "ws-jupyter" in ln)
+    import ws_jupyter
+
+    assert f"ws-jupyter v{ws_jupyter.__version__}" in line and "enabled" in line and "OK" in line, line
+    assert "(python, ws-jupyter)" in line, line
+    assert str(venv) in listed.stdout + listed.stderr
 
     # %load_ext stays light in a plain pip install
     runs = [

@@ -21,12 +21,13 @@ from ws_jupyter.sandbox import LocalSandbox
 from ..helpers import wait_for, write
 from .conformance import SandboxConformance
 from .conftest import alive, marker, processes_with, requires_bwrap
+from .local_checks import LocalSandboxChecks
 
 pytestmark = [requires_bwrap, pytest.mark.bwrap]
 PY = sys.executable
 
 
-class TestBwrap(SandboxConformance):
+class TestBwrap(LocalSandboxChecks, SandboxConformance):
     isolation = "bwrap"
 
 

@@ -25,9 +25,10 @@ from ws_jupyter.sandbox.types import WorkspaceSandbox
 from ..helpers import wait_for
 from .conformance import SandboxConformance
 from .conftest import BWRAP, marker, processes_with
+from .local_checks import LocalSandboxChecks
 
 
-class TestUnisolated(SandboxConformance):
+class TestUnisolated(LocalSandboxChecks, SandboxConformance):
     isolation = "none"
 
 

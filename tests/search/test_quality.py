@@ -3,7 +3,7 @@ real default embedder: each mode must stay above a floor, hybrid above both sing
 
 The slice holds the relevant abstracts of the first claims plus the following corpus documents as
 distractors; only claims whose relevant abstracts are all in the slice are asked. The floors sit
-below the figures measured here (see the README's Search section) to absorb small variations,
+below the figures measured here (see docs/search.md) to absorb small variations,
 and far above what a broken tokenizer, embedder or fusion gives.
 """
 

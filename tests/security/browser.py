@@ -10,15 +10,14 @@ browser tests' flags (tests/jupyter/lab.py).
 
 from __future__ import annotations
 
-import contextlib
 import http.server
 import socketserver
 import threading
 import time
-from collections.abc import Iterator
 from typing import Any
 
-from ..jupyter.lab import CHROMIUM, CHROMIUM_FLAGS, browser_unavailable
+from ..jupyter.lab import browser_unavailable
+from ..jupyter.lab import launch_chromium as chromium
 
 __all__ = ["RecordingServer", "browser_unavailable", "chromium", "render"]
 
@@ -70,19 +69,6 @@ class RecordingServer:
     def __exit__(self, *exc: object) -> None:
         self._server.shutdown()
         self._server.server_close()
-
-
-@contextlib.contextmanager
-def chromium() -> Iterator[Any]:
-    """A headless Chromium (Playwright's ``Browser``) for the test's lifetime."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_FLAGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
 
 
 def render(browser: Any, html: str, *, settle: float = SETTLE, url: str | None = None) -> Any:

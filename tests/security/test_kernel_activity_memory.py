@@ -8,7 +8,7 @@ notebook's), with kernels under bubblewrap.
 
 from __future__ import annotations
 
-from ws_jupyter.kernels.activity import MAX_FEED_BYTES, MAX_RECORD_BYTES
+from ws_jupyter.sandbox.kernels.activity import MAX_FEED_BYTES, MAX_RECORD_BYTES
 
 from .conftest import replay, requires_bwrap
 

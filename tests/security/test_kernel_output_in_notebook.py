@@ -18,7 +18,7 @@ import pytest
 from IPython.utils.capture import capture_output
 
 from ws_jupyter import LocalSandbox
-from ws_jupyter.kernels.result import FRAME_THEME_CSS
+from ws_jupyter.sandbox.kernels.result import FRAME_THEME_CSS
 
 ACTIVE = ("application/javascript", "text/markdown", "text/latex", "image/svg+xml",
           "application/vnd.jupyter.widget-view+json")  # fmt: skip
@@ -79,7 +79,7 @@ def test_ws_py_draws_the_kernel_output_inertly(result: Any) -> None:
     from IPython.testing.globalipapp import get_ipython
 
     from ws_jupyter.jupyter.commands.py import NativeOutput
-    from ws_jupyter.kernels.result import OutputEvent
+    from ws_jupyter.sandbox.kernels.result import OutputEvent
 
     get_ipython()  # IPython's testing shell: display() publishes into capture_output
     out = NativeOutput()

@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from ws_jupyter.kernels import MimeBundle
+from ws_jupyter.sandbox.kernels import MimeBundle
 
 from ..jupyter.conftest import kernel_prefix  # noqa: F401 - the ws-jupyter kernelspec fixture
 from .browser import RecordingServer, browser_unavailable, chromium, render

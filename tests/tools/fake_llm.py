@@ -1,4 +1,4 @@
-"""A stand-in for the OpenAI and Anthropic HTTP APIs on 127.0.0.1, for running README snippets
+"""A stand-in for the OpenAI and Anthropic HTTP APIs on 127.0.0.1, for running the documentation's snippets
 offline through the real SDKs (openai, anthropic, and the frameworks built on them).
 
 It plays one scripted conversation: until a request carries the result of reading ``notes.md``

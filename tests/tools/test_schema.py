@@ -11,6 +11,7 @@ import pytest
 
 from ws_jupyter import LocalFilesystem, LocalSandbox, Workspace
 from ws_jupyter.errors import ToolArgumentError
+from ws_jupyter.live import LiveStatus, attach
 from ws_jupyter.tools.names import ALL_TOOL_NAMES
 from ws_jupyter.tools.schema import Param, build_schema, validate_args
 
@@ -36,10 +37,28 @@ def all_tools(workdir):
         embedder=_toy_embedder,
         skills=["skills"],
     )
+    # the open-notebook tools are listed while a notebook page is connected: a link that says so
+    # (its schemas are what this module checks; the link itself is tested in the browser)
+    attach(ws, ConnectedLink())
     try:
         yield ws.tools()
     finally:
         ws.destroy()
+
+
+class ConnectedLink:
+    """A LiveNotebook that reports a connected page and does nothing else."""
+
+    def status(self) -> LiveStatus:
+        return LiveStatus(True, path="nb.ipynb", subshells=True)
+
+    def connect(self, timeout: float) -> LiveStatus:
+        return self.status()
+
+    def read(self, **kw: Any) -> Any:
+        raise NotImplementedError
+
+    propose = proposal = show_outputs = run_in_user_kernel = user_run = read
 
 
 def check_openai_strict(schema: dict[str, Any], where: str = "$", depth: int = 0) -> list[str]:

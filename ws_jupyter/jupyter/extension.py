@@ -3,8 +3,9 @@
 Loading registers the ``%ws`` magics (configurable as ``WsMagics``) and the rich displays of the
 workspace's result types, and imports nothing heavy: no chromadb, onnxruntime or ipywidgets (the
 widgets load when a command first shows one). Unloading removes both and stops what the extension
-started: live widgets and their threads, and the workspace ``%ws init`` created (its background
-processes are killed; files are never deleted). The same cleanup runs when the kernel exits.
+started: live widgets and their threads, the live link to the notebook's page, and the workspace
+``%ws init`` created (its background processes are killed; files are never deleted). The same
+cleanup runs when the kernel exits.
 """
 
 from __future__ import annotations
@@ -37,6 +38,9 @@ def load_ipython_extension(ipython: Any) -> None:
         ipython.configurables.append(magics)
     register_formatters(ipython)
     magics.session.track(quiet_skills_logger())  # undone when the extension unloads
+    from .live import start
+
+    start(magics.session, ipython)  # the live link to the notebook's page (in a kernel only)
     _LOADED[id(ipython)] = magics
     atexit.register(magics.session.close)
 

@@ -28,6 +28,9 @@ class WsSession:
         self._workspace: Workspace | None = None
         self._owned = False
         self._closers: list[Callable[[], Any]] = []
+        self._listeners: list[Callable[[Any, Any], Any]] = []
+        #: the live link to the notebook's page (``ws_jupyter.jupyter.live``), when in a kernel
+        self.live: Any = None
 
     @property
     def workspace(self) -> Workspace | None:
@@ -45,8 +48,22 @@ class WsSession:
             if previous is workspace:
                 owned = owned or previous_owned  # `%ws use ws` on the session's own workspace
             self._workspace, self._owned = workspace, owned
+        if previous is not workspace:
+            self._changed(previous, workspace)
         if previous is not None and previous is not workspace and previous_owned:
             previous.destroy()
+
+    def on_change(self, listener: Callable[[Any, Any], Any]) -> None:
+        """Calls ``listener(previous, current)`` whenever the session workspace changes."""
+        with self._lock:
+            self._listeners.append(listener)
+
+    def _changed(self, previous: Any, current: Any) -> None:
+        for listener in list(self._listeners):
+            try:
+                listener(previous, current)
+            except Exception:
+                pass  # a listener must not stop the workspace from changing
 
     def require(self) -> Workspace:
         """The session workspace, or a one-line ``UsageError`` saying how to get one."""
@@ -81,5 +98,7 @@ class WsSession:
                 close()
             except Exception:
                 pass  # one broken widget must not keep the others (or the processes) alive
+        if ws is not None:
+            self._changed(ws, None)
         if ws is not None and owned:
             ws.destroy()

@@ -1,76 +1,64 @@
-"""Jupyter kernels as a workspace resource: stateful, isolated code execution.
+"""Deprecated import path: the kernels live in :mod:`ws_jupyter.sandbox.kernels` now.
 
-A sandbox owns its kernels (``sandbox.kernels``, a :class:`SandboxKernelManager`) the way it owns
-its processes: they run in its isolation (working directory, curated environment, bubblewrap when
-enabled), and they die with it. ``execute()`` returns an :class:`ExecutionResult` — stdout,
-stderr, rich outputs as :class:`MimeBundle` objects, the error — that serves the agent tools,
-the notebook and tests alike. Built on jupyter_client (manager/client split), no IPython import.
+A sandbox owns its kernels, so the package moved inside the sandbox package. This package and
+its submodules (``ws_jupyter.kernels.result``, ``.activity``, ``.gateway``, ...) are the *same*
+module objects as the new ones, kept for one release; importing them warns once
+(``DeprecationWarning``, which Python shows for code run in ``__main__`` and in notebooks).
+The top-level names (``from ws_jupyter import ExecutionResult``) never moved.
 
->>> from ws_jupyter import LocalSandbox
->>> sb = LocalSandbox("./work")                              # doctest: +SKIP
->>> sb.kernels.execute("import math; math.pi").text          # doctest: +SKIP
-'3.141592653589793'
+The submodules have no files here: an import finder hands out the new modules under their old
+names, so the old path cannot drift from the new one.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import importlib
+import importlib.abc
+import importlib.util
+import sys
+import warnings
+from collections.abc import Sequence
+from importlib.machinery import ModuleSpec
+from types import ModuleType
 
-from .._lazy import lazy_exports
+from ..sandbox import kernels as _kernels
 
-_EXPORTS = {
-    "DEFAULT_KERNEL": ".manager",
-    "ExecutionError": ".result",
-    "ExecutionEvent": ".activity",
-    "ExecutionFeed": ".activity",
-    "ExecutionRecord": ".activity",
-    "ExecutionResult": ".result",
-    "GatewayKernelManager": ".gateway",
-    "Kernel": ".kernel",
-    "KernelInfo": ".kernel",
-    "KernelsConfig": ".config",
-    "MimeBundle": ".result",
-    "OutputEvent": ".result",
-    "OutputLimits": ".result",
-    "SandboxKernelManager": ".manager",
-    "clip_text": ".result",
-    "sandboxed_html": ".result",
-}
+warnings.warn(
+    "ws_jupyter.kernels moved to ws_jupyter.sandbox.kernels; the old import path goes away in the next "
+    "release",
+    DeprecationWarning,
+    stacklevel=2,
+)
 
-__all__ = [
-    "DEFAULT_KERNEL",
-    "ExecutionError",
-    "ExecutionEvent",
-    "ExecutionFeed",
-    "ExecutionRecord",
-    "ExecutionResult",
-    "GatewayKernelManager",
-    "Kernel",
-    "KernelInfo",
-    "KernelsConfig",
-    "MimeBundle",
-    "OutputEvent",
-    "OutputLimits",
-    "SandboxKernelManager",
-    "clip_text",
-    "sandboxed_html",
-]
-
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)
+_NEW = _kernels.__name__
+__all__ = list(_kernels.__all__)
+__path__.clear()  # no submodule is looked for in this folder: _OldSubmodules hands them out
 
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .activity import ExecutionEvent, ExecutionFeed, ExecutionRecord
-    from .config import KernelsConfig
-    from .gateway import GatewayKernelManager
-    from .kernel import Kernel, KernelInfo
-    from .manager import DEFAULT_KERNEL, SandboxKernelManager
-    from .result import (
-        ExecutionError,
-        ExecutionResult,
-        MimeBundle,
-        OutputEvent,
-        OutputLimits,
-        clip_text,
-        sandboxed_html,
-    )
+class _OldSubmodules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """``ws_jupyter.kernels.X`` is ``ws_jupyter.sandbox.kernels.X`` (the module object itself)."""
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> ModuleSpec | None:
+        if not fullname.startswith(__name__ + "."):
+            return None
+        return importlib.util.spec_from_loader(fullname, self)
+
+    def create_module(self, spec: ModuleSpec) -> None:
+        return None
+
+    def exec_module(self, module: ModuleType) -> None:
+        # the import system returns what sys.modules holds once this ran: the new module
+        sys.modules[module.__name__] = importlib.import_module(_NEW + module.__name__[len(__name__) :])
+
+
+sys.meta_path.insert(0, _OldSubmodules())
+
+
+def __getattr__(name: str) -> object:
+    return getattr(_kernels, name)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(__all__) | set(globals()))

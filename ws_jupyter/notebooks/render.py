@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..tools.tokens import count_tokens
@@ -59,7 +59,7 @@ from .outputs import (
     format_size,
 )
 
-__all__ = ["NotebookRendering", "cell_header", "render_cell", "render_notebook"]
+__all__ = ["NotebookRendering", "cell_header", "render_cell", "render_cells", "render_notebook"]
 
 #: At most this many images are attached to one read (the rest are named, with their size).
 MAX_IMAGES = 8
@@ -213,10 +213,13 @@ def render_cell(
     attach: Sequence[str] = (),
     max_media_bytes: int = 0,
     max_output_lines: int = DEFAULT_MAX_LINES,
+    note: str = "",
 ) -> str:
-    """One cell as in :func:`render_notebook` (``images`` collects what is to be attached)."""
+    """One cell as in :func:`render_notebook` (``images`` collects what is to be attached; ``note``
+    is added to the header line)."""
     collected = images if images is not None else []
-    lines = [cell_header(index, cell), *_numbered(cell_source(cell), numbers)]
+    header = cell_header(index, cell) + (f" {_field(note)}" if note else "")
+    lines = [header, *_numbered(cell_source(cell), numbers)]
     for out in cell_outputs(cell, max_lines=max_output_lines):
         lines.extend(_output_lines(out, collected, attach, max_media_bytes))
     return "\n".join(lines)
@@ -269,16 +272,51 @@ def render_notebook(
         )
         return NotebookRendering("\n".join(head), (), offset, offset - 1, total, False)
     end = total if limit is None else min(total, offset + limit)
+    return render_cells(
+        [(i, nb.cells[i]) for i in range(offset, end)],
+        head=head,
+        total=total,
+        paged=limit is not None and end < total,
+        budget=budget,
+        numbers=numbers,
+        attach=attach,
+        max_media_bytes=max_media_bytes,
+    )
+
+
+def render_cells(
+    cells: Sequence[tuple[int, object]],
+    *,
+    head: Sequence[str],
+    total: int,
+    paged: bool = False,
+    budget: int | None = None,
+    numbers: bool = True,
+    attach: Sequence[str] = (),
+    max_media_bytes: int = 10 << 20,
+    notes: Callable[[int, object], str] | None = None,
+) -> NotebookRendering:
+    """``(index, cell)`` pairs under the ``head`` lines, within ``budget`` tokens, stopping at a
+    cell boundary with a note saying which ``offset`` continues (``paged``: cells after the last
+    one exist even when all fit). ``notes(index, cell)`` adds to a cell's header line (the open
+    notebook's cell versions and states)."""
+    offset = cells[0][0] if cells else 0
     images: list[ImageOutput] = []
     blocks: list[str] = []
     room = None if not budget else max(1, budget - count_tokens("\n".join(head)) - 40)
     used = 0
     last = offset - 1
     note = ""
-    for i in range(offset, end):
+    for i, cell in cells:
         mark = len(images)
         block = render_cell(
-            i, nb.cells[i], numbers=numbers, images=images, attach=attach, max_media_bytes=max_media_bytes
+            i,
+            cell,
+            numbers=numbers,
+            images=images,
+            attach=attach,
+            max_media_bytes=max_media_bytes,
+            note=notes(i, cell) if notes is not None else "",
         )
         cost = count_tokens(block) + 1
         if room is not None and used + cost > room:
@@ -298,7 +336,7 @@ def render_notebook(
         blocks.append(block)
         used += cost
         last = i
-    if not note and limit is not None and end < total:
+    if not note and paged:
         shown = f"cell {last}" if last == offset else f"cells {offset}-{last}"
         note = f"[{shown} of {total} shown; continue with offset={last + 1}]"
     text = "\n".join([*head, *blocks, *([note] if note else [])])

@@ -11,6 +11,7 @@ process manager — and one wrapper.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import shlex
 import shutil
@@ -48,10 +49,11 @@ from .isolation.seatbelt import (
 )
 from .isolation.seccomp import filter_path
 from .launch import LaunchSpec
+from .network.config import NetworkConfig, effective_network
 from .processes import (
     DEFAULT_MAX_RETAINED_BYTES,
     ProcessManager,
-    _validate_retained,
+    validate_retained,
     validate_timeout,
 )
 from .tempdirs import private_dir
@@ -65,8 +67,13 @@ from .types import (
 )
 
 if TYPE_CHECKING:
-    from ..kernels.config import KernelsConfig
-    from ..kernels.manager import SandboxKernelManager
+    from .capabilities import CommandWrapping, Mounting, ProcessProvider, SandboxLifecycle
+    from .kernels.config import KernelsConfig
+    from .kernels.manager import SandboxKernelManager
+    from .kernels.provider import KernelProvider
+    from .network.egress import EgressEvent
+    from .network.runtime import SandboxNetwork
+    from .types import WorkspaceSandbox
 
 __all__ = ["LocalSandbox"]
 
@@ -86,6 +93,12 @@ class LocalSandbox:
     'hello world\\n'
     >>> server = sb.processes.spawn("python -m http.server 8000")             # doctest: +SKIP
     >>> sb.destroy()  # kills every process it started; never deletes files   # doctest: +SKIP
+
+    ``network=`` says what commands and kernels may reach (``sandbox/network/``): ``"none"`` (the
+    default under isolation), a list of hosts (``["pypi.org", "*.example.com:8443"]``: only those,
+    through a filtering proxy outside the sandbox, every attempt in ``egress_log()``; needs
+    bubblewrap) or ``"full"``. Without isolation it is ``"full"``: the others would be promises
+    nobody keeps, and are refused.
     """
 
     name = "LocalSandbox"
@@ -107,6 +120,7 @@ class LocalSandbox:
         max_output_bytes: int | None = DEFAULT_MAX_RETAINED_BYTES,
         max_exited_processes: int = 100,
         kernels: KernelsConfig | Mapping[str, Any] | SandboxKernelManager | None = None,
+        network: NetworkConfig | str | Sequence[str] | Mapping[str, Any] | None = None,
     ) -> None:
         if id is not None and (not isinstance(id, str) or not id.strip()):
             raise WorkspaceConfigError(f"LocalSandbox id must be a non-empty string, got {id!r}")
@@ -119,7 +133,7 @@ class LocalSandbox:
         try:
             self._env = validate_env(env)
             self._timeout = validate_timeout(timeout)
-            self._max_output_bytes = _validate_retained(max_output_bytes)
+            self._max_output_bytes = validate_retained(max_output_bytes)
         except InvalidArgumentError as exc:
             raise WorkspaceConfigError(str(exc)) from None
         self._config = NativeSandboxConfig.coerce(native_sandbox)
@@ -161,6 +175,22 @@ class LocalSandbox:
                 )
         self._detection = detection
         self._isolation: IsolationBackend = backend
+        # The network: "none", "full" (the host's) or "allow" (a filtering proxy outside the
+        # sandbox, see sandbox/network/); refused where it cannot be enforced.
+        self._network_config = effective_network(
+            network, isolation=backend, allow_network=self._config.allow_network
+        )
+        if self._network_config.mode == "full" and backend != "none" and not self._config.allow_network:
+            self._config = dataclasses.replace(self._config, allow_network=True)
+        self._network: SandboxNetwork | None = None
+        if self._network_config.mode == "allow":
+            from .network.runtime import SandboxNetwork
+
+            if self._network_config.secrets:
+                from .network.tls import require_cryptography
+
+                require_cryptography()
+            self._network = SandboxNetwork(self._network_config, name=self.id)
 
         self._lock = threading.RLock()
         self._lifecycle = Lifecycle("pending")
@@ -174,8 +204,8 @@ class LocalSandbox:
         self.processes = ProcessManager(
             self, kill_grace=kill_grace, max_exited=max_exited_processes, name=f"ws-{self.id}"
         )
-        from ..kernels.config import KernelsConfig as _KernelsConfig
-        from ..kernels.manager import SandboxKernelManager
+        from .kernels.config import KernelsConfig as _KernelsConfig
+        from .kernels.manager import SandboxKernelManager
 
         self._kernels: SandboxKernelManager | None = None
         if isinstance(kernels, SandboxKernelManager):  # remote kernels (GatewayKernelManager)
@@ -205,8 +235,33 @@ class LocalSandbox:
         return self._isolation
 
     @property
+    def isolation_requested(self) -> str:
+        """What ``isolation=`` asked for (``"auto"`` stays ``"auto"``; ``isolation`` is what it found)."""
+        return self._isolation_requested
+
+    @property
     def native_sandbox(self) -> NativeSandboxConfig:
         return self._config
+
+    @property
+    def network(self) -> NetworkConfig:
+        """What commands may reach: mode ``none``, ``allow`` (with its rules) or ``full``."""
+        return self._network_config
+
+    def egress_log(self, *, denied_only: bool = False, limit: int | None = None) -> list[EgressEvent]:
+        """Every connection attempt through the sandbox's proxy (``allow`` mode), oldest first.
+
+        Each ``EgressEvent`` has the time, host, port, the decision and its reason, and the bytes
+        sent each way. Empty in the other modes: ``none`` has nowhere to go, and ``full`` is
+        not watched.
+        """
+        network = self._network
+        return [] if network is None else network.events(denied_only=denied_only, limit=limit)
+
+    @property
+    def egress(self) -> Any:
+        """The live ``EgressLog`` (``subscribe()`` for views); None unless the mode is ``allow``."""
+        return None if self._network is None else self._network.log
 
     @property
     def mounts(self) -> tuple[Mount, ...]:
@@ -215,10 +270,10 @@ class LocalSandbox:
 
     @property
     def kernels(self) -> SandboxKernelManager:
-        """The sandbox's Jupyter kernels (``ws_jupyter.kernels``), run in its isolation."""
+        """The sandbox's Jupyter kernels (``ws_jupyter.sandbox.kernels``), run in its isolation."""
         with self._lock:
             if self._kernels is None:
-                from ..kernels.manager import SandboxKernelManager
+                from .kernels.manager import SandboxKernelManager
 
                 self._kernels = SandboxKernelManager(self, self._kernels_config)
             return self._kernels
@@ -272,7 +327,21 @@ class LocalSandbox:
                     for path in self._cgroup.paths:
                         orphan_guard.register_cgroup(path)
             self._rebuild_wrapper()
+            if self._network is not None:
+                self._network.start(self._state_dir, self._bridge_python())
         orphan_guard.ensure_started()
+
+    def _bridge_python(self) -> str:
+        """A Python the sandbox can run for its network bridge (the notebook's, or the system's)."""
+        plan = self._plan
+        for candidate in (sys.executable, os.path.realpath(sys.executable), "/usr/bin/python3"):
+            if os.access(candidate, os.X_OK) and (plan is None or plan.is_visible(candidate)):
+                return candidate
+        raise SandboxError(
+            "network='allow' needs a Python 3 inside the sandbox for its network bridge: the "
+            "notebook's is hidden (allow_system_binaries=False) and /usr/bin/python3 is missing",
+            code="NETWORK_UNAVAILABLE",
+        )
 
     def stop(self) -> None:
         """Kills every process started by this sandbox; it can be started again."""
@@ -289,6 +358,8 @@ class LocalSandbox:
         if self._kernels is not None:
             self._kernels.shutdown_all()
         self.processes.kill_all()
+        if self._network is not None:
+            self._network.stop()
 
     def destroy(self) -> None:
         """Kills every process, deletes the private HOME/TMPDIR; never touches the working directory."""
@@ -304,6 +375,8 @@ class LocalSandbox:
         if self._kernels is not None:
             self._kernels.close()
         self.processes.close()
+        if self._network is not None:
+            self._network.stop()
         with self._lock:
             state, self._state_dir = self._state_dir, None
             profile = self._seatbelt_profile if self._seatbelt_generated else None
@@ -435,7 +508,15 @@ class LocalSandbox:
             fd = None
             if plan.seccomp_path is not None and not plan.cgroup_join_files:
                 fd = os.open(plan.seccomp_path, os.O_RDONLY | os.O_CLOEXEC)
-            argv = plan.argv(command, directory, seccomp_fd=fd)
+            if self._network is not None:  # allow mode: the bridge first, the socket bound in
+                argv = plan.wrap(
+                    self._network.wrap(["/bin/sh", "-c", command]),
+                    directory,
+                    binds=self._network.binds(),
+                    seccomp_fd=fd,
+                )
+            else:
+                argv = plan.argv(command, directory, seccomp_fd=fd)
             return LaunchSpec(argv=argv, cwd=directory, env=environment, pass_fds=() if fd is None else (fd,))
         if self._isolation == "seatbelt":
             assert profile is not None
@@ -452,11 +533,12 @@ class LocalSandbox:
             state, plan, profile = self._state_dir, self._plan, self._seatbelt_profile
             if state is None:
                 raise SandboxStateError(f"The sandbox {self.id} is not running (status: {self.status})")
+        network_env = self._network.environment() if self._network is not None else {}
         environment = build_environment(
             home=os.path.join(state, "home"),
             tmpdir=os.path.join(state, "tmp"),
             python_bin=self._python_bin,
-            layers=(self._env, call_env),
+            layers=(network_env, self._env, call_env),
             path_filter=plan.on_path if plan is not None else None,
         )
         return plan, profile, environment
@@ -514,7 +596,12 @@ class LocalSandbox:
             assert plan is not None
             if not (plan.is_visible(directory) or any(is_within(directory, m.path) for m in mounts)):
                 self._check_visible(plan, directory)
-            wrapped = plan.wrap(list(argv), directory, binds=mounts)
+            if self._network is not None:  # allow mode: the bridge first, the socket bound in
+                wrapped = plan.wrap(
+                    self._network.wrap(list(argv)), directory, binds=[*mounts, *self._network.binds()]
+                )
+            else:
+                wrapped = plan.wrap(list(argv), directory, binds=mounts)
         elif self._isolation == "seatbelt":
             assert profile is not None
             wrapped = seatbelt_wrap(profile, argv)
@@ -568,7 +655,8 @@ class LocalSandbox:
         # One code path with background processes: the process manager starts, reads, times out
         # and kills it; interrupting the kernel (KeyboardInterrupt) kills the whole tree. It
         # validates the values; None is the sandbox's default here, and "no limit" there.
-        return self.processes.run(
+        since = _now()
+        result = self.processes.run(
             command,
             cwd=cwd,
             env=env,
@@ -578,6 +666,18 @@ class LocalSandbox:
             abort=abort,
             max_retained_bytes=self._max_output_bytes if max_output_bytes is None else max_output_bytes,
         )
+        return self.with_network_note(result, since)
+
+    def network_note(self, pid: int | None, since: datetime) -> str:
+        """In ``allow`` mode, one line about the connection attempts that process ``pid`` (and its
+        descendants: a command, a kernel) had denied since ``since``; "" when none."""
+        network = self._network
+        return network.denied_note(pid, since) if network is not None else ""
+
+    def with_network_note(self, result: CommandResult, since: datetime) -> CommandResult:
+        """``result`` with the line about its denied connection attempts, when it had any."""
+        note = self.network_note(result.pid, since)
+        return dataclasses.replace(result, network_note=note) if note else result
 
     # --- info ------------------------------------------------------------------------------------------
 
@@ -600,6 +700,9 @@ class LocalSandbox:
                 "rlimits": bool(limits),
                 "process_limit": any(a.startswith("--nproc=") for a in limits),
             }
+        metadata["network"] = self._network_config.to_dict()
+        if self._network is not None:
+            metadata["network"]["connections_logged"] = len(self._network.log)
         plan = self._plan
         if plan is not None:
             metadata["hardening"] = {
@@ -716,6 +819,8 @@ class LocalSandbox:
                 if self._config.allow_network
                 else "There is no network access (only loopback inside the sandbox)."
             )
+            if self._network is not None:
+                net = self._allow_sentence()
             access = "writable" if plan is None or plan.working_directory_writable else "read-only"
             user = (
                 f" as uid {self._config.uid}"
@@ -754,13 +859,28 @@ class LocalSandbox:
         if self._isolation_warning:
             text += f" Warning: {self._isolation_warning}."
         kernels = self._kernels
-        if kernels is not None and getattr(kernels, "remote", False):
+        if kernels is not None and kernels.remote:
+            from .kernels.gateway import GatewayKernelManager
+
+            url = kernels.url if isinstance(kernels, GatewayKernelManager) else ""
             text += (
-                f" Python code (workspace_execute_code) runs on the Jupyter gateway {getattr(kernels, 'url', '')}, not in "
+                f" Python code (workspace_execute_code) runs on the Jupyter gateway {url}, not in "
                 "this sandbox: it sees the gateway's files and packages, not this working directory."
             )
         timeout = f"{self._timeout:g} s" if self._timeout is not None else "none"
         return f"{text} Default command timeout: {timeout}."
+
+    def _allow_sentence(self) -> str:
+        rules = ", ".join(str(r) for r in self._network_config.allow) or "none yet"
+        text = (
+            f"Network access is limited to these hosts: {rules} (a rule without a port allows 80 "
+            "and 443). It goes through an HTTP proxy that HTTP_PROXY/HTTPS_PROXY point to (pip, "
+            "git, curl and requests use it); there is no DNS inside and no other route out."
+        )
+        if self._network_config.secrets:
+            hosts = ", ".join(sorted({s.host for s in self._network_config.secrets}))
+            text += f" Requests to {hosts} get their credentials added by the proxy: do not look for keys."
+        return text
 
     def _python_sentence(self) -> str:
         """Which Python commands get: the notebook's own, when the sandbox can see it."""
@@ -800,3 +920,11 @@ class LocalSandbox:
             f"LocalSandbox(id={self.id!r}, status={self.status!r}, "
             f"working_directory={self._working_directory!r}, isolation={self._isolation!r})"
         )
+
+
+if TYPE_CHECKING:  # mypy proves LocalSandbox has every optional capability, with the right types
+
+    def _capabilities(sb: LocalSandbox) -> tuple[
+        WorkspaceSandbox, ProcessProvider, KernelProvider, CommandWrapping, Mounting, SandboxLifecycle
+    ]:
+        return sb, sb.processes, sb.kernels, sb, sb, sb

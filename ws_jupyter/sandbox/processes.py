@@ -116,7 +116,8 @@ def validate_timeout(value: object, what: str = "timeout") -> float | None:
     return None if math.isinf(value) else float(value)
 
 
-def _validate_retained(value: object) -> int | None:
+def validate_retained(value: object) -> int | None:
+    """Bytes of output kept per stream: a non-negative integer, or None (or ``math.inf``) for all."""
     if value is None or (isinstance(value, float) and math.isinf(value) and value > 0):
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
@@ -356,6 +357,7 @@ class ProcessHandle:
             command=self.command,
             stdout_truncated=self.stdout_truncated,
             stderr_truncated=self.stderr_truncated,
+            pid=self.pid,
         )
 
     def __repr__(self) -> str:
@@ -804,7 +806,7 @@ class ProcessManager:
             raise InvalidArgumentError("command must be a non-empty string")
         if "\0" in command:
             raise InvalidArgumentError("command contains a NUL byte")
-        retained = _validate_retained(max_retained_bytes)
+        retained = validate_retained(max_retained_bytes)
         _validate_callback(on_stdout, "on_stdout")
         _validate_callback(on_stderr, "on_stderr")
         if abort is not None and not callable(getattr(abort, "is_set", None)):

@@ -1,7 +1,9 @@
 """The sandbox vocabulary: the ``WorkspaceSandbox`` protocol and command/process values.
 
-``LocalSandbox`` is one implementation; anything with ``execute_command`` (and optionally a
-``processes`` manager) can back a Workspace and its tools.
+``LocalSandbox`` is one implementation; anything with the members of ``WorkspaceSandbox`` can
+back a Workspace and its tools. What a sandbox may offer besides — processes, kernels,
+isolation, mounts, a lifecycle — and what is assumed when it does not is written down in
+``sandbox.capabilities``.
 """
 
 from __future__ import annotations
@@ -55,6 +57,10 @@ class CommandResult:
     command: str = ""
     stdout_truncated: bool = False
     stderr_truncated: bool = False
+    #: the process id it ran as (the outer one, on the host), when known
+    pid: int | None = None
+    #: in network ``allow`` mode, a line about its denied connection attempts ("" when none)
+    network_note: str = ""
 
 
 @dataclass(frozen=True)
@@ -103,10 +109,14 @@ class SandboxInfo:
 
 @runtime_checkable
 class WorkspaceSandbox(Protocol):
-    """What a Workspace needs from a sandbox provider.
+    """What a Workspace needs from every sandbox provider.
 
-    Optional members: ``processes`` (a process manager: spawn/list/get/kill), ``start``, ``stop``,
-    ``destroy``, ``get_info``, ``get_instructions``.
+    ``status`` is ``"running"`` once commands run (a provider that needs no start may always say
+    so); ``execute_command()`` runs a shell command line to completion and returns a
+    ``CommandResult`` — a non-zero exit, a timeout (exit code 124) or a missing command (127) is a
+    result, not an exception; ``get_instructions()`` is what a model is told about the sandbox.
+    Optional members (processes, kernels, isolation, mounts, lifecycle, ...) and their defaults:
+    ``ws_jupyter.sandbox.capabilities``. ``tests/sandbox/conformance.py`` proves a provider.
     """
 
     id: str

@@ -21,7 +21,7 @@ from the model *variant*:
   output channel; built on this machine from the fp32 graph (nothing downloaded), 1.4-1.7x as
   fast as fp32, vectors within cosine ~0.99 of fp32. It is the default because it keeps the
   retrieval quality (``bench/search_quality.py --variant int8``: SciFact and the docstring
-  collection within the README's rule). Activations are quantised per batch, so a text's vector
+  collection within the rule in docs/search.md). Activations are quantised per batch, so a text's vector
   moves slightly (cosine >= ~0.98) with the texts batched beside it;
 * ``"fp32"`` — the graph as built (fused attention): vectors equal to Chroma's stock function
   and independent of batching, for an index that must agree with vectors made elsewhere.
@@ -86,7 +86,7 @@ MODEL_MISSING = (
 _QUANT_VERSION = "1"  # bump when the quantisation settings change: the int8 graph is rebuilt
 VARIANTS = ("fp32", "int8")
 #: the variant ``embedder="default"`` runs (``$WS_JUPYTER_EMBEDDER_VARIANT`` overrides it);
-#: chosen by measurement (SciFact and docstring nDCG@10 within the rule): see the README's search figures
+#: chosen by measurement (SciFact and docstring nDCG@10 within the rule): see the search figures in docs/search.md
 DEFAULT_VARIANT = "int8"
 
 

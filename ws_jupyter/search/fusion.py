@@ -8,7 +8,7 @@ Two methods, both over each side's own candidate list:
   whose scores are all equal maps them to 1). ``vector_weight`` is ``w`` (default 0.5).
 
 Which one is the default is decided by measurement (``bench/search_quality.py``; the figures are
-in the README's Search section).
+in docs/search.md).
 
 While vectors are still being computed, some documents have no vector yet. Fused as they are, they
 would get nothing from the vector side and fall below documents that have one, even better ones

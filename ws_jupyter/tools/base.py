@@ -12,7 +12,7 @@ import posixpath
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import FileReadRequiredError, InvalidPathError
 from ..filesystem.reading import file_chunks, iter_lines
@@ -20,6 +20,9 @@ from .config import ResolvedToolConfig
 from .schema import Param
 from .tracking import ReadRecord, ReadTracker, path_key
 from .types import ToolCallContext, ToolOutput
+
+if TYPE_CHECKING:
+    from ..sandbox.types import WorkspaceSandbox
 
 __all__ = ["ToolCall", "ToolSpec", "file_chunks", "iso_time", "rel_path", "split_lines"]
 
@@ -64,7 +67,7 @@ class ToolCall:
     read_record: ReadRecord | None = None
     require_read: bool = False
     _fs: Any = field(default=None, repr=False)
-    _sandbox: Any = field(default=None, repr=False)
+    _sandbox: WorkspaceSandbox | None = field(default=None, repr=False)
     #: exposed names of renamed tools (constant -> name), for messages that name another tool
     names: Mapping[str, str] = field(default_factory=dict, repr=False)
 
@@ -89,7 +92,8 @@ class ToolCall:
             self._fs = self.workspace.resolve_filesystem(self.request_context)
         return self._fs
 
-    def sandbox(self) -> Any:
+    def sandbox(self) -> WorkspaceSandbox:
+        """The sandbox for this request (its optional members: ``sandbox.capabilities``)."""
         if self._sandbox is None:
             self._sandbox = self.workspace.resolve_sandbox(self.request_context)
         return self._sandbox

@@ -70,6 +70,10 @@ _TOOL_OPTIONS: Mapping[str, tuple[str, ...]] = {
     T.SANDBOX.EXECUTE_COMMAND: ("background_processes",),
     T.SANDBOX.GET_PROCESS_OUTPUT: ("max_wait",),
     T.SANDBOX.EXECUTE_CODE: ("max_media_bytes",),
+    T.OPEN_NOTEBOOK.READ: ("media_types", "max_media_bytes"),
+    T.OPEN_NOTEBOOK.EDIT: ("max_wait",),
+    # user_kernel=False: where="user" is refused (the user's own setting can turn it off too)
+    T.OPEN_NOTEBOOK.RUN: ("max_wait", "max_media_bytes", "user_kernel"),
 }
 _COMMON_KEYS = (
     "enabled",
@@ -222,6 +226,8 @@ def _check_options(tool: str, options: Mapping[str, Any]) -> None:
             raise ToolConfigError(f"{tool}.max_media_bytes must be a non-negative integer, got {v!r}")
     if "max_wait" in options:
         _check_seconds(options["max_wait"], f"{tool}.max_wait")
+    if "user_kernel" in options and not isinstance(options["user_kernel"], bool):
+        raise ToolConfigError(f"{tool}.user_kernel must be True or False")
     if "background_processes" in options:
         bp = options["background_processes"]
         if not isinstance(bp, Mapping):

@@ -15,10 +15,15 @@ otherwise; with bwrap/seatbelt isolation it does not.
 
 from __future__ import annotations
 
-import inspect
 from typing import Any
 
 from ..errors import SandboxError
+from ..sandbox.capabilities import (
+    sandbox_cancels_commands,
+    sandbox_processes,
+    sandbox_runs_on_host,
+    sandbox_timeout,
+)
 from .base import ToolCall, ToolSpec
 from .names import WORKSPACE_TOOLS
 from .output import apply_tail, strip_ansi, truncate_head_tail
@@ -84,13 +89,6 @@ def format_streams(
     return out or empty
 
 
-def _supports(fn: Any, name: str) -> bool:
-    try:
-        return name in inspect.signature(fn).parameters
-    except (TypeError, ValueError):
-        return False
-
-
 def execute_command(call: ToolCall) -> str:
     args = call.args
     sandbox = call.sandbox()
@@ -104,7 +102,7 @@ def execute_command(call: ToolCall) -> str:
     if split is not None:
         command, stdout_tail = split
     kwargs: dict[str, Any] = {"cwd": args["cwd"], "timeout": timeout}
-    if call.context.abort is not None and _supports(sandbox.execute_command, "abort"):
+    if call.context.abort is not None and sandbox_cancels_commands(sandbox):
         kwargs["abort"] = call.context.abort
     result = sandbox.execute_command(command, **kwargs)
     hint = (
@@ -117,13 +115,16 @@ def execute_command(call: ToolCall) -> str:
     if result.exit_code != 0 or getattr(result, "timed_out", False):
         body += f"\n\nExit code: {result.exit_code}"
         if getattr(result, "timed_out", False):
-            limit = timeout if timeout is not None else getattr(sandbox, "timeout", None)
+            limit = timeout if timeout is not None else sandbox_timeout(sandbox)
             body += f" (timed out after {limit:g}s)" if limit else " (timed out)"
+    note = getattr(result, "network_note", "")  # network allow mode: its denied connections
+    if note:
+        body += f"\n\n{note}"
     return body
 
 
 def _background(call: ToolCall, sandbox: Any, command: str, timeout: float | None) -> str:
-    processes = getattr(sandbox, "processes", None)
+    processes = sandbox_processes(sandbox)
     if processes is None:
         raise SandboxError("This sandbox cannot run background processes (it has no process manager)")
     callbacks = call.option("background_processes", {}) or {}
@@ -156,7 +157,7 @@ def _background(call: ToolCall, sandbox: Any, command: str, timeout: float | Non
 
 
 def _unisolated(sandbox: Any) -> bool:
-    return getattr(sandbox, "isolation", None) == "none"
+    return sandbox_runs_on_host(sandbox)
 
 
 def _default_approval(ctx: ToolCallContext, workspace: Any) -> bool:

@@ -1,11 +1,13 @@
 """``create_workspace_tools``: the one place where tool policy is applied.
 
-Which tools exist follows from the workspace's providers (see the table in the package README):
+Which tools exist follows from the workspace's providers (see the table in docs/tools.md):
 a filesystem gives the file tools (minus the writing ones and ``workspace_index`` when it is
 read-only); a sandbox gives ``workspace_execute_command`` (plus the process tools when it has a
 process manager, and the kernel tools when it can run Jupyter kernels — with a writable filesystem
 also ``workspace_run_notebook``); BM25 or vector search gives ``workspace_search`` and ``workspace_index``;
-skills give ``skill``, ``skill_search`` and ``skill_read``. With resolver-based providers every
+skills give ``skill``, ``skill_search`` and ``skill_read``; a connected open notebook (see
+:mod:`ws_jupyter.live`) gives ``open_notebook_read`` and ``open_notebook_edit`` (and
+``open_notebook_run`` with a sandbox). With resolver-based providers every
 tool of that provider is listed and the read-only check happens when a tool runs.
 
 Then the config decides: ``enabled`` (a function is evaluated now, with the request context; one
@@ -25,6 +27,7 @@ from typing import Any
 
 from ..errors import ToolConfigError
 from ..request_context import RequestContext
+from ..sandbox.capabilities import sandbox_kernels, sandbox_processes
 from .activity import tool_activity
 from .base import ToolSpec
 from .config import ToolsConfig
@@ -68,7 +71,7 @@ def _sandbox_specs(with_processes: bool, with_kernels: bool) -> list[ToolSpec]:
 
 
 def _can_run_kernels(sandbox: Any) -> bool:
-    manager = getattr(sandbox, "kernels", None)
+    manager = sandbox_kernels(sandbox)
     return manager is not None and bool(manager.available)
 
 
@@ -84,6 +87,20 @@ def _skill_specs() -> list[ToolSpec]:
     return [SKILL_SPEC, SKILL_SEARCH_SPEC, SKILL_READ_SPEC]
 
 
+def _open_notebook_specs(workspace: Any) -> list[ToolSpec]:
+    """The open-notebook tools, while a notebook page is connected to the workspace (an
+    unconnected link is probed briefly, at most every 30 s)."""
+    from ..live.registry import live_notebook
+
+    link = live_notebook(workspace)
+    available = getattr(link, "available", None)
+    if link is None or not (available(probe=1.0) if available is not None else link.status().connected):
+        return []
+    from .open_notebook import edit, read, run
+
+    return [read.SPEC, edit.SPEC, *([run.SPEC] if workspace.has_sandbox_config() else [])]
+
+
 def available_specs(workspace: Any) -> list[ToolSpec]:
     """The tools the workspace's providers make possible, before the config is applied."""
     specs: list[ToolSpec] = []
@@ -96,11 +113,12 @@ def available_specs(workspace: Any) -> list[ToolSpec]:
         if sandbox is None:  # resolver: everything, checked per call
             specs += _sandbox_specs(True, True)
         else:
-            specs += _sandbox_specs(getattr(sandbox, "processes", None) is not None, _can_run_kernels(sandbox))
+            specs += _sandbox_specs(sandbox_processes(sandbox) is not None, _can_run_kernels(sandbox))
         # runs a workspace notebook on a sandbox kernel and writes its outputs back
         # (not on a gateway's kernels: nbclient needs a local one)
+        kernels = sandbox_kernels(sandbox) if sandbox is not None else None
         local_kernels = sandbox is None or (
-            _can_run_kernels(sandbox) and not getattr(sandbox.kernels, "remote", False)
+            kernels is not None and _can_run_kernels(sandbox) and not kernels.remote
         )
         if workspace.has_filesystem_config() and not read_only and local_kernels:
             from .run_notebook import RUN_NOTEBOOK_SPEC
@@ -110,6 +128,7 @@ def available_specs(workspace: Any) -> list[ToolSpec]:
         specs += _search_specs(not read_only)
     if workspace.skills is not None:
         specs += _skill_specs()
+    specs += _open_notebook_specs(workspace)
     return specs
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ..sandbox.capabilities import sandbox_allows_network, sandbox_runs_on_host
 from .names import WORKSPACE_TOOLS
 
 __all__ = ["ToolHints", "hints_for", "title_for"]
@@ -52,6 +53,11 @@ _TABLE: dict[str, ToolHints] = {
     T.SKILLS.SKILL: _LOOK,
     T.SKILLS.SKILL_SEARCH: _LOOK,
     T.SKILLS.SKILL_READ: _LOOK,
+    T.OPEN_NOTEBOOK.READ: _LOOK,
+    # a proposal changes the user's notebook once accepted (or at once, in the user's accept mode)
+    T.OPEN_NOTEBOOK.EDIT: ToolHints(destructive=True, idempotent=False),
+    # where="user" runs unsandboxed code on the host (after the user approves it)
+    T.OPEN_NOTEBOOK.RUN: ToolHints(destructive=True, idempotent=False, open_world=True),
 }
 
 _TITLES = {
@@ -76,6 +82,9 @@ _TITLES = {
     T.SKILLS.SKILL: "Load skill",
     T.SKILLS.SKILL_SEARCH: "Search skills",
     T.SKILLS.SKILL_READ: "Read skill file",
+    T.OPEN_NOTEBOOK.READ: "Read the open notebook",
+    T.OPEN_NOTEBOOK.EDIT: "Propose edits to the open notebook",
+    T.OPEN_NOTEBOOK.RUN: "Run cells of the open notebook",
 }
 
 
@@ -83,10 +92,7 @@ def _reaches_out(sandbox: Any) -> bool:
     """Commands run on the host (no isolation) or with the network."""
     if sandbox is None:
         return True  # a resolver: not known before a request, so say what it may do
-    if getattr(sandbox, "isolation", None) == "none":
-        return True
-    config = getattr(sandbox, "native_sandbox", None)
-    return bool(getattr(config, "allow_network", False))
+    return sandbox_runs_on_host(sandbox) or sandbox_allows_network(sandbox)
 
 
 #: Tools whose code runs in the sandbox: they reach out exactly when its commands do.

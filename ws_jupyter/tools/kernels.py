@@ -15,12 +15,15 @@ The tools exist only when the sandbox can run kernels (``sandbox.kernels.availab
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import re
+from datetime import datetime, timezone
 from typing import Any
 
 from ..errors import KernelError
-from ..kernels.result import omitted
+from ..sandbox.capabilities import sandbox_kernels, sandbox_network_note, sandbox_timeout
+from ..sandbox.kernels.result import omitted
 from .base import ToolCall, ToolSpec
 from .config import DEFAULT_MAX_MEDIA_BYTES
 from .execute_command import _default_approval, _static_default_approval, format_streams
@@ -69,7 +72,7 @@ EXECUTE_CODE_PARAMS = (
 
 
 def _kernels(call: ToolCall) -> Any:
-    kernels = getattr(call.sandbox(), "kernels", None)
+    kernels = sandbox_kernels(call.sandbox())
     if kernels is None:
         raise KernelError("This sandbox cannot run kernels", code="KERNELS_UNAVAILABLE")
     ok, why = kernels.availability()
@@ -83,7 +86,8 @@ def execute_code(call: ToolCall) -> str | ToolResult:
     kernels = _kernels(call)
     timeout = call.args["timeout"]
     if timeout is None:
-        timeout = getattr(sandbox, "timeout", None)
+        timeout = sandbox_timeout(sandbox)
+    since = datetime.now(timezone.utc)
     result = kernels.execute(
         call.args["code"],
         kernel=call.args["kernel"],
@@ -92,11 +96,19 @@ def execute_code(call: ToolCall) -> str | ToolResult:
         abort=call.context.abort,
         tool_call_id=call.context.tool_call_id,
     )
-    return format_execution(
+    output = format_execution(
         result,
         max_tokens=call.max_tokens,
         max_media_bytes=int(call.option("max_media_bytes", DEFAULT_MAX_MEDIA_BYTES)),
     )
+    # network allow mode: the connection attempts of this execution that the allow-list denied
+    kernel = kernels.get(call.args["kernel"])
+    note = sandbox_network_note(sandbox, kernel.pid if kernel is not None else None, since)
+    if not note:
+        return output
+    if isinstance(output, ToolResult):
+        return dataclasses.replace(output, text=f"{output.text}\n\n{note}")
+    return f"{output}\n\n{note}"
 
 
 def _html_text(markup: str) -> str:
@@ -144,7 +156,7 @@ def _dropped_note(stream: str, chars: int, lines: int) -> str:
 def format_execution(
     result: Any, *, max_tokens: int | None = 2000, max_media_bytes: int = DEFAULT_MAX_MEDIA_BYTES
 ) -> str | ToolResult:
-    """The tool output for an :class:`~ws_jupyter.kernels.ExecutionResult` (text + image parts).
+    """The tool output for an :class:`~ws_jupyter.sandbox.kernels.ExecutionResult` (text + image parts).
 
     The budget goes first to the error (up to half), then to the result and the rich outputs
     (up to a quarter each), and the rest to stdout/stderr (head and tail kept).

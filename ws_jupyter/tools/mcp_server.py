@@ -54,6 +54,7 @@ from typing import Any
 from urllib.parse import quote, unquote
 
 from ..filesystem.display import name_notes, wire_text
+from ..sandbox.capabilities import sandbox_runs_on_host, sandbox_timeout
 from .executor import CANCEL_GRACE, tool_executor
 from .hints import hints_for, title_for
 from .types import Tool, ToolCallContext, ToolOutput, ToolResult, is_error_output, output_text
@@ -256,10 +257,10 @@ def _has_approver(workspace: Any) -> bool:
 
 def _refusal(tool: Tool, workspace: Any) -> str:
     why = ""
-    if tool.workspace_tool_name == "workspace_execute_command":
-        sandbox = getattr(workspace, "sandbox", None)
-        if sandbox is not None and getattr(sandbox, "isolation", None) == "none":
-            why = " (commands would run on the host without isolation; --isolation bwrap avoids that)"
+    if tool.workspace_tool_name == "workspace_execute_command" and sandbox_runs_on_host(
+        getattr(workspace, "sandbox", None)
+    ):
+        why = " (commands would run on the host without isolation; --isolation bwrap avoids that)"
     return (
         f"Error: {tool.name} requires approval{why}, and this MCP client cannot be asked for it "
         "(it does not support elicitation). Restart the server with --approve-all to approve every "
@@ -380,7 +381,7 @@ async def _run_call(
     token = _progress_token(ctx)
     limit = args.get("timeout") if tool.workspace_tool_name == "workspace_execute_command" else None
     if limit is None and tool.workspace_tool_name == "workspace_execute_command":
-        limit = getattr(getattr(state.workspace, "sandbox", None), "timeout", None)
+        limit = sandbox_timeout(getattr(state.workspace, "sandbox", None))
     total = float(limit) if isinstance(limit, (int, float)) and limit != float("inf") else None
     started = time.monotonic()
     try:
@@ -660,6 +661,9 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         default="auto",
         help="how commands are isolated (default: auto = the best backend that works here)",
     )
+    from ..sandbox.network.arguments import add_network_arguments
+
+    add_network_arguments(parser)
     parser.add_argument("--no-search", action="store_true", help="no search tools")
     vector = parser.add_mutually_exclusive_group()
     vector.add_argument(
@@ -708,8 +712,11 @@ def _run(args: argparse.Namespace) -> int:
     sandbox = None
     if not args.no_sandbox:
         from ..sandbox.local import LocalSandbox
+        from ..sandbox.network.arguments import network_from_arguments
 
-        sandbox = LocalSandbox(working_directory=root, isolation=args.isolation)
+        sandbox = LocalSandbox(
+            working_directory=root, isolation=args.isolation, network=network_from_arguments(args)
+        )
     skills = args.skills
     if skills is None:
         skills = ["skills"] if os.path.isdir(os.path.join(root, "skills")) else []

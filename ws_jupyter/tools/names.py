@@ -17,6 +17,7 @@ __all__ = [
     "FILESYSTEM_TOOLS",
     "KERNEL_TOOLS",
     "NOTEBOOK_RUN_TOOLS",
+    "OPEN_NOTEBOOK_TOOLS",
     "PROCESS_TOOLS",
     "SANDBOX_TOOLS",
     "SEARCH_TOOLS",
@@ -60,6 +61,12 @@ class _Skills:
     SKILL_READ: Final = "skill_read"
 
 
+class _OpenNotebook:
+    READ: Final = "open_notebook_read"
+    EDIT: Final = "open_notebook_edit"
+    RUN: Final = "open_notebook_run"
+
+
 class WORKSPACE_TOOLS:
     """Tool name constants, grouped by the provider that makes the tool available."""
 
@@ -67,6 +74,7 @@ class WORKSPACE_TOOLS:
     SANDBOX = _Sandbox
     SEARCH = _Search
     SKILLS = _Skills
+    OPEN_NOTEBOOK = _OpenNotebook
 
 
 FILESYSTEM_TOOLS: Final = (
@@ -101,5 +109,8 @@ NOTEBOOK_RUN_TOOLS: Final = (_Sandbox.RUN_NOTEBOOK,)
 SANDBOX_TOOLS: Final = (_Sandbox.EXECUTE_COMMAND, *PROCESS_TOOLS, *KERNEL_TOOLS, *NOTEBOOK_RUN_TOOLS)
 SEARCH_TOOLS: Final = (_Search.SEARCH, _Search.INDEX)
 SKILL_TOOLS: Final = (_Skills.SKILL, _Skills.SKILL_SEARCH, _Skills.SKILL_READ)
+#: Present while the notebook the user has open is connected (the ``%ws`` extension in its kernel
+#: and the ws-jupyter JupyterLab extension): read it, propose reviewed edits, run its cells.
+OPEN_NOTEBOOK_TOOLS: Final = (_OpenNotebook.READ, _OpenNotebook.EDIT, _OpenNotebook.RUN)
 #: Every tool, in the order ``Workspace.tools()`` lists them.
-ALL_TOOL_NAMES: Final = (*FILESYSTEM_TOOLS, *SANDBOX_TOOLS, *SEARCH_TOOLS, *SKILL_TOOLS)
+ALL_TOOL_NAMES: Final = (*FILESYSTEM_TOOLS, *SANDBOX_TOOLS, *SEARCH_TOOLS, *SKILL_TOOLS, *OPEN_NOTEBOOK_TOOLS)

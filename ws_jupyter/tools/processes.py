@@ -12,6 +12,7 @@ import time
 from typing import Any
 
 from ..errors import SandboxError
+from ..sandbox.capabilities import sandbox_processes, sandbox_with_network_note
 from .base import ToolCall, ToolSpec
 from .config import DEFAULT_MAX_WAIT
 from .execute_command import format_streams
@@ -31,7 +32,7 @@ _PID = Param(
 
 
 def _manager(call: ToolCall) -> Any:
-    processes = getattr(call.sandbox(), "processes", None)
+    processes = sandbox_processes(call.sandbox())
     if processes is None:
         raise SandboxError("This sandbox has no process manager (no background processes)")
     return processes
@@ -75,6 +76,11 @@ def get_process_output(call: ToolCall) -> str:
         body += f"\n\nExit code: {code}"
     elif waited_out:
         body += f"\n\n(still running after waiting {limit:g}s)"
+    started_at = getattr(handle, "started_at", None)
+    if started_at is not None:  # network allow mode: the connections it had denied
+        note = sandbox_with_network_note(call.sandbox(), handle.result(), started_at).network_note
+        if note:
+            body += f"\n\n{note}"
     return body
 
 

@@ -41,9 +41,10 @@ from datetime import datetime
 from typing import Any
 
 from ..errors import KernelError, NotebookError, StaleFileError
-from ..kernels.kernel import MALFORMED, Stopper
-from ..kernels.messages import MAX_DEPTH, too_deep
-from ..kernels.result import BoundedText
+from ..sandbox.capabilities import sandbox_timeout
+from ..sandbox.kernels.execution import Stopper
+from ..sandbox.kernels.messages import MALFORMED, MAX_DEPTH, too_deep
+from ..sandbox.kernels.result import BoundedText
 from .base import ToolCall, ToolSpec
 from .execute_command import _default_approval, _static_default_approval
 from .kernels import _kernels
@@ -261,7 +262,7 @@ def run_notebook(call: ToolCall) -> str:
     fs = call.filesystem()
     sandbox = call.sandbox()
     kernels = _kernels(call)
-    if getattr(kernels, "remote", False):  # nbclient drives a local kernel's ZeroMQ channels
+    if kernels.remote:  # nbclient drives a local kernel's ZeroMQ channels
         raise KernelError(
             "This sandbox's kernels run on a Jupyter gateway; running a notebook needs a local kernel",
             code="UNSUPPORTED",
@@ -272,7 +273,7 @@ def run_notebook(call: ToolCall) -> str:
     if language is not None and language.lower() != "python":
         raise NotebookError(f"{rel} is a {language} notebook; the sandbox's kernels run Python", path=rel)
     mtime = nb.stat.mtime if nb.stat is not None else None
-    timeout = args["timeout"] if args["timeout"] is not None else getattr(sandbox, "timeout", None)
+    timeout = args["timeout"] if args["timeout"] is not None else sandbox_timeout(sandbox)
     config = kernels.config
 
     temporary = args["kernel"] is None
@@ -286,7 +287,7 @@ def run_notebook(call: ToolCall) -> str:
         kernel = kernels.start(args["kernel"])
     import zmq.asyncio
 
-    from ..kernels.manager import bound_receiving
+    from ..sandbox.kernels.host import bound_receiving
 
     context = bound_receiving(zmq.asyncio.Context(), config.max_message_bytes)
     failure: str | None = None

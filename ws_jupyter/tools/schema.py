@@ -31,13 +31,14 @@ from ..errors import ToolArgumentError
 
 __all__ = ["Param", "build_schema", "validate_args"]
 
-ParamType = Literal["string", "integer", "number", "boolean", "string_list"]
+ParamType = Literal["string", "integer", "number", "boolean", "string_list", "object_list"]
 _TYPE_WORDS = {
     "string": "a string",
     "integer": "an integer",
     "number": "a number",
     "boolean": "true or false",
     "string_list": "a list of strings",
+    "object_list": "a list of objects",
 }
 
 
@@ -56,6 +57,8 @@ class Param:
     allow_empty: bool = True
     accept_single: bool = False  # a string_list may also be given as one string
     also_accept: tuple[str, ...] = ()  # values outside ``enum`` the tool handles itself (fallbacks)
+    items: tuple[Param, ...] = ()  # an object_list's fields (each object is checked like the arguments)
+    max_items: int | None = None  # most entries of a list
 
     def json_schema(self, *, strict: bool = True) -> dict[str, Any]:
         """This input's schema: strict (nullable when optional, default in the text only) or,
@@ -66,6 +69,8 @@ class Param:
             desc = f"{desc} Default: {shown}."
         if self.type == "string_list":
             schema: dict[str, Any] = {"type": "array", "items": {"type": "string"}}
+        elif self.type == "object_list":
+            schema = {"type": "array", "items": build_schema(self.items, strict=strict)}
         else:
             schema = {"type": self.type}
         nullable = strict and not self.required
@@ -155,6 +160,20 @@ def _coerce(p: Param, value: Any) -> Any:
         if isinstance(value, int) and value in (0, 1):
             return bool(value)
         raise _fail(f"{name} must be true or false (got {_show(value)})")
+    if p.type == "object_list":
+        if not isinstance(value, (list, tuple)):
+            raise _fail(f"{name} must be a list of objects (got {type(value).__name__})")
+        if p.max_items is not None and len(value) > p.max_items:
+            raise _fail(f"{name} has {len(value):,} entries: at most {p.max_items}")
+        out = []
+        for i, item in enumerate(value):
+            if not isinstance(item, Mapping):
+                raise _fail(f"{name}[{i}] must be an object (got {type(item).__name__})")
+            try:
+                out.append(validate_args(p.items, item))
+            except ToolArgumentError as exc:
+                raise _fail(f"{name}[{i}]: {str(exc).removeprefix('Invalid arguments: ')}") from None
+        return out
     # string_list
     if isinstance(value, str):
         if p.accept_single:
@@ -162,6 +181,8 @@ def _coerce(p: Param, value: Any) -> Any:
         raise _fail(f"{name} must be a list of strings (got a string)")
     if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
         raise _fail(f"{name} must be a list of strings (got {_show(value)})")
+    if p.max_items is not None and len(value) > p.max_items:
+        raise _fail(f"{name} has {len(value):,} entries: at most {p.max_items}")
     for v in value:
         _check_unicode(name, v)
     return list(value)

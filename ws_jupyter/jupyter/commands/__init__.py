@@ -37,6 +37,7 @@ _MODULES = (
     "skill",
     "tools",
     "call",
+    "live",
     "ui",
     "doctor",
 )

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ...sandbox.capabilities import sandbox_isolation_detection, sandbox_kernels, sandbox_processes
+
 __all__ = [
     "isolation_available",
     "line_range",
@@ -90,7 +92,7 @@ def require_processes(workspace: Any, command: str) -> Any:
     from IPython.core.error import UsageError
 
     sandbox = require_sandbox(workspace, command)
-    manager = getattr(sandbox, "processes", None)
+    manager = sandbox_processes(sandbox)
     if manager is None:
         raise UsageError(f"%ws {command}: this sandbox has no background processes")
     return manager
@@ -100,10 +102,9 @@ def isolation_available(workspace: Any) -> tuple[str, str] | None:
     """The ``%ws info`` row saying which isolation this machine offers (local sandboxes only)."""
     if not workspace.has_sandbox_config():
         return None
-    detect = getattr(workspace.resolve_sandbox(None), "detect_isolation", None)
-    if detect is None:
+    found = sandbox_isolation_detection(workspace.resolve_sandbox(None))
+    if found is None:
         return None
-    found = detect()
     if found.available:
         return ("isolation available", f"{found.backend} ({found.message}), none")
     return ("isolation available", f"none only: {found.message}")
@@ -147,7 +148,7 @@ def require_kernels(workspace: Any, command: str) -> Any:
     from IPython.core.error import UsageError
 
     sandbox = require_sandbox(workspace, command)
-    kernels = getattr(sandbox, "kernels", None)
+    kernels = sandbox_kernels(sandbox)
     if kernels is None:
         raise UsageError(f"%ws {command}: this sandbox cannot run kernels")
     ok, why = kernels.availability()

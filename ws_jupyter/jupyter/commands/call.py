@@ -32,6 +32,7 @@ from typing import Any
 
 from IPython.display import display
 
+from ...sandbox.capabilities import sandbox_kernels
 from ..calls import CallOutcome, new_call_tag, run_observed
 from ..parsing import WsArgumentParser
 from ..views.base import MessageView
@@ -172,7 +173,7 @@ class _Progress:
         self._unsubscribe = [tool_activity(workspace).subscribe(self._on_event)] if live else []
         self.kernels: Any = None
         if live and tool.workspace_tool_name == WORKSPACE_TOOLS.SANDBOX.EXECUTE_CODE:
-            self.kernels = getattr(workspace.sandbox, "kernels", None)  # None: a per-request sandbox
+            self.kernels = sandbox_kernels(workspace.sandbox)  # None: a per-request sandbox
             if self.kernels is not None:
                 self._unsubscribe.append(self.kernels.activity.subscribe(self._on_event))
 

@@ -17,10 +17,18 @@ replaces the workspace: files are kept, the old workspace's background processes
 output lists them). Commands find this kernel's Python first on PATH (`python`, `pip`), in every
 isolation mode.
 
+The sandbox has no network by default. `--network allow --allow pypi.org files.pythonhosted.org`
+lets commands and kernels reach those hosts only, through a filtering proxy outside the sandbox
+(`ws.sandbox.egress_log()` and the dashboard's Network tab list every attempt); `--network-secret
+api.example.com:Authorization=API_AUTH` has the proxy add that header, valued from this kernel's
+environment variable API_AUTH, without the value entering the sandbox. `--network full` gives the
+host's network. Allow-lists need bubblewrap (--isolation bwrap or auto where it works).
+
 Examples:
   %ws init
   %ws init project --no-vector
   %ws init data --skills skills team-skills --name analysis --isolation none
+  %ws init --allow pypi.org files.pythonhosted.org
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ import glob
 import os
 from typing import Any
 
+from ...sandbox.capabilities import sandbox_processes
 from ..parsing import WsArgumentParser
 from ..skill_problems import skill_problems
 from ..views.common import one_line
@@ -71,6 +80,9 @@ def configure(parser: WsArgumentParser) -> None:
         choices=["auto", "none", "bwrap", "seatbelt"],
         help="sandbox isolation (default: WsMagics.isolation)",
     )
+    from ...sandbox.network.arguments import add_network_arguments
+
+    add_network_arguments(parser)
     parser.add_argument("--name", help="workspace name")
     parser.add_argument(
         "--timeout",
@@ -110,7 +122,7 @@ def _running_processes(inv: Invocation) -> list[Any]:
     if previous is None or not inv.session.owned or not previous.has_sandbox_config():
         return []
     try:
-        manager = getattr(previous.resolve_sandbox(None), "processes", None)
+        manager = sandbox_processes(previous.resolve_sandbox(None))
         return [p for p in manager.list() if p.running] if manager is not None else []
     except Exception:  # a workspace already half-destroyed has nothing left to lose
         return []
@@ -118,6 +130,7 @@ def _running_processes(inv: Invocation) -> list[Any]:
 
 def run(inv: Invocation) -> InfoView:
     from ... import LocalFilesystem, LocalSandbox, Workspace
+    from ...sandbox.network.arguments import network_from_arguments
 
     magics, args = inv.magics, inv.args
     given, name = (args.dir, None) if args.dir else default_directory(magics, inv.user_ns)
@@ -147,6 +160,7 @@ def run(inv: Invocation) -> InfoView:
             working_directory=root,
             isolation=isolation,
             timeout=timeout,
+            network=network_from_arguments(args),
         ),
         bm25=True if bm25 else None,
         embedder="auto" if vector is None else "default" if vector else None,

@@ -38,7 +38,7 @@ def configure(parser: WsArgumentParser) -> None:
 
 
 def run(inv: Invocation) -> Any:
-    from ...kernels import DEFAULT_KERNEL
+    from ...sandbox.kernels import DEFAULT_KERNEL
     from ..views import MessageView
     from ..views.kernels import KernelTableView
 

@@ -118,7 +118,7 @@ class NativeOutput:
 
 
 def run(inv: Invocation) -> Any:
-    from ...kernels import DEFAULT_KERNEL
+    from ...sandbox.kernels import DEFAULT_KERNEL
 
     kernels = require_kernels(inv.workspace, "py")
     name = inv.args.name or DEFAULT_KERNEL

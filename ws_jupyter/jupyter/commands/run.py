@@ -32,6 +32,7 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
+from ...sandbox.capabilities import sandbox_processes, sandbox_timeout, sandbox_with_network_note
 from ..parsing import WsArgumentParser
 from ..views.processes import TAIL_LINES, RunSummary
 from ._common import require_sandbox
@@ -77,14 +78,14 @@ def run_streaming(
     result keeps the output (each stream's newest ``max_output_bytes``; None: the sandbox's default).
     """
     streamer = CellStream(quiet, max_chars, head_lines=head_lines, tail_lines=tail_lines, live=live)
-    limit = timeout if timeout is not None else getattr(sandbox, "timeout", None)
-    manager = getattr(sandbox, "processes", None)
+    limit = timeout if timeout is not None else sandbox_timeout(sandbox)
+    manager = sandbox_processes(sandbox)
     started = time.perf_counter()
     interrupted = False
     if manager is None:
         result = _run_without_manager(sandbox, command, cwd, env, limit, streamer, stdin_text)
     else:
-        retention = {} if max_output_bytes is None else {"max_retained_bytes": max_output_bytes}
+        retention: dict[str, Any] = {} if max_output_bytes is None else {"max_retained_bytes": max_output_bytes}
         handle = manager.spawn(
             command,
             cwd=cwd,
@@ -109,6 +110,9 @@ def run_streaming(
             with contextlib.suppress(Exception):
                 manager.release(handle.pid)
         result = handle.result()
+        started_at = getattr(handle, "started_at", None)
+        if started_at is not None:  # network allow mode: the connections it had denied
+            result = sandbox_with_network_note(sandbox, result, started_at)
     summary = RunSummary.of(
         result,
         command=command,

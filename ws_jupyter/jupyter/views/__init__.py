@@ -18,7 +18,8 @@ Where things go:
   ``MessageView``.
 * one module per family of views: ``workspace`` (info), ``files`` (ls, cat, grep), ``processes``
   (run, ps, logs), ``search`` (search, index, highlighting), ``skills``, ``tools`` (tools, call),
-  ``kernels`` (an execution as a notebook cell, the kernel table), ``notebook``.
+  ``kernels`` (an execution as a notebook cell, the kernel table), ``notebook``, ``live`` (the live
+  link's state).
   A new family (kernels, notebooks...) is a new module here; add its public names to ``_EXPORTS``
   and ``__all__`` below.
 * ``formatters``: how IPython renders the core result types displayed directly.
@@ -43,6 +44,7 @@ _EXPORTS = {
     "InfoView": ".workspace",
     "JSONView": ".tools",
     "KernelTableView": ".kernels",
+    "LiveStatusView": ".live",
     "LogView": ".processes",
     "MessageView": ".base",
     "NotebookView": ".notebook",
@@ -75,6 +77,7 @@ __all__ = [
     "InfoView",
     "JSONView",
     "KernelTableView",
+    "LiveStatusView",
     "LogView",
     "MessageView",
     "NotebookView",
@@ -107,6 +110,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .files import FileView, GrepMatch, GrepView, TreeView
     from .formatters import register_formatters, unregister_formatters
     from .kernels import ExecutionView, KernelTableView
+    from .live import LiveStatusView
     from .notebook import NotebookView
     from .processes import LogView, ProcessTableView, RunSummary, process_state
     from .search import IndexView, SearchResultsView, highlight_terms

@@ -40,7 +40,7 @@ def _skill_html(skill: Any) -> str:
 
 _HTML_FORMATTERS: list[tuple[str, str, Callable[[Any], str]]] = [
     ("ws_jupyter.sandbox.types", "CommandResult", _command_result_html),
-    ("ws_jupyter.kernels.result", "ExecutionResult", _execution_result_html),
+    ("ws_jupyter.sandbox.kernels.result", "ExecutionResult", _execution_result_html),
     ("ws_jupyter.search.results", "SearchResult", _search_result_html),
     ("ws_jupyter.workspace", "WorkspaceInfo", _workspace_info_html),
     ("ws_jupyter.skills.model", "Skill", _skill_html),

@@ -6,7 +6,7 @@ the result, the error), its status and duration — and serves both ``ExecutionV
 
 The code that produced these outputs ran in the workspace kernel, i.e. it is the agent's: its HTML
 is shown in a sandboxed ``iframe`` (no scripts, no access to JupyterLab, drawn inverted on a dark theme,
-and a content security policy that lets it fetch nothing: ``ws_jupyter.kernels.sandboxed_html``), images only from
+and a content security policy that lets it fetch nothing: ``ws_jupyter.sandbox.kernels.sandboxed_html``), images only from
 decoded bytes of the image type they claim, re-encoded, SVG as an image (an ``<img>`` never runs
 the SVG's scripts).
 """
@@ -83,7 +83,7 @@ def shown_status(status: str, result: Any = None, error: str | None = None) -> s
 
 
 def _clip(text: str) -> str:
-    from ws_jupyter.kernels import clip_text
+    from ws_jupyter.sandbox.kernels import clip_text
 
     return clip_text(text, _MAX_TEXT)
 
@@ -102,7 +102,7 @@ def bundle_html(bundle: Any) -> str:
         encoded = base64.b64encode(svg.encode("utf-8")).decode("ascii")
         return f'<img src="data:image/svg+xml;base64,{encoded}" style="max-width: 100%" alt="SVG output">'
     if bundle.html:
-        from ws_jupyter.kernels import sandboxed_html
+        from ws_jupyter.sandbox.kernels import sandboxed_html
 
         return f'<div style="border: 1px solid {BORDER}">{sandboxed_html(bundle.html)}</div>'
     if bundle.markdown:

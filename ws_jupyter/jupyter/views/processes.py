@@ -59,6 +59,7 @@ class RunSummary(RichView):
     interrupted: bool = False
     streamed: bool = True
     truncated: bool = False  # the result lost the oldest output (beyond the retention limit)
+    network_note: str = ""  # network allow mode: the command's denied connection attempts
     kind = "run"
 
     @classmethod
@@ -85,6 +86,7 @@ class RunSummary(RichView):
             interrupted=interrupted,
             streamed=streamed,
             truncated=bool(getattr(result, "stdout_truncated", False) or getattr(result, "stderr_truncated", False)),
+            network_note=str(getattr(result, "network_note", "") or ""),
         )
 
     @property
@@ -121,6 +123,8 @@ class RunSummary(RichView):
                 if stream:
                     lines.append(self._shown(stream)[0])
         lines.append(("✓ " if self.success else "✗ ") + self.status())
+        if self.network_note:
+            lines.append(self.network_note)
         return "\n".join(lines)
 
     def html_body(self) -> str:
@@ -131,9 +135,14 @@ class RunSummary(RichView):
             if self.stderr:
                 out += f'<span style="color: {BAD}">{self._shown(self.stderr)[1]}</span>'
             out += "</pre>"
+        note = (
+            f'<div style="color: {WARN}; font-size: 0.92em">{esc(self.network_note)}</div>'
+            if self.network_note
+            else ""
+        )
         return (
             f'{out}<div style="{MUTED}; font-size: 0.92em">{badge("✓" if self.success else "✗", colour)} '
-            f"{esc(self.status())}</div>"
+            f"{esc(self.status())}</div>{note}"
         )
 
 

@@ -9,7 +9,7 @@ from typing import Any
 from .base import RichView
 from .common import CELL, MUTED, WARN, esc
 
-__all__ = ["InfoView", "info_rows"]
+__all__ = ["InfoView", "info_rows", "network_summary"]
 
 
 @dataclass(repr=False)
@@ -40,6 +40,20 @@ class InfoView(RichView):
 
     def as_dict(self) -> dict[str, str]:
         return dict(self.rows)
+
+
+def network_summary(network: dict[str, Any]) -> str:
+    """``allow: pypi.org, *.example.com · header secrets for api.example.com · 12 connections logged``."""
+    mode = str(network.get("mode"))
+    if mode != "allow":
+        return {"none": "none (no route out)", "full": "full (the host's network)"}.get(mode, mode)
+    text = "allow: " + (", ".join(map(str, network.get("allow") or [])) or "nothing allowed")
+    secrets = network.get("secrets") or {}
+    if secrets:
+        text += " · header secrets for " + ", ".join(sorted(map(str, secrets)))
+    if network.get("connections_logged") is not None:
+        text += f" · {network['connections_logged']} connections logged"
+    return text
 
 
 def _host_trusted_text(trusted: dict[str, Any], isolation: str) -> str:
@@ -78,16 +92,18 @@ def info_rows(info: Any) -> list[tuple[str, str]]:
     if sb == "dynamic":
         rows.append(("sandbox", "dynamic (resolved per request)"))
     elif sb is not None:
+        # a SandboxInfo: every provider's get_info() returns one
         rows.append(("sandbox", f"{sb.provider} · {sb.status}"))
-        rows.append(("isolation", str(getattr(sb, "isolation", "none"))))
-        if getattr(sb, "working_directory", None):
+        rows.append(("isolation", str(sb.isolation)))
+        network = (sb.metadata or {}).get("network")
+        if isinstance(network, dict) and network.get("mode"):
+            rows.append(("network", network_summary(network)))
+        if sb.working_directory:
             rows.append(("working directory", str(sb.working_directory)))
-        metadata = getattr(sb, "metadata", None) or {}
+        metadata = sb.metadata or {}
         trusted = metadata.get("host_trusted")
         if isinstance(trusted, dict):
-            rows.append(
-                ("host-trusted files", _host_trusted_text(trusted, str(getattr(sb, "isolation", "none"))))
-            )
+            rows.append(("host-trusted files", _host_trusted_text(trusted, str(sb.isolation))))
         warning = metadata.get("warning")
         if warning:
             rows.append(("warning", str(warning)))

@@ -2,7 +2,8 @@
 
 ``FileBrowser``, ``CommandRunner``, ``ProcessMonitor`` (and ``ProcessOutput`` for one process),
 ``SearchPanel``, ``SkillsBrowser``, ``ToolActivity`` (with ``ToolCallPanel`` for one call),
-``KernelActivity`` (the sandbox kernels' executions as live cells) and the
+``KernelActivity`` (the sandbox kernels' executions as live cells), ``NetworkLog`` (the egress log
+of a sandbox in network allow mode) and the
 ``Dashboard`` that holds them all (``%ws ui``). Each keeps its state in Python (traitlets), so code
 and tests can drive it without a browser. Imported lazily: ipywidgets loads only when a widget is
 first used, which keeps ``%load_ext ws_jupyter`` fast.
@@ -22,6 +23,7 @@ _EXPORTS = {
     "Dashboard": ".dashboard",
     "FileBrowser": ".file_browser",
     "KernelActivity": ".kernel_activity",
+    "NetworkLog": ".network_log",
     "ProcessMonitor": ".process_monitor",
     "ProcessOutput": ".process_output",
     "SearchPanel": ".search_panel",
@@ -35,6 +37,7 @@ __all__ = [
     "Dashboard",
     "FileBrowser",
     "KernelActivity",
+    "NetworkLog",
     "ProcessMonitor",
     "ProcessOutput",
     "SearchPanel",
@@ -52,6 +55,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .dashboard import Dashboard
     from .file_browser import FileBrowser
     from .kernel_activity import KernelActivity
+    from .network_log import NetworkLog
     from .process_monitor import ProcessMonitor
     from .process_output import ProcessOutput
     from .search_panel import SearchPanel

@@ -19,6 +19,7 @@ from typing import Any
 import ipywidgets as w
 from traitlets import Bool, Float, Int, List, Unicode
 
+from ...sandbox.capabilities import sandbox_processes, sandbox_timeout
 from ..views.common import BAD, OK, PRE, WARN, format_duration
 from .controls import button, stretch
 from .live import on_enter
@@ -44,7 +45,7 @@ class CommandRunner(Snapshotting, w.VBox):
     def __init__(self, workspace: Any, *, interval: float = 0.2, timeout: float | None = None) -> None:
         self.workspace = workspace
         self.sandbox = workspace.resolve_sandbox(None)
-        if getattr(self.sandbox, "processes", None) is None:
+        if sandbox_processes(self.sandbox) is None:
             raise ValueError("This sandbox has no background processes")
         self.interval = interval
         self.timeout = timeout
@@ -97,8 +98,9 @@ class CommandRunner(Snapshotting, w.VBox):
         if self.running:
             self.status_line.value = f"<span style='color: {WARN}'>A command is running: Stop it first.</span>"
             return None
-        manager = self.sandbox.processes
-        limit = self.timeout if self.timeout is not None else getattr(self.sandbox, "timeout", None)
+        manager = sandbox_processes(self.sandbox)
+        assert manager is not None  # checked when the widget was made
+        limit = self.timeout if self.timeout is not None else sandbox_timeout(self.sandbox)
         try:
             handle = manager.spawn(text, timeout=limit, stdin="pipe")
         except Exception as exc:

@@ -1,12 +1,13 @@
 """``Dashboard`` (``%ws ui``): every workspace widget in tabs, wired together.
 
 Files (FileBrowser), Run (CommandRunner), Processes (ProcessMonitor), Search (SearchPanel — a
-clicked hit opens in the Files tab), Skills (SkillsBrowser), Agent tools (ToolActivity) and
-Kernels (KernelActivity: the code the agent runs, as live cells), each present when the workspace
-has what it needs, under a one-line summary of the workspace.
+clicked hit opens in the Files tab), Skills (SkillsBrowser), Agent tools (ToolActivity),
+Kernels (KernelActivity: the code the agent runs, as live cells) and Network (NetworkLog: every
+connection attempt of a sandbox in network allow mode), each present when the workspace has what
+it needs, under a one-line summary of the workspace.
 
 State for code and tests: ``tab_names``, and the parts as attributes (``files``, ``runner``,
-``processes``, ``search``, ``skills``, ``activity``, ``kernels``; None when absent); ``show(name)`` selects a
+``processes``, ``search``, ``skills``, ``activity``, ``kernels``, ``network``; None when absent); ``show(name)`` selects a
 tab.
 """
 
@@ -18,6 +19,7 @@ from typing import Any
 import ipywidgets as w
 from traitlets import List, Unicode
 
+from ...sandbox.capabilities import sandbox_egress, sandbox_kernels, sandbox_processes
 from ..views.common import MUTED
 from .controls import stylesheet
 from .snapshot import Snapshotting
@@ -35,6 +37,7 @@ class Dashboard(Snapshotting, w.VBox):
         from .command_runner import CommandRunner
         from .file_browser import FileBrowser
         from .kernel_activity import KernelActivity
+        from .network_log import NetworkLog
         from .process_monitor import ProcessMonitor
         from .search_panel import SearchPanel
         from .skills_browser import SkillsBrowser
@@ -48,6 +51,7 @@ class Dashboard(Snapshotting, w.VBox):
         self.skills: SkillsBrowser | None = None
         self.activity: ToolActivity | None = None
         self.kernels: KernelActivity | None = None
+        self.network: NetworkLog | None = None
         tabs: list[tuple[str, w.Widget]] = []
         if workspace.has_filesystem_config():
             self.files = FileBrowser(workspace)
@@ -55,7 +59,7 @@ class Dashboard(Snapshotting, w.VBox):
         # both run commands as the sandbox's processes (Stop and Kill need them)
         if (
             workspace.has_sandbox_config()
-            and getattr(workspace.resolve_sandbox(None), "processes", None) is not None
+            and sandbox_processes(workspace.resolve_sandbox(None)) is not None
         ):
             self.runner = CommandRunner(workspace, interval=interval)
             tabs.append(("Run", self.runner))
@@ -70,17 +74,20 @@ class Dashboard(Snapshotting, w.VBox):
         self.activity = ToolActivity(workspace, interval=interval)
         tabs.append(("Agent tools", self.activity))
         if workspace.has_sandbox_config():
-            kernels = getattr(workspace.resolve_sandbox(None), "kernels", None)
+            kernels = sandbox_kernels(workspace.resolve_sandbox(None))
             if kernels is not None and kernels.available:
                 self.kernels = KernelActivity(workspace, interval=interval)
                 tabs.append(("Kernels", self.kernels))
+            if sandbox_egress(workspace.resolve_sandbox(None)) is not None:
+                self.network = NetworkLog(workspace, interval=interval)
+                tabs.append(("Network", self.network))
         self.tab = w.Tab(children=[t for _, t in tabs])
         for i, (name, _) in enumerate(tabs):
             self.tab.set_title(i, name)
         self.tab_names = [name for name, _ in tabs]
         info = workspace.get_info()
         sandbox = info.sandbox
-        isolation = getattr(sandbox, "isolation", None) if sandbox not in (None, "dynamic") else None
+        isolation = sandbox.isolation if sandbox not in (None, "dynamic") else None  # a SandboxInfo
         base = getattr(info.filesystem, "base_path", "") if info.filesystem not in (None, "dynamic") else ""
         self.title = w.HTML(
             f"<strong>{html.escape(workspace.name)}</strong> <span style='{MUTED}'>"
@@ -135,6 +142,7 @@ class Dashboard(Snapshotting, w.VBox):
             self.skills,
             self.activity,
             self.kernels,
+            self.network,
         ):
             if part is not None:
                 part.close()

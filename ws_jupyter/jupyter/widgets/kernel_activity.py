@@ -30,6 +30,7 @@ from typing import Any
 import ipywidgets as w
 from traitlets import Dict, List
 
+from ...sandbox.capabilities import sandbox_kernels
 from ..notebook_busy import BUSY_HINT, busy_state
 from ..views.common import MUTED, esc, format_duration, one_line
 from ..views.kernels import execution_body_html, execution_head_html, execution_html, shown_status
@@ -164,7 +165,7 @@ class KernelActivity(Snapshotting, w.VBox):
 
     def __init__(self, workspace: Any, *, interval: float = 0.2, max_cells: int = MAX_CELLS) -> None:
         sandbox = workspace.resolve_sandbox(None)
-        kernels = getattr(sandbox, "kernels", None)
+        kernels = sandbox_kernels(sandbox)
         if kernels is None:
             raise ValueError("this workspace's sandbox cannot run kernels")
         self.workspace = workspace

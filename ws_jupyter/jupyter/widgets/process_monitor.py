@@ -19,6 +19,7 @@ from typing import Any
 import ipywidgets as w
 from traitlets import Dict, Int, List
 
+from ...sandbox.capabilities import sandbox_processes
 from ..views.common import MUTED, one_line
 from ..views.processes import ProcessRow, ProcessTableView
 from .controls import button, flexible
@@ -39,7 +40,7 @@ class ProcessMonitor(Snapshotting, w.VBox):
     def __init__(self, workspace: Any, *, interval: float = 0.2, poll: float = 1.0) -> None:
         self.workspace = workspace
         sandbox = workspace.resolve_sandbox(None)
-        manager = getattr(sandbox, "processes", None)
+        manager = sandbox_processes(sandbox)
         if manager is None:
             raise ValueError("This sandbox has no background processes")
         self.manager = manager

@@ -30,7 +30,7 @@ def default_memory_mb() -> int:
     return max(256, total // 2 // (1 << 20))
 
 
-#: The resource limits and their defaults (None: no limit), in the order the README lists them.
+#: The resource limits and their defaults (None: no limit), in the order docs/sandbox.md lists them.
 _LIMITS = (
     "max_processes",
     "max_memory_mb",
@@ -72,7 +72,7 @@ class NativeSandboxConfig:
     * ``seatbelt_profile_path``: macOS only; an existing file without our marker comment is used
       exactly as written, otherwise a profile is generated there.
 
-    Hardening of bubblewrap sandboxes (see the README's "Isolation" section for the why):
+    Hardening of bubblewrap sandboxes (see "Isolation" in docs/sandbox.md for the why):
 
     * ``seccomp``: load a seccomp filter that refuses the syscalls a workspace never needs
       (keyring, ptrace, mounts, namespaces, kexec, modules, bpf, perf, setuid/setgid modes).
