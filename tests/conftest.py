@@ -32,6 +32,19 @@ def s3():
     server.stop()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _private_data_dir(tmp_path_factory: pytest.TempPathFactory):
+    """ws-jupyter's per-user data directory (checkpoint stores, their signing key) in a temporary
+    folder for the whole run, children included: tests never touch the real one."""
+    old = os.environ.get("WS_JUPYTER_DATA_DIR")
+    os.environ["WS_JUPYTER_DATA_DIR"] = str(tmp_path_factory.mktemp("ws-data"))
+    yield
+    if old is None:
+        os.environ.pop("WS_JUPYTER_DATA_DIR", None)
+    else:
+        os.environ["WS_JUPYTER_DATA_DIR"] = old
+
+
 @pytest.fixture(scope="session")
 def notebook_runs(tmp_path_factory: pytest.TempPathFactory):
     """The example notebooks, each executed once per session on the ws-jupyter kernel (installed

@@ -78,6 +78,12 @@ _EXPORTS: dict[str, str] = {
     "IndexProgress": "ws_jupyter.search.indexer",
     "install_model": "ws_jupyter.model_install",
     "IndexStatus": "ws_jupyter.search.status",
+    # checkpoints
+    "Checkpoint": "ws_jupyter.checkpoints.manager",
+    "Changes": "ws_jupyter.checkpoints.manager",
+    "FileChange": "ws_jupyter.checkpoints.manager",
+    "RestoreReport": "ws_jupyter.checkpoints.manager",
+    "CheckpointsConfig": "ws_jupyter.checkpoints.config",
     # agent tools
     "WORKSPACE_TOOLS": "ws_jupyter.tools.names",
     "Tool": "ws_jupyter.tools.types",
@@ -113,7 +119,7 @@ _ERRORS = (
     "SearchError SearchModeError "
     "EmbedderError IndexCorruptedError NotebookError CellNotFoundError SkillError SkillValidationError SkillNotFoundError "
     "DuplicateSkillError SkillPathError ToolError ToolConfigError ToolArgumentError ToolNotFoundError "
-    "ToolApprovalDeniedError WriteLockTimeoutError"
+    "ToolApprovalDeniedError WriteLockTimeoutError CheckpointError CheckpointNotFoundError CheckpointDamagedError"
 ).split()
 _EXPORTS.update(dict.fromkeys(_ERRORS, "ws_jupyter.errors"))
 
@@ -138,6 +144,8 @@ def unload_ipython_extension(ipython: Any) -> None:
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from .checkpoints.config import CheckpointsConfig
+    from .checkpoints.manager import Changes, Checkpoint, FileChange, RestoreReport
     from .errors import *
     from .filesystem.fsspec_fs import FsspecFilesystem
     from .filesystem.local import LocalFilesystem

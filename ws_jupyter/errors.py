@@ -50,6 +50,9 @@ Each also derives from the builtin a Python user would naturally catch, so
     │   ├── SkillNotFoundError                       LookupError     SKILL_NOT_FOUND
     │   ├── DuplicateSkillError                      ValueError      DUPLICATE_SKILL
     │   └── SkillPathError                           PermissionError INVALID_SKILL_PATH
+    ├── CheckpointError                              RuntimeError    CHECKPOINT_ERROR
+    │   ├── CheckpointNotFoundError                  LookupError     CHECKPOINT_NOT_FOUND
+    │   └── CheckpointDamagedError                   ValueError      CHECKPOINT_DAMAGED
     └── ToolError                                    RuntimeError    TOOL_ERROR
         ├── ToolConfigError                          ValueError      INVALID_TOOL_CONFIG
         ├── ToolArgumentError                        ValueError      INVALID_TOOL_ARGUMENT
@@ -68,6 +71,9 @@ from typing import Any, ClassVar
 
 __all__ = [
     "CellNotFoundError",
+    "CheckpointDamagedError",
+    "CheckpointError",
+    "CheckpointNotFoundError",
     "DirectoryNotEmpty",
     "DirectoryNotFound",
     "DuplicateSkillError",
@@ -517,6 +523,28 @@ class DuplicateSkillError(SkillError, ValueError):
 
 class SkillPathError(SkillError, PermissionError):
     default_code = "INVALID_SKILL_PATH"
+
+
+# --- checkpoints --------------------------------------------------------------------------------
+
+
+class CheckpointError(WorkspaceError, RuntimeError):
+    """A checkpoint could not be taken, compared or restored (the message says what and why)."""
+
+    default_code = "CHECKPOINT_ERROR"
+
+
+class CheckpointNotFoundError(CheckpointError, LookupError):
+    """No checkpoint with that id or label (or none at all yet)."""
+
+    default_code = "CHECKPOINT_NOT_FOUND"
+
+
+class CheckpointDamagedError(CheckpointError, ValueError):
+    """A stored manifest or file copy failed its integrity check (a signature or a SHA-256 that
+    does not match): it is never used, so nothing forged or damaged is restored."""
+
+    default_code = "CHECKPOINT_DAMAGED"
 
 
 # --- tools --------------------------------------------------------------------------------------

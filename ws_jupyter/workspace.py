@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from .checkpoints.config import CheckpointsConfig
 from .errors import (
     FilesystemNotAvailableError,
     InvalidArgumentError,
@@ -40,6 +41,7 @@ from .sandbox.capabilities import sandbox_action, sandbox_info, sandbox_mounting
 from .sandbox.types import SandboxInfo, WorkspaceSandbox
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .checkpoints.manager import Changes, Checkpoint, Checkpoints, RestoreReport
     from .search.config import BM25Config
     from .search.engine import SearchEngine
     from .search.results import SearchResult
@@ -126,7 +128,10 @@ class Workspace:
       fields, or False to embed every file);
     * ``on_mount``: ``fn(filesystem, sandbox)`` called before the filesystem is made visible in the
       sandbox; return False to skip, or a dict with ``"success": True`` if it did the mounting;
-    * ``operation_timeout``: seconds allowed for provider lifecycle calls and resolvers.
+    * ``operation_timeout``: seconds allowed for provider lifecycle calls and resolvers;
+    * ``checkpoints``: a :class:`~ws_jupyter.checkpoints.CheckpointsConfig` or a dict (``False``: no
+      automatic checkpoints): when checkpoints are taken on their own, what they record, where
+      they are kept and how much they may keep (see :meth:`checkpoint`).
     """
 
     def __init__(
@@ -150,6 +155,7 @@ class Workspace:
         on_mount: Callable[[Any, Any], Any] | None = None,
         tools: Any = None,
         operation_timeout: float | None = None,
+        checkpoints: Any = None,
     ) -> None:
         if id is not None and (not isinstance(id, str) or not id.strip()):
             raise WorkspaceConfigError("id must be a non-empty string", code="INVALID_CONFIG")
@@ -244,6 +250,8 @@ class Workspace:
         from .tools.config import ToolsConfig
 
         self._tools_config: ToolsConfig = ToolsConfig.coerce(tools)
+        self._checkpoints_config = CheckpointsConfig.coerce(checkpoints)
+        self._checkpoints: Checkpoints | None = None
 
         self._lifecycle = Lifecycle("pending")
         self._lock = threading.RLock()
@@ -473,6 +481,8 @@ class Workspace:
                 attempt(stop, "destroying the sandbox")
         if self._skills_obj is not None and hasattr(self._skills_obj, "close"):
             attempt(self._skills_obj.close, "closing skills")
+        if self._checkpoints is not None:
+            self._checkpoints.close()
         for watcher in self._watchers:
             attempt(watcher.stop, "stopping the index watcher")
         self._watchers = []
@@ -768,7 +778,61 @@ class Workspace:
         from .tools.factory import create_workspace_tools
 
         self._require_usable()
+        fs = self._fs_static
+        if self._checkpoints_config.auto != "off" and fs is not None and not getattr(fs, "read_only", False):
+            _ = self.checkpoints  # follows the activity feed from now on: automatic checkpoints
         return create_workspace_tools(self, request_context)
+
+    # --- checkpoints ------------------------------------------------------------------------------
+
+    @property
+    def checkpoints(self) -> Checkpoints:
+        """The workspace's checkpoints (list, get, usage, notes); see :meth:`checkpoint`."""
+        self._require_usable()
+        with self._lock:
+            if self._checkpoints is None:
+                from .checkpoints.manager import Checkpoints
+                from .tools.activity import tool_activity
+
+                manager = Checkpoints(self, self._checkpoints_config)
+                manager.follow(tool_activity(self))
+                self._checkpoints = manager
+            return self._checkpoints
+
+    def checkpoint(self, label: str | None = None) -> Checkpoint:
+        """Record the state of the workspace's files (to compare with and restore later).
+
+        Copies are content-addressed and shared between checkpoints: after the first, only what
+        changed is stored. What is recorded, where and for how long is the ``checkpoints=``
+        configuration (README, "Checkpoints"). Without a label, an unchanged workspace returns the
+        latest checkpoint. Automatic checkpoints are taken before each agent turn's first change.
+
+        >>> cp = ws.checkpoint("before the cleanup")  # doctest: +SKIP
+        """
+        return self.checkpoints.take(label)
+
+    def changes(self, since: Checkpoint | str | int | None = None) -> Changes:
+        """The files added, modified and deleted since a checkpoint (default: the latest), each with
+        who changed it when known: the agent tool call, the command or kernel run, or "outside"."""
+        return self.checkpoints.changes(since)
+
+    def diff(self, since: Checkpoint | str | int | None = None, path: str | None = None) -> str:
+        """A unified diff from a checkpoint to now (notebooks cell by cell; binary files by size and
+        hash): of ``path``, or of every changed file."""
+        return self.checkpoints.diff(since, path)
+
+    def restore(
+        self,
+        checkpoint: Checkpoint | str | int,
+        paths: Sequence[str] | str | None = None,
+        *,
+        remove_new: bool = False,
+    ) -> RestoreReport:
+        """Bring back a checkpoint's version of ``paths`` (files or folders; None: all), each file
+        atomically and under its write lock. A checkpoint of the state it replaces is taken first
+        (``report.undo``: restoring it undoes this restore). Files created since the checkpoint are
+        removed only with ``remove_new=True``."""
+        return self.checkpoints.restore(checkpoint, paths, remove_new=remove_new)
 
     # --- description ----------------------------------------------------------------------------------
 

@@ -31,6 +31,9 @@ CASES = [
     (E.ToolApprovalDeniedError, ("workspace_write_file",), "TOOL_REFUSED", PermissionError),
     (E.NotebookError, ("nb.ipynb is not valid JSON",), "INVALID_NOTEBOOK", ValueError),
     (E.CellNotFoundError, ("no cell with id 'x'",), "CELL_NOT_FOUND", LookupError),
+    (E.CheckpointError, ("the store stayed busy",), "CHECKPOINT_ERROR", RuntimeError),
+    (E.CheckpointNotFoundError, ("No checkpoint 'x'",), "CHECKPOINT_NOT_FOUND", LookupError),
+    (E.CheckpointDamagedError, ("a copy is damaged",), "CHECKPOINT_DAMAGED", ValueError),
 ]
 
 

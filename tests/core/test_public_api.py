@@ -30,6 +30,8 @@ PUBLIC = {
     "ToolActivity", "ToolActivityEvent", "tool_activity", "run_tool_call", "to_openai", "to_anthropic",
     "serve_mcp", "openai_tool_output", "anthropic_tool_result", "run_openai_tool_calls",
     "run_anthropic_tool_calls", "to_openai_agents", "to_langchain", "to_pydantic_ai", "to_smolagents",
+    # checkpoints
+    "Checkpoint", "Changes", "FileChange", "RestoreReport", "CheckpointsConfig",
     # errors
     "WorkspaceError", "WorkspaceConfigError", "InvalidArgumentError", "WorkspaceNotReadyError",
     "OperationTimeoutError", "FilesystemNotAvailableError", "SandboxNotAvailableError",
@@ -43,6 +45,7 @@ PUBLIC = {
     "SkillError", "SkillValidationError",
     "SkillNotFoundError", "DuplicateSkillError", "SkillPathError", "ToolError", "ToolConfigError",
     "ToolArgumentError", "ToolNotFoundError", "ToolApprovalDeniedError", "WriteLockTimeoutError",
+    "CheckpointError", "CheckpointNotFoundError", "CheckpointDamagedError",
     # IPython extension entry points
     "load_ipython_extension", "unload_ipython_extension", "__version__",
 }  # fmt: skip

@@ -467,3 +467,12 @@ def test_conditional_write_errors_are_recognised_through_s3fs():
     assert not _precondition_failed(answer("OperationAborted", 409))
     assert not _precondition_failed(answer("AccessDenied", 403))
     assert not _precondition_failed(OSError(22, "a 412 in the text is not an answer"))
+
+
+def test_s3_listings_pass_on_each_file_s_mtime_and_etag(s3: S3Server) -> None:
+    """What the listing request already said (walkers and checkpoints compare by it, no request per file)."""
+    fs = s3_fs(s3)
+    fs.write_file("d/a.txt", "x")
+    for entry in (fs.readdir("d")[0], next(e for e in fs.readdir(".", recursive=True) if e.name == "d/a.txt")):
+        assert entry.etag == fs.etag("d/a.txt") and entry.etag
+        assert entry.mtime == fs.stat("d/a.txt").mtime

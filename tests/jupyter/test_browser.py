@@ -232,6 +232,10 @@ UX_CELLS = [
     + repr(CODE.rstrip("\n"))
     + ")]), 'ux/nb.ipynb')",
     "%ws cat nb.ipynb",
+    "%ws checkpoint base",
+    "%%ws write code.py\n# changed: <b>not bold</b>\n" + CODE,
+    "%ws changes --diff",
+    "%ws ui",
     "%ws run seq 1 2000000",
     "p = %ws bg sh -c 'echo started; sleep 1; echo finished'",
     '%ws call workspace_execute_command {"command": "echo approved"}',
@@ -353,7 +357,7 @@ def test_widgets_fit_their_labels_in_a_900px_notebook(ux: LabPage, quickstart: L
             ux.set_theme(theme)
             assert _fits(ux.page, ".jp-OutputArea-output") == [], theme
         dashboard = quickstart.page.locator(".ws-dashboard")
-        for tab in ("Files", "Run", "Processes", "Search", "Skills", "Agent tools"):
+        for tab in ("Files", "Run", "Processes", "Search", "Skills", "Changes", "Agent tools"):
             dashboard.locator(".lm-TabBar-tab", has_text=tab).click()
             quickstart.page.wait_for_function(
                 "(t) => document.querySelector('.ws-dashboard .lm-TabBar-tab.lm-mod-current').textContent === t",
@@ -365,6 +369,24 @@ def test_widgets_fit_their_labels_in_a_900px_notebook(ux: LabPage, quickstart: L
         ux.set_theme("JupyterLab Light")
         for lp in (ux, quickstart):
             lp.page.set_viewport_size({"width": 1360, "height": 1000})
+
+
+def test_changes_since_a_checkpoint_render_as_inert_text_with_restore_buttons(ux: LabPage) -> None:
+    view = ux.cell("%ws changes --diff").locator(".ws-changes")
+    assert "modified" in view.inner_text() and "code.py" in view.inner_text()
+    assert "+# changed: <b>not bold</b>" in view.locator("pre").inner_text()  # the diff, as text
+    assert view.locator("pre b").count() == 0
+    dashboard = ux.cell("%ws ui").locator(".ws-dashboard")
+    dashboard.locator(".lm-TabBar-tab", has_text="Changes").click()
+    panel = dashboard.locator(".ws-changes-panel")
+    panel.wait_for(state="visible")
+    assert "code.py" in panel.inner_text() and "outside" in panel.inner_text()
+    assert panel.locator("button", has_text="Restore all").is_visible()
+    panel.locator(".ws-change-diff").first.click()
+    diff = panel.locator("pre")
+    diff.wait_for(state="visible")
+    assert "+# changed: <b>not bold</b>" in diff.inner_text() and diff.locator("b").count() == 0
+    ux.screenshot("changes-tab", panel)
 
 
 def test_huge_output_is_bounded_with_the_count_and_the_tail(ux: LabPage) -> None:

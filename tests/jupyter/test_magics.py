@@ -698,7 +698,7 @@ def test_ui_dashboard(ws_ip: Any) -> None:
 
     dashboard = ws(ws_ip, "ui --tab search")
     assert isinstance(dashboard, Dashboard)
-    assert dashboard.tab_names == ["Files", "Run", "Processes", "Search", "Agent tools", "Kernels"]
+    assert dashboard.tab_names == ["Files", "Run", "Processes", "Search", "Changes", "Agent tools", "Kernels"]
     assert dashboard.tab.selected_index == 3
     session = next(c for c in ws_ip.configurables if isinstance(c, WsMagics)).session
     tracked = list(session._closers)

@@ -544,7 +544,7 @@ def test_dashboard_wires_search_to_files(ws_dir: Path) -> None:
     try:
         ws.rebuild_search_index(["."])
         dash = Dashboard(ws, interval=0.1)
-        assert dash.tab_names == ["Files", "Run", "Processes", "Search", "Skills", "Agent tools", "Kernels"]
+        assert dash.tab_names == ["Files", "Run", "Processes", "Search", "Skills", "Changes", "Agent tools", "Kernels"]
         assert dash.search is not None and dash.files is not None
         dash.search.search("learning rate")
         dash.search.open_result(0)
@@ -557,7 +557,7 @@ def test_dashboard_wires_search_to_files(ws_dir: Path) -> None:
         html, text = dash.snapshot()
         for words in ("selected: docs/guide.md", "learning rate", "docs/guide.md:", "▸ demo-skill", "[Agent tools]", "[Kernels]"):
             assert words in text, words
-        assert html.count("<details") == 7 and html.count("<details open") == 1
+        assert html.count("<details") == 8 and html.count("<details open") == 1
         assert "<details open style='margin: 2px 0'><summary style='cursor: pointer'><strong>Skills" in html
         dash.close()
     finally:

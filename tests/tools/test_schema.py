@@ -36,6 +36,7 @@ def all_tools(workdir):
         sandbox=LocalSandbox(working_directory=workdir),
         embedder=_toy_embedder,
         skills=["skills"],
+        tools={"workspace_checkpoint": {"enabled": True}},  # the one tool that is off by default
     )
     # the open-notebook tools are listed while a notebook page is connected: a link that says so
     # (its schemas are what this module checks; the link itself is tested in the browser)

@@ -578,7 +578,17 @@ class FsspecFilesystem:
                 continue
             name = prefix + entry.name
             if suffix is None or (entry.type == "file" and entry.name.endswith(suffix)):
-                out.append(FileEntry(name, entry.type, entry.size, entry.is_symlink, entry.symlink_target))
+                out.append(
+                    FileEntry(
+                        name,
+                        entry.type,
+                        entry.size,
+                        entry.is_symlink,
+                        entry.symlink_target,
+                        mtime=entry.mtime,
+                        etag=entry.etag,
+                    )
+                )
             if recursive and entry.type == "directory" and not entry.is_symlink and depth < max_depth:
                 child = name if rel == "." else f"{rel}/{name}"
                 try:

@@ -383,6 +383,18 @@ class LocalFilesystem:
             r, (data,), recursive=recursive, overwrite=overwrite, expected_mtime=expected_mtime
         )
 
+    def write_stream(
+        self, path: str, chunks: Iterable[bytes], *, mode: int | None = None, recursive: bool = True
+    ) -> None:
+        """Write a whole file atomically from ``chunks`` (files too large to hold in memory, a
+        restore from a checkpoint), with the permission bits ``mode`` (``& 0o777``: never setuid,
+        setgid or sticky) or, without it, those of the file it replaces. An exception raised by
+        ``chunks`` leaves the old file as it was."""
+        self._check_writable("write_stream", path)
+        r = self._resolve(path)
+        check_file_path(path)
+        self._atomic_write(r, chunks, recursive=recursive, overwrite=True, mode=mode)
+
     def append_file(self, path: str, content: str | bytes) -> None:
         """Append to a file, creating it and its parent directories when missing."""
         self._check_writable("append_file", path)
@@ -410,6 +422,7 @@ class LocalFilesystem:
         recursive: bool,
         overwrite: bool,
         expected_mtime: float | datetime | None = None,
+        mode: int | None = None,
     ) -> None:
         with translating(r.rel), self._parent_fd(r, create=recursive) as dfd:
             try:
@@ -429,7 +442,9 @@ class LocalFilesystem:
                 try:
                     for chunk in chunks:
                         _write_all(fd, chunk)
-                    if current is not None:
+                    if mode is not None:
+                        os.fchmod(fd, mode & 0o777)
+                    elif current is not None:
                         # The permission bits only: a root writer would otherwise turn an empty
                         # setuid file left by a sandboxed command into a setuid program.
                         os.fchmod(fd, stat_mod.S_IMODE(current.st_mode) & 0o777)

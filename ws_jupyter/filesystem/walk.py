@@ -21,7 +21,7 @@ import os
 import posixpath
 import stat as stat_mod
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import (
@@ -58,6 +58,9 @@ class WalkEntry:
     #: The backend's ETag where the listing has one (object stores): a content version that
     #: changes even when size and a whole-second mtime do not.
     etag: str | None = None
+    #: The entry's own ``lstat`` on a local filesystem when the walk took one (nanosecond mtime,
+    #: inode and mode: what checkpoints compare), else None.
+    stat: os.stat_result | None = field(default=None, compare=False, repr=False)
 
     @property
     def is_dir(self) -> bool:
@@ -325,6 +328,7 @@ def _scan_local(
         try:
             target = None
             descend: str | ResolvedPath | None = None
+            st: os.stat_result | None = None
             if not stat and not e.is_symlink():
                 # names only: the entry type comes with the directory listing (no stat call)
                 is_link, size, mtime = False, None, None
@@ -348,7 +352,7 @@ def _scan_local(
             continue  # vanished, or a dangling link target: nothing to report
         if rules and rules.is_ignored(rel, kind == "directory"):
             continue
-        entries.append((WalkEntry(rel, name, kind, depth, size, mtime, is_link, target), descend))
+        entries.append((WalkEntry(rel, name, kind, depth, size, mtime, is_link, target, stat=st), descend))
     entries.sort(key=lambda pair: _sort_key(pair[0]))
     return entries, rules
 

@@ -71,6 +71,9 @@ class ToolActivityEvent:
     approved: bool | None = None
     blocked: bool = False
     cancelled: bool = False
+    #: The request context the call came with (which conversation and turn: automatic
+    #: checkpoints tell agent turns apart by it), or None.
+    request_context: Any = field(default=None, compare=False, repr=False)
 
 
 @dataclass

@@ -74,7 +74,10 @@ _TOOL_OPTIONS: Mapping[str, tuple[str, ...]] = {
     T.OPEN_NOTEBOOK.EDIT: ("max_wait",),
     # user_kernel=False: where="user" is refused (the user's own setting can turn it off too)
     T.OPEN_NOTEBOOK.RUN: ("max_wait", "max_media_bytes", "user_kernel"),
+    T.CHECKPOINTS.CHECKPOINT: ("allow_restore",),
 }
+#: Tools that are off unless their own config enables them.
+_OFF_BY_DEFAULT = frozenset({T.CHECKPOINTS.CHECKPOINT})
 _COMMON_KEYS = (
     "enabled",
     "require_approval",
@@ -224,6 +227,8 @@ def _check_options(tool: str, options: Mapping[str, Any]) -> None:
         v = options["max_media_bytes"]
         if isinstance(v, bool) or not isinstance(v, int) or v < 0:
             raise ToolConfigError(f"{tool}.max_media_bytes must be a non-negative integer, got {v!r}")
+    if "allow_restore" in options and not isinstance(options["allow_restore"], bool):
+        raise ToolConfigError(f"{tool}.allow_restore must be True or False")
     if "max_wait" in options:
         _check_seconds(options["max_wait"], f"{tool}.max_wait")
     if "user_kernel" in options and not isinstance(options["user_kernel"], bool):
@@ -338,7 +343,13 @@ class ToolsConfig:
         return ResolvedToolConfig(
             workspace_tool_name=tool,
             name=per.name or tool,
-            enabled=per.enabled if per.enabled is not None else self.enabled,
+            enabled=(
+                per.enabled
+                if per.enabled is not None
+                else False
+                if tool in _OFF_BY_DEFAULT
+                else self.enabled
+            ),
             require_approval=per.require_approval
             if per.require_approval is not None
             else self.require_approval,

@@ -7,7 +7,8 @@ process manager, and the kernel tools when it can run Jupyter kernels — with a
 also ``workspace_run_notebook``); BM25 or vector search gives ``workspace_search`` and ``workspace_index``;
 skills give ``skill``, ``skill_search`` and ``skill_read``; a connected open notebook (see
 :mod:`ws_jupyter.live`) gives ``open_notebook_read`` and ``open_notebook_edit`` (and
-``open_notebook_run`` with a sandbox). With resolver-based providers every
+``open_notebook_run`` with a sandbox); a writable filesystem given up front gives
+``workspace_checkpoint`` (off unless enabled). With resolver-based providers every
 tool of that provider is listed and the read-only check happens when a tool runs.
 
 Then the config decides: ``enabled`` (a function is evaluated now, with the request context; one
@@ -129,6 +130,10 @@ def available_specs(workspace: Any) -> list[ToolSpec]:
     if workspace.skills is not None:
         specs += _skill_specs()
     specs += _open_notebook_specs(workspace)
+    if static_fs is not None and not read_only:
+        from .checkpoint import SPEC as CHECKPOINT_SPEC
+
+        specs.append(CHECKPOINT_SPEC)
     return specs
 
 

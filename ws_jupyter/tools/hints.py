@@ -58,6 +58,8 @@ _TABLE: dict[str, ToolHints] = {
     T.OPEN_NOTEBOOK.EDIT: ToolHints(destructive=True, idempotent=False),
     # where="user" runs unsandboxed code on the host (after the user approves it)
     T.OPEN_NOTEBOOK.RUN: ToolHints(destructive=True, idempotent=False, open_world=True),
+    # records files outside the workspace; a restore (when allowed) overwrites files
+    T.CHECKPOINTS.CHECKPOINT: ToolHints(destructive=True, idempotent=False),
 }
 
 _TITLES = {
@@ -85,6 +87,7 @@ _TITLES = {
     T.OPEN_NOTEBOOK.READ: "Read the open notebook",
     T.OPEN_NOTEBOOK.EDIT: "Propose edits to the open notebook",
     T.OPEN_NOTEBOOK.RUN: "Run cells of the open notebook",
+    T.CHECKPOINTS.CHECKPOINT: "Workspace checkpoint",
 }
 
 

@@ -14,6 +14,7 @@ from typing import Final
 
 __all__ = [
     "ALL_TOOL_NAMES",
+    "CHECKPOINT_TOOLS",
     "FILESYSTEM_TOOLS",
     "KERNEL_TOOLS",
     "NOTEBOOK_RUN_TOOLS",
@@ -67,6 +68,10 @@ class _OpenNotebook:
     RUN: Final = "open_notebook_run"
 
 
+class _Checkpoints:
+    CHECKPOINT: Final = "workspace_checkpoint"
+
+
 class WORKSPACE_TOOLS:
     """Tool name constants, grouped by the provider that makes the tool available."""
 
@@ -75,6 +80,7 @@ class WORKSPACE_TOOLS:
     SEARCH = _Search
     SKILLS = _Skills
     OPEN_NOTEBOOK = _OpenNotebook
+    CHECKPOINTS = _Checkpoints
 
 
 FILESYSTEM_TOOLS: Final = (
@@ -112,5 +118,15 @@ SKILL_TOOLS: Final = (_Skills.SKILL, _Skills.SKILL_SEARCH, _Skills.SKILL_READ)
 #: Present while the notebook the user has open is connected (the ``%ws`` extension in its kernel
 #: and the ws-jupyter JupyterLab extension): read it, propose reviewed edits, run its cells.
 OPEN_NOTEBOOK_TOOLS: Final = (_OpenNotebook.READ, _OpenNotebook.EDIT, _OpenNotebook.RUN)
+#: Off unless enabled (``{WORKSPACE_TOOLS.CHECKPOINTS.CHECKPOINT: {"enabled": True}}``): a writable
+#: local or object-storage filesystem known up front.
+CHECKPOINT_TOOLS: Final = (_Checkpoints.CHECKPOINT,)
 #: Every tool, in the order ``Workspace.tools()`` lists them.
-ALL_TOOL_NAMES: Final = (*FILESYSTEM_TOOLS, *SANDBOX_TOOLS, *SEARCH_TOOLS, *SKILL_TOOLS, *OPEN_NOTEBOOK_TOOLS)
+ALL_TOOL_NAMES: Final = (
+    *FILESYSTEM_TOOLS,
+    *SANDBOX_TOOLS,
+    *SEARCH_TOOLS,
+    *SKILL_TOOLS,
+    *OPEN_NOTEBOOK_TOOLS,
+    *CHECKPOINT_TOOLS,
+)

@@ -279,7 +279,13 @@ class ToolRunner:
         call_id = self.activity.new_call_id()
         self.activity.publish(
             ToolActivityEvent(
-                "started", call_id, self.resolved.name, self.spec.name, args, tool_call_id=ctx.tool_call_id
+                "started",
+                call_id,
+                self.resolved.name,
+                self.spec.name,
+                args,
+                tool_call_id=ctx.tool_call_id,
+                request_context=ctx.request_context,
             )
         )
         error: BaseException | None = None

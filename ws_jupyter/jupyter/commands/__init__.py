@@ -13,8 +13,8 @@ from .base import CellMode, Invocation, Subcommand
 
 __all__ = ["CellMode", "Invocation", "Subcommand", "all_commands", "find_command", "overview"]
 
-# Order of ``%ws --help``: getting a workspace, files, commands, processes, search, skills, tools, UI,
-# the environment.
+# Order of ``%ws --help``: getting a workspace, files, checkpoints, commands, processes, search,
+# skills, tools, UI, the environment.
 _MODULES = (
     "init",
     "use",
@@ -23,6 +23,9 @@ _MODULES = (
     "cat",
     "write",
     "grep",
+    "checkpoint",
+    "changes",
+    "restore",
     "run",
     "bg",
     "ps",

@@ -12,7 +12,8 @@ with bubblewrap when it works here: --isolation auto, the default; `%ws info` sa
 machine offers), search over every file in it (BM25 unless --no-bm25; hybrid with the offline
 all-MiniLM-L6-v2 model when it is installed, or --vector / --no-vector; vectors are computed in
 the background, `%ws info` shows how far; --no-index indexes nothing until `%ws index`), and the
-skills found in DIR/skills (or the --skills paths, relative to DIR). Running `%ws init` again
+skills found in DIR/skills (or the --skills paths, relative to DIR). A folder that already holds
+files gets a checkpoint of them first (`%ws changes`, `%ws restore`). Running `%ws init` again
 replaces the workspace: files are kept, the old workspace's background processes are killed (the
 output lists them). Commands find this kernel's Python first on PATH (`python`, `pip`), in every
 isolation mode.
@@ -37,6 +38,7 @@ import glob
 import os
 from typing import Any
 
+from ...errors import WorkspaceError
 from ...sandbox.capabilities import sandbox_processes
 from ..parsing import WsArgumentParser
 from ..skill_problems import skill_problems
@@ -137,6 +139,7 @@ def run(inv: Invocation) -> InfoView:
     root = os.path.abspath(os.path.expanduser(given))
     if os.path.exists(root) and not os.path.isdir(root):
         raise inv.usage_error(f"{given!r} exists and is not a directory")
+    reused = os.path.isdir(root) and any(True for _ in os.scandir(root))
     os.makedirs(root, exist_ok=True)
     if args.skills:
         skills: Any = tuple(args.skills)
@@ -196,6 +199,19 @@ def run(inv: Invocation) -> InfoView:
             "the workspace contains this kernel's working directory, first on sys.path: a .py file "
             "written in it (by a command or an agent) is imported by `import NAME` in this notebook"
         )
+    if reused:  # the folder as it was found, before anyone works in it
+        try:
+            cp = workspace.checkpoints.take(reason="%ws init: the folder as found")
+            rows.append(
+                (
+                    "checkpoint",
+                    f"{cp.name}: the folder as found ({cp.files} files"
+                    + (f", {len(cp.excluded)} not recorded" if cp.excluded else "")
+                    + "); `%ws changes` shows what changes since, `%ws restore` takes it back",
+                )
+            )
+        except (WorkspaceError, OSError) as exc:  # the workspace works without it: say why
+            notes.append(f"no checkpoint of the folder as found: {exc}")
     show_index_progress(inv, workspace)  # vectors are computed after init() returns
     return InfoView(heading, rows, notes)
 

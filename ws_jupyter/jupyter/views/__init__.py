@@ -18,6 +18,7 @@ Where things go:
   ``MessageView``.
 * one module per family of views: ``workspace`` (info), ``files`` (ls, cat, grep), ``processes``
   (run, ps, logs), ``search`` (search, index, highlighting), ``skills``, ``tools`` (tools, call),
+  ``changes`` (checkpoints, changes and their diffs, restores),
   ``kernels`` (an execution as a notebook cell, the kernel table), ``notebook``, ``live`` (the live
   link's state).
   A new family (kernels, notebooks...) is a new module here; add its public names to ``_EXPORTS``
@@ -35,6 +36,8 @@ from typing import TYPE_CHECKING
 from ..._lazy import lazy_exports
 
 _EXPORTS = {
+    "ChangesView": ".changes",
+    "CheckpointsView": ".changes",
     "DoctorView": ".doctor",
     "ExecutionView": ".kernels",
     "FileView": ".files",
@@ -49,6 +52,7 @@ _EXPORTS = {
     "MessageView": ".base",
     "NotebookView": ".notebook",
     "ProcessTableView": ".processes",
+    "RestoreView": ".changes",
     "RichView": ".base",
     "RunSummary": ".processes",
     "SearchResultsView": ".search",
@@ -68,6 +72,8 @@ _EXPORTS = {
 }
 
 __all__ = [
+    "ChangesView",
+    "CheckpointsView",
     "DoctorView",
     "ExecutionView",
     "FileView",
@@ -82,6 +88,7 @@ __all__ = [
     "MessageView",
     "NotebookView",
     "ProcessTableView",
+    "RestoreView",
     "RichView",
     "RunSummary",
     "SearchResultsView",
@@ -105,6 +112,7 @@ __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)
 
 if TYPE_CHECKING:  # pragma: no cover
     from .base import MessageView, RichView
+    from .changes import ChangesView, CheckpointsView, RestoreView
     from .common import format_bytes, format_duration, one_line, path_link
     from .doctor import DoctorView
     from .files import FileView, GrepMatch, GrepView, TreeView

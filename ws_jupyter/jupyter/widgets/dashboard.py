@@ -22,6 +22,7 @@ from traitlets import List, Unicode
 from ...sandbox.capabilities import sandbox_egress, sandbox_kernels, sandbox_processes
 from ..views.common import MUTED
 from .controls import stylesheet
+from .live import Throttle
 from .snapshot import Snapshotting
 
 __all__ = ["Dashboard"]
@@ -34,6 +35,8 @@ class Dashboard(Snapshotting, w.VBox):
     snapshot_label = "dashboard"
 
     def __init__(self, workspace: Any, *, interval: float = 0.2) -> None:
+        from ... import tool_activity
+        from .changes import ChangesPanel
         from .command_runner import CommandRunner
         from .file_browser import FileBrowser
         from .kernel_activity import KernelActivity
@@ -44,6 +47,7 @@ class Dashboard(Snapshotting, w.VBox):
         from .tool_activity import ToolActivity
 
         self.workspace = workspace
+        self._unfollow: Any = None
         self.files: FileBrowser | None = None
         self.runner: CommandRunner | None = None
         self.processes: ProcessMonitor | None = None
@@ -71,7 +75,18 @@ class Dashboard(Snapshotting, w.VBox):
         if workspace.skills is not None:
             self.skills = SkillsBrowser(workspace)
             tabs.append(("Skills", self.skills))
-        self.activity = ToolActivity(workspace, interval=interval)
+        self.changes: ChangesPanel | None = None
+        if workspace.filesystem is not None and not getattr(workspace.filesystem, "read_only", False):
+            self.changes = ChangesPanel(workspace)
+        self.activity = ToolActivity(
+            workspace, interval=interval, on_changes=self._show_call if self.changes is not None else None
+        )
+        if self.changes is not None:
+            tabs.append(("Changes", self.changes))
+            self.changes.observe(lambda _: self._link_changes(), names="rows")
+            self._link_changes()
+            self._follow = Throttle(self._refresh_changes, 1.0)
+            self._unfollow = tool_activity(workspace).subscribe(self._on_tool_event)
         tabs.append(("Agent tools", self.activity))
         if workspace.has_sandbox_config():
             kernels = sandbox_kernels(workspace.resolve_sandbox(None))
@@ -124,6 +139,33 @@ class Dashboard(Snapshotting, w.VBox):
             text.append(f"[{name}]\n{part_text}")
         return "".join(body), "\n".join(text)
 
+    # --- the Changes tab and the tool feed ----------------------------------------------------
+
+    def _link_changes(self) -> None:
+        if self.changes is None or self.activity is None:
+            return
+        counts: dict[str, int] = {}
+        for row in self.changes.rows:
+            if row["call_id"]:
+                counts[row["call_id"]] = counts.get(row["call_id"], 0) + 1
+        self.activity.link_changes(counts)
+
+    def _on_tool_event(self, event: Any) -> None:
+        """A call that may have changed files finished: look at the files again (throttled)."""
+        if event.kind == "finished" and self.changes is not None:
+            self._follow.request()
+
+    def _refresh_changes(self) -> None:
+        if self.changes is not None:
+            self.changes.refresh()
+
+    def _show_call(self, call_id: str) -> None:
+        """From the tool feed: the Changes tab, with the changes of one call and its first diff."""
+        if self.changes is None:
+            return
+        self.show("Changes")
+        self.changes.show_call(call_id)
+
     def _opened(self, path: str, line: int | None) -> None:
         if self.files is not None:
             self.show("Files")
@@ -134,6 +176,10 @@ class Dashboard(Snapshotting, w.VBox):
 
     def close(self) -> None:
         self.close_snapshot()
+        unfollow, self._unfollow = self._unfollow, None
+        if unfollow is not None:
+            unfollow()
+            self._follow.close()
         for part in (
             self.files,
             self.runner,

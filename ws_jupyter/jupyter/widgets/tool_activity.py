@@ -56,7 +56,7 @@ _CLEAR_TIP = "Clear the log (waiting calls stay)"
 _WRAP = "overflow-wrap: anywhere; min-width: 0"
 
 
-def _call_row(c: dict[str, Any]) -> str:
+def _call_row(c: dict[str, Any], changed: int = 0) -> str:
     """One call of the log: time, tool, status and duration, its input, then its output below.
 
     A row of boxes that wrap (not a table), so a narrow notebook — a small window, a zoomed page —
@@ -81,7 +81,13 @@ def _call_row(c: dict[str, Any]) -> str:
         f"<span style='color: {colour}; flex: 0 0 5.5em'>{c['status']}</span>"
         f"<span style='flex: 0 0 4.5em'>{duration}</span>"
         f"<span style='{MONO}; flex: 1 1 18em; {_WRAP}'>{html.escape(_short(c['input']))}</span>"
-        f"{out}</div>"
+        + (
+            f"<span class='ws-call-changed' style='color: {WARN}; flex: 0 0 auto'>{changed} "
+            f"file{'' if changed == 1 else 's'} changed: Show changes</span>"
+            if changed
+            else ""
+        )
+        + f"{out}</div>"
     )
 
 
@@ -97,10 +103,19 @@ class ToolActivity(Snapshotting, w.VBox):
 
     calls = List(Dict())
     pending = List(Unicode())
+    #: call id -> files it changed since the Changes tab's checkpoint (set by the dashboard)
+    changed_calls = Dict()
     snapshot_label = "tool activity log"
     SNAPSHOT_ROWS = 20
 
-    def __init__(self, workspace: Any, *, interval: float = 0.2, approvals: bool = True) -> None:
+    def __init__(
+        self,
+        workspace: Any,
+        *,
+        interval: float = 0.2,
+        approvals: bool = True,
+        on_changes: Callable[[str], Any] | None = None,
+    ) -> None:
         from ... import tool_activity
 
         self.workspace = workspace
@@ -116,6 +131,15 @@ class ToolActivity(Snapshotting, w.VBox):
         self.busy_note = w.HTML(layout=w.Layout(display="none"))
         self.busy_note.add_class("ws-busy-note")
         self._pending_rows: dict[str, w.HBox] = {}
+        # the link from a call to its changes (the dashboard's Changes tab), when there is one
+        self._on_changes = on_changes
+        self.changes_picker = w.Dropdown(options=[], description="Changes of", layout=w.Layout(width="auto"))
+        self.changes_button = button("Show changes", icon="columns", tooltip="Show the files this call changed")
+        self.changes_button.on_click(lambda _: self.show_changes(self.changes_picker.value))
+        self.changes_row = w.HBox(
+            [self.changes_picker, self.changes_button],
+            layout=w.Layout(display="none", flex_flow="row wrap", align_items="center"),
+        )
         super().__init__(
             [
                 w.HBox(
@@ -124,6 +148,7 @@ class ToolActivity(Snapshotting, w.VBox):
                 ),
                 self.busy_note,
                 self.pending_box,
+                self.changes_row,
                 self.log_view,
             ],
             layout=w.Layout(width="100%"),
@@ -216,7 +241,10 @@ class ToolActivity(Snapshotting, w.VBox):
         if not calls:
             self.log_view.value = f"<div style='{MUTED}'>No tool calls yet. Calls made through <code>ws.tools()</code> appear here.</div>"
             return
-        self.log_view.value = "".join(_call_row(c) for c in reversed(calls[-MAX_ROWS:]))
+        changed = dict(self.changed_calls)
+        self.log_view.value = "".join(
+            _call_row(c, int(changed.get(c["call_id"], 0))) for c in reversed(calls[-MAX_ROWS:])
+        )
 
     def snapshot(self) -> tuple[str, str]:
         """The newest calls, one line each (tool, input, status, duration, output)."""
@@ -288,6 +316,30 @@ class ToolActivity(Snapshotting, w.VBox):
         """Draws the current state now (normally done by the throttle)."""
         self._throttle.flush()
 
+    # --- links to the changes -------------------------------------------------------------------
+
+    def link_changes(self, counts: dict[str, int]) -> None:
+        """Which calls changed files (call id -> how many), as the Changes tab found them: their
+        rows say so and the "Changes of" list offers them."""
+        self.changed_calls = dict(counts)
+        with self._lock:
+            known = {c: self._calls[c] for c in self._order if c in self._calls}
+        options = [
+            (f"{cid} {known[cid]['tool'] if cid in known else ''} · {n} file{'' if n == 1 else 's'}".replace("  ", " "), cid)
+            for cid, n in counts.items()
+        ]
+        current = self.changes_picker.value
+        self.changes_picker.options = options
+        ids = [cid for _, cid in options]
+        self.changes_picker.value = current if current in ids else (ids[-1] if ids else None)
+        self.changes_row.layout.display = "" if options and self._on_changes is not None else "none"
+        self._throttle.request()
+
+    def show_changes(self, call_id: str | None) -> None:
+        """Opens the changes one call made (in the Changes tab)."""
+        if call_id and self._on_changes is not None:
+            self._on_changes(call_id)
+
     # --- actions --------------------------------------------------------------------------------
 
     def _target(self, call_id: str | None) -> str | None:
@@ -337,6 +389,9 @@ class ToolActivity(Snapshotting, w.VBox):
             for child in row.children:
                 child.close()
             row.close()
-        for widget in (self.header, self.busy_note, self.pending_box, self.log_view, self.clear_button):
+        for widget in (
+            self.header, self.busy_note, self.pending_box, self.log_view, self.clear_button,
+            self.changes_picker, self.changes_button, self.changes_row,
+        ):  # fmt: skip
             widget.close()
         super().close()
