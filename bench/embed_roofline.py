@@ -167,7 +167,7 @@ def bench_model(texts: list[str], threads: int, rounds: int, peak: dict[str, flo
 
 def bench_sweep(texts: list[str], threads: int, rounds: int) -> None:
     print(f"\n## Settings sweep: texts/s on the same {len(texts)} texts (load {load_avg()})")
-    fp32, _tok, _o = resolve_model(prepare=False, variant="fp32")
+    fp32, tok, _o = resolve_model(prepare=False, variant="fp32")
     int8, _tok, _o = resolve_model(prepare=False, variant="int8")
     with tempfile.TemporaryDirectory(prefix="sweep-") as tmp:
         mm_only = Path(tmp) / "int8-matmul-only.onnx"
@@ -175,19 +175,20 @@ def bench_sweep(texts: list[str], threads: int, rounds: int) -> None:
         configs: dict[str, DefaultEmbedder] = {}
         for variant, path in (("fp32", fp32), ("int8", int8)):
             for th in sorted({1, threads}):
-                configs[f"{variant} threads={th}"] = DefaultEmbedder(variant=variant, threads=th, model_path=path)
+                configs[f"{variant} threads={th}"] = DefaultEmbedder(variant=variant, threads=th, model_path=path,
+                                                                  tokenizer_path=tok)
             for bs in (8, 16, 64):
                 configs[f"{variant} batch={bs}"] = DefaultEmbedder(variant=variant, batch_size=bs, threads=threads,
-                                                                   model_path=path)
+                                                                   model_path=path, tokenizer_path=tok)
             for level in ("basic", "extended"):
-                e = DefaultEmbedder(variant=variant, threads=threads, model_path=path)
+                e = DefaultEmbedder(variant=variant, threads=threads, model_path=path, tokenizer_path=tok)
                 e._graph_level = level  # type: ignore[attr-defined]
                 configs[f"{variant} opt={level}"] = e
-            e = DefaultEmbedder(variant=variant, threads=threads, model_path=path)
+            e = DefaultEmbedder(variant=variant, threads=threads, model_path=path, tokenizer_path=tok)
             e._spin = False  # type: ignore[attr-defined]
             configs[f"{variant} no spinning"] = e
         configs["int8, MatMul only (Attention fp32)"] = DefaultEmbedder(variant="int8", threads=threads,
-                                                                        model_path=mm_only)
+                                                                        model_path=mm_only, tokenizer_path=tok)
         for e in configs.values():
             _load_with(e)
             e.embed(texts[:4])

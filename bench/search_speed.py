@@ -2,7 +2,7 @@
 incremental updates, warm re-open, embedding throughput, time to the first hybrid result.
 
     .venv/bin/python bench/search_speed.py --data ../shared/data/scifact            # everything
-    .venv/bin/python bench/search_speed.py --only bm25,hybrid,scale,update,reopen,embed,first
+    .venv/bin/python bench/search_speed.py --only bm25,hybrid,scale,update,reopen,embed,first,coverage,roofline
 
 The machine is shared and noisy: every comparison runs both sides in this process, on the same
 corpus and tokens, and reports medians (throughput: the best of interleaved rounds); absolute
@@ -18,6 +18,13 @@ times are context only.
   reading, tokenizing and indexing the same files and answering a query: the time to ``init()``
   returning and to the first BM25 and hybrid answers (``--before DIR`` runs another copy of the
   code interleaved), then the time until every vector is stored.
+* ``coverage`` — hybrid nDCG@10 on SciFact while vectors fill in (0 to 100% of the documents, the
+  embedder held back batch by batch), next to BM25 and to the plain fusion that ranked documents
+  without a vector as if their vector score were 0; the vectors are the default model's fp32 ones
+  the tests ship, so the curve takes seconds (``search_quality.py --coverage`` runs the model).
+* ``roofline`` — onnxruntime's matrix-multiply throughput on the model's shapes, fp32 and int8, and
+  the default embedder's achieved GFLOP/s as a fraction of it (``embed_roofline.py`` has the sweep
+  of session settings too).
 * ``scale``  — 500k documents: query p50/p95 and the index's memory (RSS growth).
 * ``update`` — a 50k-chunk index of files: re-indexing one changed 4 KB file (the incremental
   pass over the whole tree, and the engine update alone) vs the full first indexing run.
@@ -230,6 +237,33 @@ def bench_hybrid(docs: list[str], queries: list[str], size: int = 50_000) -> Non
         print(f"| {name} | {p(50, xs):.2f} | {p(95, xs):.2f} |")
     FINAL.append(f"Workspace.search hybrid p50 at {size // 1000}k docs: {p(50, hy):.1f} ms (p95 {p(95, hy):.1f}; "
                  f"of which query embedding {p(50, qe):.1f} ms; bm25 alone {p(50, bm):.2f} ms) (reported)")
+
+
+# ------------------------------------------------------------------ quality while vectors fill in
+def bench_coverage(data: Path) -> None:
+    import search_quality as sq
+
+    coll = sq.load_scifact(data)
+    print("\n## Hybrid nDCG@10 while the vectors fill in: SciFact, the default model's fp32 vectors")
+    curve = sq.coverage_curve("scifact", coll, "fp32", model=sq.StoredVectors(coll))
+    print("| vector coverage | bm25 | hybrid (kept BM25 places) | plain fusion |")
+    print("|---|---|---|---|")
+    for cov, bm, hy, plain in curve:
+        print(f"| {cov:.0%} | {bm:.4f} | {hy:.4f} ({hy - bm:+.4f}) | {plain:.4f} ({plain - bm:+.4f}) |")
+    low = min(curve, key=lambda r: r[2] - r[1])
+    FINAL.append(f"coverage curve (SciFact, fp32 vectors): bm25 {curve[0][1]:.4f}; hybrid "
+                 + ", ".join(f"{c:.0%} {h:.3f}" for c, _b, h, _p in curve)
+                 + f"; lowest hybrid - bm25 {low[2] - low[1]:+.4f} at {low[0]:.0%} (target >= -0.005); plain fusion "
+                 + ", ".join(f"{c:.0%} {p:.3f}" for c, _b, _h, p in curve))
+
+
+def bench_roofline(data: Path) -> None:
+    import embed_roofline as er
+
+    threads = DefaultEmbedder().threads
+    peak = er.bench_peak(threads, rounds=3)
+    er.bench_model(er.long_texts(data, 64), threads, rounds=3, peak=peak)
+    FINAL.extend(er.FINAL)
 
 
 # ------------------------------------------------------------------ init -> first answers
@@ -549,7 +583,7 @@ def bench_embed(docs: list[str], queries: list[str], rounds: int = 3) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", default=str(Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"))
-    parser.add_argument("--only", default="bm25,hybrid,first,scale,update,reopen,embed")
+    parser.add_argument("--only", default="bm25,hybrid,first,scale,update,reopen,embed,coverage,roofline")
     parser.add_argument("--first-files", type=int, default=5000)
     parser.add_argument("--first-rounds", type=int, default=3)
     parser.add_argument("--before", default=None,
@@ -577,6 +611,10 @@ def main(argv: list[str] | None = None) -> int:
         bench_update(docs, args.update_files)
     if "scale" in parts:
         bench_scale(docs, queries, args.scale_docs)
+    if "coverage" in parts:
+        bench_coverage(Path(args.data))
+    if "roofline" in parts:
+        bench_roofline(Path(args.data))
     print()
     for line in FINAL:
         print(line)

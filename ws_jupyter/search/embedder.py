@@ -444,7 +444,7 @@ class DefaultEmbedder:
     (a longer document is represented by its beginning, BM25 sees all of it). ``windows=True``
     makes the index store one vector per 256-token window instead (every token embedded, the
     document scored by its best window): measured on the bench collections it costs 41% more
-    model time on SciFact and did not improve hybrid search (README, Search).
+    model time on SciFact and did not improve hybrid search (docs: Search).
     """
 
     dimension = 384

@@ -18,7 +18,7 @@ among themselves into the remaining places: at no coverage the ranking is BM25's
 coverage it is the plain fusion, and in between it moves from one to the other. (Of the options
 measured on both bench collections — this one, BM25 below a coverage threshold, scaling the vector
 weight by the coverage, and imputing the missing vector score from BM25, its mean or a
-regression — it was the only one at or above BM25 at every coverage; figures in the README.)
+regression — it was the only one at or above BM25 at every coverage; the curve is in docs/search.md.)
 
 >>> [i for i, _ in fuse([("a", 3.0), ("b", 1.0)], [("b", 0.9), ("c", 0.2)], "rrf")]
 ['b', 'a', 'c']
