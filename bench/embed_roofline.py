@@ -14,7 +14,8 @@ it, and what the session settings change.
   (every text fills the model's window: no padding), texts/s and GFLOP/s (6.04 GFLOP per text:
   the matrix products of 6 layers, attention included), as a fraction of the roofline.
 * ``sweep`` — texts/s of the settings that can move it: threads, batch size, graph optimisation
-  level, spinning worker threads, and the int8 graph with only its MatMuls quantised.
+  level, spinning worker threads (the embedder's are not), the int8 graph with only its MatMuls
+  quantised, and static quantisation (activation ranges calibrated on other abstracts).
 
 Timings are the best of interleaved rounds (the machine is shared); the load average is printed.
 """
@@ -61,7 +62,7 @@ def best_of(fn: Callable[[], object], rounds: int) -> float:
     return best
 
 
-def session(path: Path, threads: int, level: str = "all", spin: bool = True):  # type: ignore[no-untyped-def]
+def session(path: Path, threads: int, level: str = "all", spin: bool = False):  # type: ignore[no-untyped-def]
     import onnxruntime as ort
 
     so = ort.SessionOptions()
@@ -165,7 +166,7 @@ def bench_model(texts: list[str], threads: int, rounds: int, peak: dict[str, flo
                      + (f" = {gflops / peak[v]:.0%} of the {v} MatMul roofline" if peak else ""))
 
 
-def bench_sweep(texts: list[str], threads: int, rounds: int) -> None:
+def bench_sweep(texts: list[str], threads: int, rounds: int, calibration: list[str]) -> None:
     print(f"\n## Settings sweep: texts/s on the same {len(texts)} texts (load {load_avg()})")
     fp32, tok, _o = resolve_model(prepare=False, variant="fp32")
     int8, _tok, _o = resolve_model(prepare=False, variant="int8")
@@ -185,10 +186,14 @@ def bench_sweep(texts: list[str], threads: int, rounds: int) -> None:
                 e._graph_level = level  # type: ignore[attr-defined]
                 configs[f"{variant} opt={level}"] = e
             e = DefaultEmbedder(variant=variant, threads=threads, model_path=path, tokenizer_path=tok)
-            e._spin = False  # type: ignore[attr-defined]
-            configs[f"{variant} no spinning"] = e
+            e._spin = True  # type: ignore[attr-defined]
+            configs[f"{variant} spinning threads"] = e
         configs["int8, MatMul only (Attention fp32)"] = DefaultEmbedder(variant="int8", threads=threads,
                                                                         model_path=mm_only, tokenizer_path=tok)
+        static = Path(tmp) / "int8-static.onnx"
+        _quantize_static(fp32, static, tok, calibration)
+        configs["int8 static (QDQ, MatMul, calibrated)"] = DefaultEmbedder(variant="int8", threads=threads,
+                                                                           model_path=static, tokenizer_path=tok)
         for e in configs.values():
             _load_with(e)
             e.embed(texts[:4])
@@ -209,11 +214,41 @@ def _load_with(e: DefaultEmbedder) -> None:
 
     e._load()
     level = getattr(e, "_graph_level", "all")
-    spin = getattr(e, "_spin", True)
-    if level != "all" or not spin:
+    spin = getattr(e, "_spin", False)
+    if level != "all" or spin:
         assert e._model_path is not None
         e._session = session(e._model_path, e.threads, level, spin)
     assert isinstance(e._tokenizer, Tokenizer) and isinstance(e._session, ort.InferenceSession)
+
+
+def _quantize_static(src: Path, dst: Path, tokenizer: Path, texts: list[str]) -> None:
+    """Static quantisation: activation ranges calibrated once on ``texts`` (QDQ format, int8
+    weights per channel), so no range is computed at run time."""
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(str(tokenizer))
+    tok.enable_truncation(max_length=MAX_TOKENS)
+    tok.no_padding()
+    feeds = []
+    for a in range(0, len(texts), 8):
+        seqs = [e.ids for e in tok.encode_batch(texts[a:a + 8])]
+        ids = np.zeros((len(seqs), max(map(len, seqs))), dtype=np.int64)
+        mask = np.zeros_like(ids)
+        for row, seq in enumerate(seqs):
+            ids[row, :len(seq)], mask[row, :len(seq)] = seq, 1
+        feeds.append({"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)})
+
+    class Reader(CalibrationDataReader):
+        def __init__(self) -> None:
+            self.it = iter(feeds)
+
+        def get_next(self) -> dict[str, np.ndarray] | None:
+            return next(self.it, None)
+
+    quantize_static(str(src), str(dst), Reader(), quant_format=QuantFormat.QDQ, activation_type=QuantType.QInt8,
+                    weight_type=QuantType.QInt8, per_channel=True, op_types_to_quantize=["MatMul"],
+                    extra_options={"ActivationSymmetric": True, "WeightSymmetric": True})
 
 
 def _quantize_matmuls_only(src: Path, dst: Path) -> None:
@@ -241,7 +276,8 @@ def main(argv: list[str] | None = None) -> int:
     if "model" in parts:
         bench_model(texts, args.threads, args.rounds, peak)
     if "sweep" in parts:
-        bench_sweep(texts, args.threads, args.rounds)
+        calibration = long_texts(Path(args.data), 2 * args.texts)[args.texts:]  # not the timed texts
+        bench_sweep(texts, args.threads, args.rounds, calibration)
     print()
     for line in FINAL:
         print(line)

@@ -301,3 +301,19 @@ def test_windows_cover_every_token_and_the_first_is_the_truncated_vector(default
     assert (vectors[first] * truncated).sum(axis=1).min() > 0.9999  # what embed() gives
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     assert DefaultEmbedder(variant="fp32", windows=True).name.endswith("+windows")
+
+
+def test_nothing_beyond_the_window_is_run_through_the_model(default_embedder, monkeypatch):
+    widths: list[int] = []
+    run = default_embedder._run
+
+    def counting(seqs):  # type: ignore[no-untyped-def]
+        widths.extend(len(s) for s in seqs)
+        return run(seqs)
+
+    monkeypatch.setattr(default_embedder, "_run", counting)
+    long = "cells divide and grow " * 200  # ~800 tokens: a full 4,000-character chunk
+    a, b, short = default_embedder.embed([long, long + " then a tail about bicycle repair", "cells divide"])
+    assert max(widths) == 256 and min(widths) < 10  # the window at most; a short text its own tokens
+    assert float(a @ b) > 0.99999  # what lies past the window does not reach the model
+    assert float(a @ short) < 0.99
