@@ -62,6 +62,17 @@ def best_of(fn: Callable[[], object], rounds: int) -> float:
     return best
 
 
+def interleaved_best(embedders: dict[str, DefaultEmbedder], texts: list[str], rounds: int) -> dict[str, float]:
+    """Each embedder's best time for ``texts`` over ``rounds`` interleaved rounds (after a warm-up)."""
+    for e in embedders.values():
+        e.embed(texts[:4])
+    best = {k: float("inf") for k in embedders}
+    for _ in range(rounds):
+        for k, e in embedders.items():
+            best[k] = min(best[k], best_of(lambda e=e: e.embed(texts), 1))
+    return best
+
+
 def session(path: Path, threads: int, level: str = "all", spin: bool = False):  # type: ignore[no-untyped-def]
     import onnxruntime as ort
 
@@ -148,12 +159,7 @@ def bench_model(texts: list[str], threads: int, rounds: int, peak: dict[str, flo
           f"load {load_avg()})")
     per_text = flops_per_text(MAX_TOKENS)
     embedders = {v: DefaultEmbedder(variant=v, threads=threads) for v in ("fp32", "int8")}
-    for e in embedders.values():
-        e.embed(texts[:4])
-    best = {v: float("inf") for v in embedders}
-    for _ in range(rounds):
-        for v, e in embedders.items():
-            best[v] = min(best[v], best_of(lambda e=e: e.embed(texts), 1))
+    best = interleaved_best(embedders, texts, rounds)
     print("| variant | texts/s | GFLOP/s | of its MatMul roofline | of the int8 roofline |")
     print("|---|---|---|---|---|")
     for v, t in best.items():
@@ -196,11 +202,7 @@ def bench_sweep(texts: list[str], threads: int, rounds: int, calibration: list[s
                                                                            model_path=static, tokenizer_path=tok)
         for e in configs.values():
             _load_with(e)
-            e.embed(texts[:4])
-        best = {k: float("inf") for k in configs}
-        for _ in range(rounds):
-            for k, e in configs.items():
-                best[k] = min(best[k], best_of(lambda e=e: e.embed(texts), 1))
+        best = interleaved_best(configs, texts, rounds)
         print("| setting | texts/s |")
         print("|---|---|")
         for k, t in best.items():

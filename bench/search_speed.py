@@ -291,7 +291,7 @@ if sys.argv[3] == "full":
     with_vectors = ws.search(query, top_k=10)
     out["first_with_vectors"] = time.perf_counter() - t0
     out["embedded_then"] = ws.index_status().embedded
-    assert any("vector" in (h.score_details or {}) for h in with_vectors)
+    out["vector_hits_then"] = sum("vector" in (h.score_details or {}) for h in with_vectors)
     ws.wait_for_index(7200)
     out["full"] = time.perf_counter() - t0
 print(json.dumps(out), flush=True)
@@ -387,7 +387,7 @@ def bench_first(docs: list[str], n_files: int = 5000, rounds: int = 3, before: s
                 r = _child(_OURS_CHILD, code, str(tmp), "full")
                 rate = float(r["documents"]) / max(float(r["full"]) - float(r["init"]), 1e-9)
                 print(f"{name}: init {float(r['init']):.1f}s; first answer using vectors {float(r['first_with_vectors']):.1f}s "
-                      f"({r['embedded_then']} embedded); every vector stored at {float(r['full']):.0f}s "
+                      f"({r['embedded_then']} embedded, {r.get('vector_hits_then', '?')} of its hits found by vectors); every vector stored at {float(r['full']):.0f}s "
                       f"({rate:.1f} documents/s after init; load {os.getloadavg()[0]:.1f})", flush=True)
                 FINAL.append(f"{n_files:,}-file tree, {name}: full vector coverage {float(r['full']):.0f}s from process "
                              f"start ({rate:.1f} documents/s), load {os.getloadavg()[0]:.1f}")
