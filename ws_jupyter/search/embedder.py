@@ -513,7 +513,7 @@ class DefaultEmbedder:
             so.log_severity_level = 3
             so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
             # idle worker threads sleep instead of spinning: the model shares the cores with the
-            # kernel and its user (bench/embed_roofline.py: 12% less CPU per text, no less throughput)
+            # kernel and its user (bench/embed_roofline.py: 12% less CPU per text, about the same speed)
             so.add_session_config_entry("session.intra_op.allow_spinning", "0")
             try:
                 session = ort.InferenceSession(str(self._model_path), sess_options=so,
