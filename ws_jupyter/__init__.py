@@ -118,7 +118,8 @@ _ERRORS = (
     "IsolationUnavailableError ProcessNotFoundError ProcessWaitTimeoutError StdinClosedError KernelError KernelNotFoundError "
     "SearchError SearchModeError "
     "EmbedderError IndexCorruptedError NotebookError CellNotFoundError SkillError SkillValidationError SkillNotFoundError "
-    "DuplicateSkillError SkillPathError ToolError ToolConfigError ToolArgumentError ToolNotFoundError "
+    "DuplicateSkillError SkillPathError UserDataError VariableNotSharedError UnsupportedValueError "
+    "TransferTooLargeError UnsafeTransferError ToolError ToolConfigError ToolArgumentError ToolNotFoundError "
     "ToolApprovalDeniedError WriteLockTimeoutError CheckpointError CheckpointNotFoundError CheckpointDamagedError"
 ).split()
 _EXPORTS.update(dict.fromkeys(_ERRORS, "ws_jupyter.errors"))

@@ -834,6 +834,60 @@ class Workspace:
         removed only with ``remove_new=True``."""
         return self.checkpoints.restore(checkpoint, paths, remove_new=remove_new)
 
+    # --- the user's data -------------------------------------------------------------------------------
+
+    def share(self, value: Any, *, name: str, allow_copy: bool = False) -> None:
+        """Shares ``value`` with the agent under ``name``: the ``user_variable_*`` tools then list
+        and inspect it (read-only, never running its code) and may request a copy into the
+        sandbox, which waits for your approval unless ``allow_copy``. In a notebook,
+        ``%ws share NAME`` shares variables by name or pattern instead.
+
+        >>> ws.share(sales.head(1000), name="sales_sample")       # doctest: +SKIP
+        """
+        from .userdata import shared_namespace
+
+        shared = shared_namespace(self, create=True)
+        assert shared is not None
+        shared.share_object(value, name, allow_copy=allow_copy)
+
+    def unshare(self, *names: str) -> list[str]:
+        """Stops sharing names or patterns (none: everything); returns what is no longer shared."""
+        from .userdata import shared_namespace
+
+        shared = shared_namespace(self)
+        if shared is None:
+            return []
+        return shared.unshare(*names) if names else shared.unshare_all()
+
+    def shared(self) -> list[str]:
+        """The names the agent sees now."""
+        from .userdata import shared_namespace
+
+        shared = shared_namespace(self)
+        return shared.names() if shared is not None else []
+
+    def fetch(self, name: str, *, kernel: str = "default", max_bytes: int | None = None) -> Any:
+        """The sandbox kernel's variable ``name``, copied out in a safe format and returned.
+
+        Only Arrow IPC (DataFrames, Series), ``.npy`` without pickle (arrays) and JSON (plain
+        data) are accepted, and checked as hostile input: nothing the sandbox sends is
+        unpickled, evaluated or imported. Raises ``UnsafeTransferError``,
+        ``TransferTooLargeError`` (over ``max_bytes``, by default the shared namespace's limit:
+        256 MB) or ``UserDataError``.
+
+        >>> summary = ws.fetch("summary")                        # doctest: +SKIP
+        """
+        from .sandbox.capabilities import sandbox_kernels
+        from .userdata import DEFAULT_MAX_BYTES, fetch_from_kernel, shared_namespace
+
+        kernels = sandbox_kernels(self.resolve_sandbox(None))
+        if kernels is None:
+            raise SandboxNotAvailableError("This workspace's sandbox cannot run kernels: there is nothing to fetch")
+        if max_bytes is None:
+            shared = shared_namespace(self)
+            max_bytes = shared.max_copy_bytes if shared is not None else DEFAULT_MAX_BYTES
+        return fetch_from_kernel(name, kernels=kernels, kernel_name=kernel, max_bytes=max_bytes).value
+
     # --- description ----------------------------------------------------------------------------------
 
     def get_info(

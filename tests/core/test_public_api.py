@@ -43,7 +43,8 @@ PUBLIC = {
     "KernelNotFoundError", "SearchError",
     "SearchModeError", "EmbedderError", "IndexCorruptedError", "NotebookError", "CellNotFoundError",
     "SkillError", "SkillValidationError",
-    "SkillNotFoundError", "DuplicateSkillError", "SkillPathError", "ToolError", "ToolConfigError",
+    "SkillNotFoundError", "DuplicateSkillError", "SkillPathError", "UserDataError", "VariableNotSharedError",
+    "UnsupportedValueError", "TransferTooLargeError", "UnsafeTransferError", "ToolError", "ToolConfigError",
     "ToolArgumentError", "ToolNotFoundError", "ToolApprovalDeniedError", "WriteLockTimeoutError",
     "CheckpointError", "CheckpointNotFoundError", "CheckpointDamagedError",
     # IPython extension entry points

@@ -9,6 +9,8 @@ Events (``ToolActivityEvent.kind``):
 
 * ``"started"`` — a call began (after argument validation);
 * ``"approval_requested"`` — the call waits for a human: ``approve(call_id)`` or ``deny(call_id)``;
+  ``details`` says what the call would touch, when its tool says (a shared variable's type
+  and size, and the agent's reason, for ``user_variable_request``);
 * ``"approval_resolved"`` — ``approved`` is True or False;
 * ``"finished"`` — ``output`` (the text the model sees), ``is_error``, ``duration_ms`` (the call's
   own time: a wait for approval is not counted), ``blocked`` (a ``before_tool_call`` hook stopped
@@ -71,6 +73,7 @@ class ToolActivityEvent:
     approved: bool | None = None
     blocked: bool = False
     cancelled: bool = False
+    details: str | None = None
     #: The request context the call came with (which conversation and turn: automatic
     #: checkpoints tell agent turns apart by it), or None.
     request_context: Any = field(default=None, compare=False, repr=False)
@@ -87,6 +90,7 @@ class PendingApproval:
     created_at: datetime
     _done: threading.Event = field(default_factory=threading.Event, repr=False)
     decision: bool | None = None
+    details: str | None = None
 
 
 class ToolActivity:
@@ -196,10 +200,11 @@ class ToolActivity:
         tool_call_id: str | None = None,
         timeout: float | None = None,
         abort: threading.Event | None = None,
+        details: str | None = None,
     ) -> bool:
         """Block until the call is approved (True) or denied/timed out/aborted (False)."""
         pending = PendingApproval(
-            call_id, tool_name, workspace_tool_name, dict(args), datetime.now(timezone.utc)
+            call_id, tool_name, workspace_tool_name, dict(args), datetime.now(timezone.utc), details=details
         )
         with self._lock:
             self._pending[call_id] = pending
@@ -211,6 +216,7 @@ class ToolActivity:
                 workspace_tool_name,
                 dict(args),
                 tool_call_id=tool_call_id,
+                details=details,
             )
         )
         deadline = None if timeout is None else time.monotonic() + timeout

@@ -36,7 +36,9 @@ class ToolSpec:
     write lock around the run, and — when ``check_reads`` — applies the read-tracking checks first;
     ``whole_file_write`` marks tools that replace the whole file (they need a complete read under
     ``require_read_before_write``); ``default_approval(call_context, workspace)`` decides approval
-    when the config leaves it unset.
+    when the config leaves it unset, or ``default_approval_for(args, call_context, workspace)`` when
+    the answer depends on the arguments; ``approval_details(args, call_context, workspace)`` is
+    the text the person approving sees beside the arguments (what the call would touch).
     """
 
     name: str
@@ -49,6 +51,8 @@ class ToolSpec:
     recursive_clear: bool = False
     default_approval: Callable[[ToolCallContext, Any], bool] | None = None
     static_default_approval: Callable[[Any], bool] | None = None
+    default_approval_for: Callable[[Mapping[str, Any], ToolCallContext, Any], bool] | None = None
+    approval_details: Callable[[Mapping[str, Any], ToolCallContext, Any], str | None] | None = None
 
     def params_for(self, workspace: Any) -> Sequence[Param]:
         return self.params(workspace) if callable(self.params) else self.params

@@ -56,6 +56,7 @@ DEFAULT_MAX_OUTPUT_TOKENS_BY_TOOL: Mapping[str, int | None] = {
     # a skill's instructions are what the model must follow: never cut them by default
     T.SKILLS.SKILL: None,
     T.SANDBOX.RESTART_KERNEL: None,
+    T.USER_DATA.REQUEST: None,
 }
 DEFAULT_WRITE_LOCK_TIMEOUT = 30.0
 DEFAULT_MEDIA_TYPES: tuple[str, ...] = ("image/png", "image/jpeg", "image/webp", "application/pdf")
@@ -70,6 +71,8 @@ _TOOL_OPTIONS: Mapping[str, tuple[str, ...]] = {
     T.SANDBOX.EXECUTE_COMMAND: ("background_processes",),
     T.SANDBOX.GET_PROCESS_OUTPUT: ("max_wait",),
     T.SANDBOX.EXECUTE_CODE: ("max_media_bytes",),
+    # the copy limit in bytes (default: the shared namespace's, 256 MB)
+    T.USER_DATA.REQUEST: ("max_bytes",),
     T.OPEN_NOTEBOOK.READ: ("media_types", "max_media_bytes"),
     T.OPEN_NOTEBOOK.EDIT: ("max_wait",),
     # user_kernel=False: where="user" is refused (the user's own setting can turn it off too)
@@ -231,6 +234,10 @@ def _check_options(tool: str, options: Mapping[str, Any]) -> None:
         raise ToolConfigError(f"{tool}.allow_restore must be True or False")
     if "max_wait" in options:
         _check_seconds(options["max_wait"], f"{tool}.max_wait")
+    if "max_bytes" in options:
+        v = options["max_bytes"]
+        if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
+            raise ToolConfigError(f"{tool}.max_bytes must be a positive integer (bytes), got {v!r}")
     if "user_kernel" in options and not isinstance(options["user_kernel"], bool):
         raise ToolConfigError(f"{tool}.user_kernel must be True or False")
     if "background_processes" in options:

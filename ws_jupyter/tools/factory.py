@@ -5,7 +5,9 @@ a filesystem gives the file tools (minus the writing ones and ``workspace_index`
 read-only); a sandbox gives ``workspace_execute_command`` (plus the process tools when it has a
 process manager, and the kernel tools when it can run Jupyter kernels — with a writable filesystem
 also ``workspace_run_notebook``); BM25 or vector search gives ``workspace_search`` and ``workspace_index``;
-skills give ``skill``, ``skill_search`` and ``skill_read``; a connected open notebook (see
+skills give ``skill``, ``skill_search`` and ``skill_read``; variables the notebook user shares (see
+:mod:`ws_jupyter.userdata`) give ``user_variables_list`` and ``user_variable_inspect`` (and
+``user_variable_request`` with a sandbox that runs kernels); a connected open notebook (see
 :mod:`ws_jupyter.live`) gives ``open_notebook_read`` and ``open_notebook_edit`` (and
 ``open_notebook_run`` with a sandbox); a writable filesystem given up front gives
 ``workspace_checkpoint`` (off unless enabled). With resolver-based providers every
@@ -88,6 +90,20 @@ def _skill_specs() -> list[ToolSpec]:
     return [SKILL_SPEC, SKILL_SEARCH_SPEC, SKILL_READ_SPEC]
 
 
+def _user_data_specs(workspace: Any) -> list[ToolSpec]:
+    """The user-data tools, while the user shares a namespace with the workspace."""
+    from ..userdata import shared_namespace
+
+    if shared_namespace(workspace) is None:
+        return []
+    from .user_data import INSPECT_SPEC, LIST_SPEC, REQUEST_SPEC
+
+    specs = [LIST_SPEC, INSPECT_SPEC]
+    if workspace.has_sandbox_config() and (workspace.sandbox is None or _can_run_kernels(workspace.sandbox)):
+        specs.append(REQUEST_SPEC)
+    return specs
+
+
 def _open_notebook_specs(workspace: Any) -> list[ToolSpec]:
     """The open-notebook tools, while a notebook page is connected to the workspace (an
     unconnected link is probed briefly, at most every 30 s)."""
@@ -129,6 +145,7 @@ def available_specs(workspace: Any) -> list[ToolSpec]:
         specs += _search_specs(not read_only)
     if workspace.skills is not None:
         specs += _skill_specs()
+    specs += _user_data_specs(workspace)
     specs += _open_notebook_specs(workspace)
     if static_fs is not None and not read_only:
         from .checkpoint import SPEC as CHECKPOINT_SPEC
@@ -171,7 +188,9 @@ def rename_tools_in(text: str, names: Mapping[str, str]) -> str:
     """``text`` (a description) with every renamed tool called by its exposed name."""
     if not names:
         return text
-    pattern = re.compile(r"(?<![\w.])(" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) + r")(?!\w)")
+    pattern = re.compile(
+        r"(?<![\w.])(" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) + r")(?!\w)"
+    )
     return pattern.sub(lambda m: names[m.group(1)], text)
 
 

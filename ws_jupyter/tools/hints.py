@@ -53,6 +53,10 @@ _TABLE: dict[str, ToolHints] = {
     T.SKILLS.SKILL: _LOOK,
     T.SKILLS.SKILL_SEARCH: _LOOK,
     T.SKILLS.SKILL_READ: _LOOK,
+    T.USER_DATA.LIST: _LOOK,
+    T.USER_DATA.INSPECT: _LOOK,
+    # binds (or rebinds) a variable in the sandbox's kernel, once the user approves
+    T.USER_DATA.REQUEST: ToolHints(destructive=True, idempotent=True),
     T.OPEN_NOTEBOOK.READ: _LOOK,
     # a proposal changes the user's notebook once accepted (or at once, in the user's accept mode)
     T.OPEN_NOTEBOOK.EDIT: ToolHints(destructive=True, idempotent=False),
@@ -84,6 +88,9 @@ _TITLES = {
     T.SKILLS.SKILL: "Load skill",
     T.SKILLS.SKILL_SEARCH: "Search skills",
     T.SKILLS.SKILL_READ: "Read skill file",
+    T.USER_DATA.LIST: "List the user's shared variables",
+    T.USER_DATA.INSPECT: "Inspect a shared variable",
+    T.USER_DATA.REQUEST: "Request a copy of a shared variable",
     T.OPEN_NOTEBOOK.READ: "Read the open notebook",
     T.OPEN_NOTEBOOK.EDIT: "Propose edits to the open notebook",
     T.OPEN_NOTEBOOK.RUN: "Run cells of the open notebook",
@@ -99,9 +106,7 @@ def _reaches_out(sandbox: Any) -> bool:
 
 
 #: Tools whose code runs in the sandbox: they reach out exactly when its commands do.
-_RUNS_CODE = frozenset(
-    {T.SANDBOX.EXECUTE_COMMAND, T.SANDBOX.EXECUTE_CODE, T.SANDBOX.RUN_NOTEBOOK}
-)
+_RUNS_CODE = frozenset({T.SANDBOX.EXECUTE_COMMAND, T.SANDBOX.EXECUTE_CODE, T.SANDBOX.RUN_NOTEBOOK})
 
 
 def hints_for(tool: Any, workspace: Any = None) -> ToolHints:

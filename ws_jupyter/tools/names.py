@@ -23,6 +23,7 @@ __all__ = [
     "SANDBOX_TOOLS",
     "SEARCH_TOOLS",
     "SKILL_TOOLS",
+    "USER_DATA_TOOLS",
     "WORKSPACE_TOOLS",
     "WRITE_TOOLS",
 ]
@@ -62,6 +63,12 @@ class _Skills:
     SKILL_READ: Final = "skill_read"
 
 
+class _UserData:
+    LIST: Final = "user_variables_list"
+    INSPECT: Final = "user_variable_inspect"
+    REQUEST: Final = "user_variable_request"
+
+
 class _OpenNotebook:
     READ: Final = "open_notebook_read"
     EDIT: Final = "open_notebook_edit"
@@ -79,6 +86,7 @@ class WORKSPACE_TOOLS:
     SANDBOX = _Sandbox
     SEARCH = _Search
     SKILLS = _Skills
+    USER_DATA = _UserData
     OPEN_NOTEBOOK = _OpenNotebook
     CHECKPOINTS = _Checkpoints
 
@@ -115,6 +123,9 @@ NOTEBOOK_RUN_TOOLS: Final = (_Sandbox.RUN_NOTEBOOK,)
 SANDBOX_TOOLS: Final = (_Sandbox.EXECUTE_COMMAND, *PROCESS_TOOLS, *KERNEL_TOOLS, *NOTEBOOK_RUN_TOOLS)
 SEARCH_TOOLS: Final = (_Search.SEARCH, _Search.INDEX)
 SKILL_TOOLS: Final = (_Skills.SKILL, _Skills.SKILL_SEARCH, _Skills.SKILL_READ)
+#: Present while the notebook user shares variables (``%ws share``, ``Workspace.share``): list and
+#: inspect them read-only, and request copies into the sandbox's kernel (with a sandbox).
+USER_DATA_TOOLS: Final = (_UserData.LIST, _UserData.INSPECT, _UserData.REQUEST)
 #: Present while the notebook the user has open is connected (the ``%ws`` extension in its kernel
 #: and the ws-jupyter JupyterLab extension): read it, propose reviewed edits, run its cells.
 OPEN_NOTEBOOK_TOOLS: Final = (_OpenNotebook.READ, _OpenNotebook.EDIT, _OpenNotebook.RUN)
@@ -127,6 +138,7 @@ ALL_TOOL_NAMES: Final = (
     *SANDBOX_TOOLS,
     *SEARCH_TOOLS,
     *SKILL_TOOLS,
+    *USER_DATA_TOOLS,
     *OPEN_NOTEBOOK_TOOLS,
     *CHECKPOINT_TOOLS,
 )

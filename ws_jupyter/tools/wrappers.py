@@ -137,9 +137,13 @@ class ToolRunner:
             if self.host_trusted_reason(args, ctx) is not None:
                 return True
             default = self.spec.default_approval
-            if default is None:
+            by_args = self.spec.default_approval_for
+            if default is None and by_args is None:
                 return False
             try:
+                if by_args is not None:
+                    return bool(by_args(args, ctx, self.workspace))
+                assert default is not None
                 return bool(default(ctx, self.workspace))
             except Exception:
                 log.warning("default approval rule of %s failed; asking", self.spec.name, exc_info=True)
@@ -201,6 +205,7 @@ class ToolRunner:
                 tool_call_id=ctx.tool_call_id,
                 timeout=self.config.approval_timeout,
                 abort=ctx.abort,
+                details=self._approval_details(args, ctx),
             )
             if not ok:
                 raise _Skip(ToolErrorText(REFUSED))
@@ -220,6 +225,17 @@ class ToolRunner:
                 f"widget, or set require_approval=False for {self.spec.name}."
             )
         )
+
+    def _approval_details(self, args: Mapping[str, Any], ctx: ToolCallContext) -> str | None:
+        """What the approval panel shows beside the arguments (None when the tool says nothing)."""
+        describe = self.spec.approval_details
+        if describe is None:
+            return None
+        try:
+            return describe(args, ctx, self.workspace)
+        except Exception:
+            log.warning("approval details of %s failed", self.spec.name, exc_info=True)
+            return None
 
     # --- hooks ------------------------------------------------------------------------------------
 
