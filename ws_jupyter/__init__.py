@@ -70,6 +70,7 @@ _EXPORTS: dict[str, str] = {
     "VersionedSkillSource": "ws_jupyter.skills.versioned",
     # search
     "BM25Config": "ws_jupyter.search.config",
+    "EmbedPolicy": "ws_jupyter.search.embed_policy",
     "SearchResult": "ws_jupyter.search.results",
     "SearchEngine": "ws_jupyter.search.engine",
     "VectorStore": "ws_jupyter.search.vector_store",
@@ -178,6 +179,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .sandbox.processes import ProcessHandle, ProcessManager
     from .sandbox.types import CommandResult, IsolationDetection, ProcessInfo, SandboxInfo, WorkspaceSandbox
     from .search.config import BM25Config
+    from .search.embed_policy import EmbedPolicy
     from .search.embedder import DefaultEmbedder
     from .search.engine import SearchEngine
     from .search.indexer import IndexProgress, IndexReport

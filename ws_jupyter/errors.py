@@ -37,7 +37,7 @@ Each also derives from the builtin a Python user would naturally catch, so
     │   └── KernelError                              RuntimeError    KERNEL_ERROR, KERNEL_START_FAILED, KERNEL_SPEC_NOT_FOUND,
     │       │                                                        KERNELS_UNAVAILABLE, TOO_MANY_KERNELS, EXECUTION_FAILED
     │       └── KernelNotFoundError                  LookupError     KERNEL_NOT_FOUND
-    ├── SearchError                                  RuntimeError    SEARCH_ERROR
+    ├── SearchError                                  RuntimeError    SEARCH_ERROR, VECTORS_UNAVAILABLE
     │   ├── SearchModeError                          ValueError      SEARCH_MODE_UNAVAILABLE
     │   ├── EmbedderError                            RuntimeError    EMBEDDER_ERROR
     │   └── IndexCorruptedError                      RuntimeError    INDEX_CORRUPTED

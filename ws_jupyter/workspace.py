@@ -125,6 +125,9 @@ class Workspace:
       computed in the background; ``background_indexing=True`` runs the file pass there too;
     * ``index_notebook_outputs``: index the text outputs of notebook code cells as well as the
       cells' sources (off: outputs such as earlier search results would crowd the hits);
+    * ``embed_policy``: which files get vectors — by default all but lock files, data dumps,
+      minified and generated code, which BM25 alone searches (an ``EmbedPolicy``, a dict of its
+      fields, or False to embed every file);
     * ``on_mount``: ``fn(filesystem, sandbox)`` called before the filesystem is made visible in the
       sandbox; return False to skip, or a dict with ``"success": True`` if it did the mounting;
     * ``operation_timeout``: seconds allowed for provider lifecycle calls and resolvers;
@@ -148,6 +151,7 @@ class Workspace:
         auto_index_paths: Sequence[str] | str | None = None,
         background_indexing: bool = False,
         index_notebook_outputs: bool = False,
+        embed_policy: Any = None,
         skills: Sequence[str] | str | Callable[[Any], Iterable[str]] = (),
         skill_source: Any = None,
         on_mount: Callable[[Any, Any], Any] | None = None,
@@ -217,6 +221,9 @@ class Workspace:
             embedder = "default" if default_embedder_available() else None
         self._embedder = embedder
         self._index_notebook_outputs = bool(index_notebook_outputs)
+        from .search.embed_policy import coerce_embed_policy  # (light: no model, no Chroma)
+
+        self._embed_policy = coerce_embed_policy(embed_policy)
         self._search_index_name = search_index_name or default_index_name(self._id)
         # The on-disk index must outlive a kernel restart even when the id is generated afresh.
         self._stable_index_name = search_index_name is not None or id is not None

@@ -20,7 +20,7 @@ PUBLIC = {
     "SandboxKernelManager", "Kernel", "KernelInfo", "KernelsConfig", "ExecutionResult", "ExecutionError",
     "MimeBundle", "OutputEvent", "OutputLimits",
     # search
-    "BM25Config", "SearchEngine", "SearchResult", "VectorStore", "ChromaVectorStore", "DefaultEmbedder",
+    "BM25Config", "EmbedPolicy", "SearchEngine", "SearchResult", "VectorStore", "ChromaVectorStore", "DefaultEmbedder",
     "IndexProgress", "IndexReport", "IndexStatus", "install_model",
     # skills
     "Skill", "SkillChanges", "SkillFile", "SkillIssue", "SkillSearchResult", "SkillWarning", "SkillsContext",

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ...search.status import format_duration
 from ...text.shaping import cut_line
 from ...text.tokens import count_tokens
 from ..base import ToolCall, ToolSpec
@@ -97,9 +98,11 @@ def index_note(workspace: Workspace, mode: str | None, found: int) -> str:
         paths = list(getattr(workspace, "auto_index_paths", ()) or ())
         hint = ("no files are set to be indexed" if not paths else "no indexable files found")
         return f'index is empty: {hint}; index files with workspace_index {{"path": "."}}'
-    if mode in ("vector", "hybrid") and status.vectors and status.pending:
-        return (f"vectors computed so far for {status.embedded:,} of {status.documents:,} documents "
-                f"({status.coverage:.0%}); the rest {'are matched by BM25 only' if mode == 'hybrid' else 'are not searched yet'}")
+    if mode in ("vector", "hybrid") and status.vectors and status.pending and not status.error:
+        left = f", about {format_duration(status.eta_seconds)} left" if status.eta_seconds is not None else ""
+        return (f"vectors computed so far for {status.embedded:,} of {status.embeddable:,} documents "
+                f"({status.coverage:.0%}{left}); the rest "
+                f"{'are matched by BM25 only' if mode == 'hybrid' else 'are not searched yet'}")
     if status.error and mode in ("vector", "hybrid"):
         return f"embedding failed ({status.error})"
     return ""
