@@ -74,6 +74,25 @@ fi
 # a second Jupyter server environment with jupyter-collaboration, for tests/jupyter/test_live_rtc.py
 ./scripts/rtc-env.sh
 
+# --- the MCP Inspector: a client nobody here wrote, for tests/tools/test_mcp_inspector.py -------
+# (npm @modelcontextprotocol/inspector, pinned, into .venv/mcp-inspector; its --cli mode only)
+INSPECTOR_VERSION=2.12.0
+INSPECTOR="$VENV/mcp-inspector"
+if command -v npm >/dev/null 2>&1; then
+  if [ "$(cat "$INSPECTOR/.version" 2>/dev/null)" != "$INSPECTOR_VERSION" ]; then
+    say "installing the MCP Inspector $INSPECTOR_VERSION into .venv/mcp-inspector"
+    mkdir -p "$INSPECTOR"
+    if (cd "$INSPECTOR" && npm install --no-audit --no-fund --prefix . \
+          "@modelcontextprotocol/inspector@$INSPECTOR_VERSION" >/dev/null 2>&1); then
+      echo "$INSPECTOR_VERSION" > "$INSPECTOR/.version"
+    else
+      say "WARNING: the MCP Inspector could not be installed (its test is skipped)"
+    fi
+  fi
+else
+  say "WARNING: node/npm missing: the MCP Inspector test is skipped"
+fi
+
 # --- default embedder model (idempotent: a no-op once installed) ------------------------------
 "$VENV/bin/python" -m ws_jupyter install-model --quiet >/dev/null || {
   say "ERROR: could not install the default embedding model (see the message above)"; exit 1; }

@@ -222,7 +222,7 @@ register_command(
 )
 
 
-# --- ws-jupyter mcp: a workspace's agent tools over MCP (stdio) ----------------------------------
+# --- ws-jupyter mcp: a workspace's agent tools over MCP (stdio, or Streamable HTTP) ----------------------------------
 
 
 def _configure_mcp(parser: argparse.ArgumentParser) -> None:
@@ -276,6 +276,20 @@ def _configure_mcp(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="never ask the user through the client (MCP elicitation): refuse calls that need approval",
     )
+    parser.add_argument(
+        "--http",
+        action="store_true",
+        help="serve over Streamable HTTP (prints the URL and the token) instead of stdio",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="--http: address to listen on (default: 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=None, help="--http: port (default: a free one)")
+    parser.add_argument(
+        "--allow-tools",
+        default="",
+        metavar="GROUPS",
+        help="--http: comma-separated gated tool groups clients may use (open-notebook, user-data); "
+        "--allow is the network allow-list",
+    )
 
 
 def _run_mcp(args: argparse.Namespace) -> int:
@@ -321,14 +335,27 @@ def _run_mcp(args: argparse.Namespace) -> int:
     pkg_logger.addHandler(stderr)
     try:
         ws.init()
-        serve_mcp(ws, name=args.name, approve_all=args.approve_all, elicit=not args.no_elicitation)
+        if args.http:
+            from .adapters.mcp_http import run_mcp_http
+
+            run_mcp_http(
+                ws,
+                host=args.host,
+                port=args.port,
+                allow=args.allow_tools or None,
+                name=args.name,
+                approve_all=args.approve_all,
+                elicit=not args.no_elicitation,
+            )
+        else:
+            serve_mcp(ws, name=args.name, approve_all=args.approve_all, elicit=not args.no_elicitation)
     finally:
         ws.destroy()
     return 0
 
 
 register_command(
-    CliCommand("mcp", "serve a workspace's agent tools over MCP (stdio)", _configure_mcp, _run_mcp)
+    CliCommand("mcp", "serve a workspace's agent tools over MCP (stdio, or --http)", _configure_mcp, _run_mcp)
 )
 
 

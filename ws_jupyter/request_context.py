@@ -5,7 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, MutableMapping
 from typing import Any
 
-__all__ = ["RequestContext"]
+__all__ = ["RequestContext", "client_context", "client_label"]
+
+#: Keys naming an outside client (an MCP client over HTTP) and its session: the activity feed,
+#: ``%ws ps`` and job listings show them.
+CLIENT_KEY = "mcp_client"
+SESSION_KEY = "mcp_session"
 
 
 class RequestContext(MutableMapping[str, Any]):
@@ -49,3 +54,23 @@ class RequestContext(MutableMapping[str, Any]):
 
     def __repr__(self) -> str:
         return f"RequestContext({self._data!r})"
+
+
+def client_context(name: str, session: str = "") -> RequestContext:
+    """The request context of an outside client's calls: ``user_id`` is the client (its jobs),
+    ``thread_id`` its session (its read records are its own)."""
+    return RequestContext(
+        {"user_id": f"mcp:{name}", "thread_id": session or "-", CLIENT_KEY: name, SESSION_KEY: session}
+    )
+
+
+def client_label(request_context: Any) -> str | None:
+    """``"claude-code (session 1a2b3c4d)"`` for a call of an outside client, else None."""
+    try:
+        name = request_context.get(CLIENT_KEY) if request_context is not None else None
+    except (AttributeError, TypeError):
+        return None
+    if not name:
+        return None
+    session = request_context.get(SESSION_KEY) or ""
+    return f"{name} (session {str(session)[:8]})" if session else str(name)

@@ -476,6 +476,13 @@ class Workspace:
             except Exception as exc:  # keep tearing down the rest, report the first failure
                 errors.append(exc)
 
+        from .adapters.mcp_http import stop_all
+        from .tools.jobs import existing_jobs
+
+        attempt(lambda: stop_all(self), "stopping the MCP servers")
+        registry = existing_jobs(self)
+        if registry is not None:
+            attempt(registry.cancel_all, "cancelling jobs")
         sb = self._sb_static
         if sb is not None:
             stop = sandbox_action(sb, "destroy") or sandbox_action(sb, "stop")
@@ -774,6 +781,33 @@ class Workspace:
         from .tools.config import ToolsConfig
 
         self._tools_config = ToolsConfig.coerce(config)
+
+    def jobs(self) -> list[Any]:
+        """The long runs agents started as jobs (``background`` / ``keep_running`` of the command
+        and code tools), every caller's, oldest first: :class:`ws_jupyter.tools.jobs.Job`."""
+        from .tools.jobs import existing_jobs
+
+        registry = existing_jobs(self)
+        return registry.list(everyone=True) if registry is not None else []
+
+    def serve_mcp_http(
+        self,
+        port: int | None = None,
+        host: str = "127.0.0.1",
+        *,
+        allow: Iterable[str] | str | None = None,
+        **options: Any,
+    ) -> Any:
+        """Serve this workspace to outside agents over MCP Streamable HTTP, from this process.
+
+        Returns a handle with ``url``, ``token``, ``client_configs()`` and ``stop()``; the server
+        also stops with ``destroy()``. ``allow`` names the gated tool groups (``"open-notebook"``,
+        ``"user-data"``) outside clients may use. See :func:`ws_jupyter.adapters.mcp_http.serve_mcp_http`.
+        """
+        from .adapters.mcp_http import serve_mcp_http
+
+        self._require_usable()
+        return serve_mcp_http(self, port=port, host=host, allow=allow, **options)
 
     def tools(self, request_context: RequestContext | Mapping[str, Any] | None = None) -> list[Tool]:
         """The agent tools for this request: only those whose provider is configured and enabled."""

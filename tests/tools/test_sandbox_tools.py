@@ -125,7 +125,7 @@ def test_cwd_is_relative_to_the_working_directory(sh, workdir):
 
 def test_background_process_lifecycle(sh):
     started = run(sh, "echo started; sleep 0.3; echo done; exit 4", background=True)
-    m = re.fullmatch(r"Started background process \(PID: (\d+)\)", started)
+    m = re.match(r"Started background process \(PID: (\d+)\) as job job-", started)
     assert m
     pid = int(m[1])
     out = sh.run("workspace_get_process_output", pid=pid, wait=True)

@@ -31,7 +31,7 @@ def test_descriptions_and_messages_use_exposed_names(make_ws, workdir):
             "workspace_get_process_output",
         ):
             assert old not in tool.description, (tool.name, old)
-    assert "follow it with proc_output" in tools["workspace_execute_command"].description
+    assert "(or proc_output by PID)" in tools["workspace_execute_command"].description
     assert "replace all of it, use write." in tools["edit"].description
     (workdir / "d").mkdir()
     (workdir / "f.txt").write_text("x\n")

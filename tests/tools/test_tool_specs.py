@@ -49,7 +49,7 @@ GROUPS = {
     "SANDBOX_TOOLS": (
         "workspace_execute_command", "workspace_get_process_output", "workspace_kill_process",
         "workspace_list_processes", "workspace_execute_code", "workspace_restart_kernel",
-        "workspace_list_kernels", "workspace_run_notebook",
+        "workspace_list_kernels", "workspace_run_notebook", "workspace_job_status", "workspace_job_cancel",
     ),
     "SEARCH_TOOLS": ("workspace_search", "workspace_index"),
     "SKILL_TOOLS": ("skill", "skill_search", "skill_read"),
@@ -61,7 +61,7 @@ GROUPS = {
 
 def test_every_tool_states_every_fact() -> None:
     specs = registry.tool_specs()
-    assert len(specs) == len(registry.TOOLS) == 29
+    assert len(specs) == len(registry.TOOLS) == 31
     assert set(SETTING_VALUES) == set(TOOL_SETTINGS)
     for spec in specs:
         assert isinstance(spec.title, str) and spec.title.strip() and spec.title != spec.name, spec.name

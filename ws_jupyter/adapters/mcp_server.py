@@ -32,6 +32,8 @@ What the server offers:
   when the client supports it; else it is refused with text naming ``--approve-all`` and
   ``--no-approval``. ``--no-approval`` makes no tool require approval (the client confirms).
 
+``ws-jupyter mcp --http`` serves over Streamable HTTP instead (:mod:`ws_jupyter.adapters.mcp_http`).
+
 Calls run in the tools' own thread pool (:mod:`ws_jupyter.tools.executor`), so a long command
 does not block other requests. The workspace's instructions become the server's.
 """
@@ -45,7 +47,7 @@ import logging
 import threading
 import time
 import warnings
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, unquote
@@ -234,6 +236,11 @@ class _State:
     approve_all: bool
     elicit: bool
     bridge: _LogBridge = field(default_factory=_LogBridge)
+    #: the request context of one call (per client session over HTTP); None: ``request_context``
+    context_for: Callable[[Any], Any] | None = None
+
+    def call_context(self, ctx: Any) -> Any:
+        return self.request_context if self.context_for is None else self.context_for(ctx)
 
     @property
     def by_name(self) -> dict[str, Tool]:
@@ -252,7 +259,7 @@ def _has_approver(workspace: Any) -> bool:
         return False
 
 
-def _refusal(tool: Tool, workspace: Any) -> str:
+def _refusal(tool: Tool, workspace: Any, hint: str = "") -> str:
     why = ""
     if tool.workspace_tool_name == "workspace_execute_command" and sandbox_runs_on_host(
         getattr(workspace, "sandbox", None)
@@ -261,7 +268,7 @@ def _refusal(tool: Tool, workspace: Any) -> str:
     return (
         f"Error: {tool.name} requires approval{why}, and this MCP client cannot be asked for it "
         "(it does not support elicitation). Restart the server with --approve-all to approve every "
-        "call, or with --no-approval to leave confirmation to the MCP client."
+        "call, or with --no-approval to leave confirmation to the MCP client." + (f" {hint}" if hint else "")
     )
 
 
@@ -367,7 +374,7 @@ async def _run_call(
 
     abort = threading.Event()
     call_ctx = ToolCallContext(
-        request_context=state.request_context,
+        request_context=state.call_context(ctx),
         tool_call_id=None if ctx.request_id is None else str(ctx.request_id),
         abort=abort,
     )
@@ -408,14 +415,21 @@ def build_mcp_server(
     *,
     request_context: Any = None,
     name: str = "ws-jupyter",
-    tools: list[Tool] | None = None,
+    tools: list[Tool] | Callable[[], list[Tool]] | None = None,
     approve_all: bool = False,
     elicit: bool = True,
+    context_for: Callable[[Any], Any] | None = None,
+    refusal_hint: str = "",
 ) -> Any:
     """An ``mcp`` low-level ``Server`` for the workspace (see the module docstring).
 
     ``approve_all`` approves every call that requires approval (``--approve-all``); ``elicit``
     asks the user through the client, when it supports elicitation, for calls that require it.
+    ``tools`` may be a function: the tool set is then asked again on each ``tools/list`` (and
+    for an unknown name), so tools that come and go with the workspace's state are offered.
+    ``context_for(ctx)`` gives the request context of a call from its MCP request context (the
+    HTTP server: one per client session); default ``request_context`` for every call.
+    ``refusal_hint`` ends the message of a call refused for want of anyone to approve it.
     """
     import mcp_types as types
     from mcp.server.lowlevel import Server
@@ -426,10 +440,23 @@ def build_mcp_server(
     from ..errors import SkillError, WorkspaceError
     from ..skills.prompt import skill_arguments, skill_prompt
 
-    listed = tools if tools is not None else workspace.tools(request_context)
-    state = _State(workspace, request_context, listed, approve_all, elicit)
+    source: Callable[[], list[Tool]] | None = None
+    if callable(tools):
+        source = tools
+        listed = tools()
+    else:
+        listed = tools if tools is not None else workspace.tools(request_context)
+    state = _State(workspace, request_context, listed, approve_all, elicit, context_for=context_for)
     definitions = _tools_definitions(state)
     by_name = state.by_name
+
+    def refresh() -> None:
+        """A tool set that follows the workspace: the open notebook connects, data is shared."""
+        nonlocal definitions, by_name
+        if source is not None:
+            state.tools = source()
+            definitions = _tools_definitions(state)
+            by_name = state.by_name
 
     @contextlib.asynccontextmanager
     async def lifespan(_server: Any) -> AsyncIterator[dict[str, Any]]:
@@ -443,12 +470,13 @@ def build_mcp_server(
             pkg_logger.removeHandler(state.bridge)
 
     async def on_list_tools(ctx: Any, params: Any) -> Any:
+        refresh()
         return types.ListToolsResult(tools=definitions)
 
     async def decide(ctx: Any, tool: Tool, args: dict[str, Any], params: Any) -> tuple[bool | None, Any]:
         """(approved, early result): None leaves it to the workspace policy."""
         try:
-            needed = tool.needs_approval(args, ToolCallContext(request_context=request_context))
+            needed = tool.needs_approval(args, ToolCallContext(request_context=state.call_context(ctx)))
         except Exception:
             needed = True
         if not needed or _has_approver(workspace):
@@ -457,7 +485,7 @@ def build_mcp_server(
             log.warning("auto-approved %s (--approve-all)", tool.name)
             return True, None
         if not (elicit and _client_can_elicit(ctx)):
-            return False, _error_result(_refusal(tool, workspace))
+            return False, _error_result(_refusal(tool, workspace, refusal_hint))
         message, schema = _approval_question(tool, args)
         if _modern(ctx):
             responses = getattr(params, "input_responses", None) or {}
@@ -473,10 +501,12 @@ def build_mcp_server(
             answer = await ctx.session.elicit_form(message, schema, related_request_id=ctx.request_id)
         except Exception as exc:
             log.warning("asking the client to approve %s failed: %s", tool.name, exc)
-            return False, _error_result(_refusal(tool, workspace))
+            return False, _error_result(_refusal(tool, workspace, refusal_hint))
         return _accepted(answer), None
 
     async def on_call_tool(ctx: Any, params: Any) -> Any:
+        if params.name not in by_name:
+            refresh()
         tool = by_name.get(params.name)
         if tool is None:
             return _error_result(

@@ -48,6 +48,8 @@ class _Sandbox:
     RESTART_KERNEL: Final = "workspace_restart_kernel"
     LIST_KERNELS: Final = "workspace_list_kernels"
     RUN_NOTEBOOK: Final = "workspace_run_notebook"
+    JOB_STATUS: Final = "workspace_job_status"
+    JOB_CANCEL: Final = "workspace_job_cancel"
 
 
 class _Search:

@@ -36,6 +36,8 @@ TOOLS: tuple[str, ...] = (
     ".sandbox.kernels:RESTART_KERNEL_SPEC",
     ".sandbox.kernels:LIST_KERNELS_SPEC",
     ".sandbox.run_notebook:RUN_NOTEBOOK_SPEC",
+    ".sandbox.jobs:STATUS_SPEC",
+    ".sandbox.jobs:CANCEL_SPEC",
     ".search.search:SEARCH_SPEC",
     ".search.index:INDEX_SPEC",
     ".skills.skills:SKILL_SPEC",

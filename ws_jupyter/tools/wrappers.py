@@ -362,6 +362,7 @@ class ToolRunner:
                 duration_ms=(time.perf_counter() - started) * 1000,
                 blocked=blocked,
                 cancelled=cancelled,
+                request_context=ctx.request_context,
             )
         )
 

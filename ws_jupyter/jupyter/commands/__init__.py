@@ -43,6 +43,7 @@ _MODULES = (
     "share",
     "unshare",
     "fetch",
+    "mcp",
     "live",
     "ui",
     "doctor",

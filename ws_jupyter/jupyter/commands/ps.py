@@ -1,4 +1,6 @@
-"""List the background processes of the sandbox: PID, state, runtime, exit code, command.
+"""List the background processes of the sandbox: PID, state, runtime, exit code, command; then
+the agents' jobs (long runs started with background or keep_running: a command job is one of the
+processes, a code job runs on a kernel and keeps it busy), with who started them.
 
 Exited processes stay listed (with their output, see `%ws logs`) until the sandbox's retention
 limit drops the oldest.
@@ -11,7 +13,7 @@ Examples:
 from __future__ import annotations
 
 from ..parsing import WsArgumentParser
-from ..views.processes import ProcessRow, ProcessTableView
+from ..views.processes import JobRow, ProcessRow, ProcessTableView
 from ._common import require_processes
 from .base import Invocation, Subcommand
 
@@ -25,9 +27,11 @@ def configure(parser: WsArgumentParser) -> None:
 def run(inv: Invocation) -> ProcessTableView:
     manager = require_processes(inv.workspace, "ps")
     rows = [ProcessRow.from_info(info) for info in manager.list()]
+    jobs = [JobRow.from_job(j) for j in inv.workspace.jobs()]
     if inv.args.running:
         rows = [r for r in rows if r.state == "running"]
-    return ProcessTableView(rows)
+        jobs = [j for j in jobs if j.state == "running"]
+    return ProcessTableView(rows, jobs)
 
 
 COMMAND = Subcommand(

@@ -49,6 +49,7 @@ _EXPORTS = {
     "KernelTableView": ".kernels",
     "LiveStatusView": ".live",
     "LogView": ".processes",
+    "McpServersView": ".mcp",
     "MessageView": ".base",
     "NotebookView": ".notebook",
     "ProcessTableView": ".processes",
@@ -85,6 +86,7 @@ __all__ = [
     "KernelTableView",
     "LiveStatusView",
     "LogView",
+    "McpServersView",
     "MessageView",
     "NotebookView",
     "ProcessTableView",
@@ -119,6 +121,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .formatters import register_formatters, unregister_formatters
     from .kernels import ExecutionView, KernelTableView
     from .live import LiveStatusView
+    from .mcp import McpServersView
     from .notebook import NotebookView
     from .processes import LogView, ProcessTableView, RunSummary, process_state
     from .search import IndexView, SearchResultsView, highlight_terms

@@ -3,7 +3,7 @@ and the state names and colours the process widgets share with them."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .base import RichView
@@ -203,7 +203,7 @@ def process_state(process: Any) -> str:
     return "exited" if process.exit_code == 0 else "failed"
 
 
-STATE_COLOURS = {"running": OK, "failed": BAD, "killed": WARN, "timed out": WARN}
+STATE_COLOURS = {"running": OK, "failed": BAD, "killed": WARN, "timed out": WARN, "cancelled": WARN}
 
 
 @dataclass(frozen=True)
@@ -225,11 +225,40 @@ class ProcessRow:
         )
 
 
+@dataclass(frozen=True)
+class JobRow:
+    """One job (a long run an agent started): its id, kind, state, runtime, who started it."""
+
+    id: str
+    kind: str
+    state: str
+    runtime: float | None
+    owner: str
+    what: str
+
+    @classmethod
+    def from_job(cls, job: Any) -> JobRow:
+        where = f"PID {job.pid}" if job.kind == "command" else f"kernel {job.kernel}"
+        return cls(
+            id=str(job.id),
+            kind=f"{job.kind} ({where})",
+            state=str(job.status),
+            runtime=float(job.runtime),
+            owner=str(job.client or job.owner or "this notebook's agent"),
+            what=" ".join(str(job.label).split())[:120],
+        )
+
+
+_JOB_HEADERS = ["JOB", "KIND", "STATE", "RUNTIME", "STARTED BY", "WHAT"]
+
+
 @dataclass(repr=False)
 class ProcessTableView(RichView):
-    """``%ws ps``: one row per background process."""
+    """``%ws ps``: one row per background process, then the agents' jobs (a command job is one
+    of the processes too; a code job runs on a kernel)."""
 
     rows: list[ProcessRow]
+    jobs: list[JobRow] = field(default_factory=list)
     kind = "ps"
 
     def title(self) -> str:
@@ -251,12 +280,39 @@ class ProcessTableView(RichView):
             for r in self.rows
         ]
 
+    def _job_cells(self) -> list[list[str]]:
+        return [[j.id, j.kind, j.state, format_duration(j.runtime), j.owner, j.what] for j in self.jobs]
+
     def text(self) -> str:
-        if not self.rows:
-            return "No background processes."
-        return text_table(["PID", "STATE", "RUNTIME", "EXIT", "COMMAND"], self._cells(), numeric=(0, 3))
+        out = (
+            text_table(["PID", "STATE", "RUNTIME", "EXIT", "COMMAND"], self._cells(), numeric=(0, 3))
+            if self.rows
+            else "No background processes."
+        )
+        if self.jobs:
+            out += "\n\nJobs:\n" + text_table(_JOB_HEADERS, self._job_cells())
+        return out
 
     def html_body(self) -> str:
+        jobs = ""
+        if self.jobs:
+            cells = [
+                [
+                    f'<span style="{MONO}">{esc(c[0])}</span>',
+                    esc(c[1]),
+                    f'<span style="color: {STATE_COLOURS.get(c[2], "inherit")}">{esc(c[2])}</span>',
+                    esc(c[3]),
+                    esc(c[4]),
+                    f'<span style="{MONO}">{esc(c[5])}</span>',
+                ]
+                for c in self._job_cells()
+            ]
+            jobs = "<div style='margin-top: 6px'><strong>Jobs</strong></div>" + table(
+                [h.lower() for h in _JOB_HEADERS], cells
+            )
+        return self._processes_html() + jobs
+
+    def _processes_html(self) -> str:
         if not self.rows:
             return (
                 f'<div style="{MUTED}">No background processes. Start one with <code>%ws bg CMD</code>.</div>'

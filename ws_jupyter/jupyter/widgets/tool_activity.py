@@ -32,6 +32,7 @@ from typing import Any
 import ipywidgets as w
 from traitlets import Dict, List, Unicode
 
+from ...request_context import client_label
 from ..notebook_busy import BUSY_HINT, busy_state
 from ..views.common import BAD, BORDER, INFO, MONO, MUTED, OK, WARN, format_duration, one_line, table
 from .controls import button, flexible
@@ -81,7 +82,13 @@ def _call_row(c: dict[str, Any], changed: int = 0) -> str:
         f"gap: 0 10px; padding: 2px 0; border-bottom: 1px solid {BORDER}; line-height: 1.4'>"
         f"<span style='{MUTED}; flex: 0 0 auto'>{c['time']}</span>"
         f"<strong style='{MONO}; flex: 0 1 16em; {_WRAP}'>{html.escape(c['tool'])}</strong>"
-        f"<span style='color: {colour}; flex: 0 0 5.5em'>{c['status']}</span>"
+        + (
+            f"<span class='ws-call-client' style='{MUTED}; flex: 0 1 auto; {_WRAP}'>via "
+            f"{html.escape(c['client'])}</span>"
+            if c.get("client")
+            else ""
+        )
+        + f"<span style='color: {colour}; flex: 0 0 5.5em'>{c['status']}</span>"
         f"<span style='flex: 0 0 4.5em'>{duration}</span>"
         f"<span style='{MONO}; flex: 1 1 18em; {_WRAP}'>{html.escape(_short(c['input']))}</span>"
         + (
@@ -180,6 +187,8 @@ class ToolActivity(Snapshotting, w.VBox):
             call = self._calls.get(event.call_id) or self._add(
                 event.call_id, event.tool_name, event.input, "running", event.timestamp
             )
+            if not call.get("client"):
+                call["client"] = client_label(event.request_context) or ""
             if event.kind == "approval_requested":
                 call["status"] = "waiting"
                 call["details"] = getattr(event, "details", None)
@@ -220,6 +229,7 @@ class ToolActivity(Snapshotting, w.VBox):
             "duration_ms": None,
             "details": None,
             "time": when.astimezone().strftime("%H:%M:%S"),
+            "client": "",
         }
         self._calls[call_id] = call
         self._order.append(call_id)
@@ -262,7 +272,8 @@ class ToolActivity(Snapshotting, w.VBox):
         for c in calls:
             duration = format_duration(c["duration_ms"] / 1000) if c["duration_ms"] is not None else ""
             output = _short(c["output"], 70) if c["output"] is not None else ""
-            cells = [c["time"], c["tool"], _short(c["input"]), c["status"], duration, output]
+            tool = c["tool"] + (f" via {c['client']}" if c.get("client") else "")
+            cells = [c["time"], tool, _short(c["input"]), c["status"], duration, output]
             rows.append([html.escape(x) for x in cells])
             lines.append("  ".join(x for x in cells if x))
         more = len(self.calls) - len(calls)
@@ -294,7 +305,13 @@ class ToolActivity(Snapshotting, w.VBox):
             label = flexible(
                 w.HTML(
                     f"<div style='{_WRAP}; line-height: 1.4'><span style='color: {WARN}'>● waiting:</span> "
-                    f"<code>{html.escape(c['tool'])}</code> {shown}</div>"
+                    f"<code>{html.escape(c['tool'])}</code>"
+                    + (
+                        f" <span style='{MUTED}'>via {html.escape(c['client'])}</span>"
+                        if c.get("client")
+                        else ""
+                    )
+                    + f" {shown}</div>"
                 )
             )
             label.layout.flex = "1 1 14em"  # narrower than that, the buttons go to the next line

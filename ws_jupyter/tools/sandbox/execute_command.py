@@ -17,10 +17,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ...errors import SandboxError
 from ...sandbox.capabilities import (
     sandbox_cancels_commands,
-    sandbox_processes,
     sandbox_runs_on_host,
     sandbox_timeout,
 )
@@ -42,8 +40,10 @@ DESCRIPTION = (
     "Run a shell command (sh -c) in the workspace sandbox and get its output: stdout, stderr and the "
     "exit code when it is not 0. Long output is cut to its last `tail` lines (default 200; 0 for all). "
     "timeout is in seconds (default: the sandbox's). Set background=true for servers and other "
-    "long-running commands: it returns a PID at once; follow it with workspace_get_process_output "
-    "and stop it with workspace_kill_process. cwd is relative to the sandbox working directory."
+    "long-running commands: it returns its PID and a job id at once; follow it with "
+    "workspace_job_status (or workspace_get_process_output by PID) and stop it with "
+    "workspace_job_cancel. keep_running=true turns a run that passes its timeout into such a job "
+    "instead of killing it. cwd is relative to the sandbox working directory."
 )
 
 PARAMS = (
@@ -57,7 +57,18 @@ PARAMS = (
     Param("timeout", "number", "Time limit in seconds. Default: the sandbox's limit.", minimum=0.001),
     Param("cwd", "string", "Working directory, relative to the sandbox working directory."),
     Param("tail", "integer", "Show only the last N lines of each stream (0 = all).", default=200),
-    Param("background", "boolean", "Start in the background and return its PID at once.", default=False),
+    Param(
+        "background", "boolean", "Start as a job in the background and return its id at once.", default=False
+    ),
+    Param(
+        "keep_running",
+        "boolean",
+        "When the run passes its timeout, keep it running as a job (returns its id) instead of killing it.",
+        default=False,
+    ),
+    Param(
+        "shared", "boolean", "Background job: let other clients of this workspace see it too.", default=False
+    ),
 )
 
 def _shape(text: str, tail: int | None, budget: int | None, hint: str) -> str:
@@ -101,7 +112,9 @@ def execute_command(call: ToolCall) -> str:
     tail = args["tail"]
     timeout = args["timeout"]
     if args["background"]:
-        return _background(call, sandbox, command, timeout)
+        return _background(call, timeout)
+    if args["keep_running"]:
+        return _kept_running(call, tail, timeout if timeout is not None else sandbox_timeout(sandbox))
     stdout_tail = None
     split = split_tail_pipe(command)
     if split is not None:
@@ -128,20 +141,12 @@ def execute_command(call: ToolCall) -> str:
     return body
 
 
-def _background(call: ToolCall, sandbox: WorkspaceSandbox, command: str, timeout: float | None) -> str:
-    processes = sandbox_processes(sandbox)
-    if processes is None:
-        raise SandboxError("This sandbox cannot run background processes (it has no process manager)")
-    callbacks = call.option("background_processes", {}) or {}
-    handle = processes.spawn(
-        command,
-        cwd=call.args["cwd"],
-        timeout=timeout,
-        on_stdout=callbacks.get("on_stdout"),
-        on_stderr=callbacks.get("on_stderr"),
-        stdin="ignore",
-    )
-    on_exit = callbacks.get("on_exit")
+def _background(call: ToolCall, timeout: float | None) -> str:
+    from .job_runs import describe_started, start_job
+
+    job = start_job(call, "command", timeout=timeout)
+    on_exit = (call.option("background_processes", {}) or {}).get("on_exit")
+    handle = job._process
     if on_exit is not None:
 
         def notify(kind: str, _text: str) -> None:
@@ -158,7 +163,21 @@ def _background(call: ToolCall, sandbox: WorkspaceSandbox, command: str, timeout
                 )
 
         handle.subscribe(notify)
-    return f"Started background process (PID: {handle.pid})"
+    return describe_started(call, job)
+
+
+def _kept_running(call: ToolCall, tail: int | None, wait: float | None) -> str:
+    """Run as a job and wait up to ``wait`` seconds: its answer when it ended, else the job id."""
+    from .job_runs import describe_started, start_job
+
+    job = start_job(call, "command", timeout=None)
+    if job.wait(wait, call.context.abort):
+        body = format_streams(job.stdout, job.stderr, tail=tail, max_tokens=call.max_tokens)
+        return body if job.exit_code == 0 else f"{body}\n\nExit code: {job.exit_code}"
+    if call.context.aborted:
+        job.cancel()
+        return "Cancelled."
+    return describe_started(call, job, after=wait)
 
 
 def _unisolated(sandbox: WorkspaceSandbox) -> bool:

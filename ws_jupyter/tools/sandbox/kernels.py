@@ -48,7 +48,10 @@ EXECUTE_CODE_DESCRIPTION = (
     "'Out[n]: ...', text forms of displayed objects, plots and images as images, and errors with a "
     "trimmed traceback. timeout is in seconds (default: the sandbox's command limit); when it passes "
     "the code is interrupted and the kernel keeps its state. kernel names a separate kernel (default "
-    "'default'); use workspace_restart_kernel to start over and workspace_list_kernels to see them."
+    "'default'); use workspace_restart_kernel to start over and workspace_list_kernels to see them. "
+    "background=true starts the code as a job and returns its id at once (workspace_job_status, "
+    "workspace_job_cancel); keep_running=true makes a run that passes its timeout such a job instead of "
+    "interrupting it. A kernel running a job is busy: other runs on it wait behind it."
 )
 
 _KERNEL = Param(
@@ -68,6 +71,18 @@ EXECUTE_CODE_PARAMS = (
     ),
     _KERNEL,
     Param("timeout", "number", "Time limit in seconds. Default: the sandbox's command limit.", minimum=0.001),
+    Param(
+        "background", "boolean", "Start as a job in the background and return its id at once.", default=False
+    ),
+    Param(
+        "keep_running",
+        "boolean",
+        "When the run passes its timeout, keep it running as a job (returns its id) instead of interrupting it.",
+        default=False,
+    ),
+    Param(
+        "shared", "boolean", "Background job: let other clients of this workspace see it too.", default=False
+    ),
 )
 
 
@@ -85,8 +100,11 @@ def execute_code(call: ToolCall) -> str | ToolResult:
     sandbox = call.sandbox()
     kernels = _kernels(call)
     timeout = call.args["timeout"]
+    if call.args["background"] or call.args["keep_running"]:
+        return _as_job(call, timeout if timeout is not None else sandbox_timeout(sandbox))
     if timeout is None:
         timeout = sandbox_timeout(sandbox)
+    busy = _busy_note(call)
     since = datetime.now(timezone.utc)
     result = kernels.execute(
         call.args["code"],
@@ -104,11 +122,44 @@ def execute_code(call: ToolCall) -> str | ToolResult:
     # network allow mode: the connection attempts of this execution that the allow-list denied
     kernel = kernels.get(call.args["kernel"])
     note = sandbox_network_note(sandbox, kernel.pid if kernel is not None else None, since)
+    note = "\n\n".join(n for n in (busy, note) if n)
     if not note:
         return output
     if isinstance(output, ToolResult):
         return dataclasses.replace(output, text=f"{output.text}\n\n{note}")
     return f"{output}\n\n{note}"
+
+
+def _busy_note(call: ToolCall) -> str:
+    """Said when this run has to wait behind a job holding its kernel."""
+    from ..jobs import jobs
+
+    job = jobs(call.workspace).running_on_kernel(call.args["kernel"])
+    if job is None:
+        return ""
+    return f'[kernel "{call.args["kernel"]}" was busy with job {job.id}: this run waited behind it]'
+
+
+def _as_job(call: ToolCall, wait: float | None) -> str | ToolResult:
+    """``background``: start the code as a job; ``keep_running``: wait up to ``wait`` first."""
+    from .job_runs import describe_started, start_job
+
+    background = call.args["background"]
+    job = start_job(call, "code", timeout=call.args["timeout"] if background else None)
+    if background:
+        return describe_started(call, job)
+    if job.wait(wait, call.context.abort):
+        if job.error is not None:
+            raise job.error
+        return format_execution(
+            job.result,
+            max_tokens=call.max_tokens,
+            max_media_bytes=int(call.option("max_media_bytes", DEFAULT_MAX_MEDIA_BYTES)),
+        )
+    if call.context.aborted:
+        job.cancel()
+        return "Cancelled: the code was interrupted."
+    return describe_started(call, job, after=wait)
 
 
 def _html_text(markup: str) -> str:
