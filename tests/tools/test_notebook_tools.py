@@ -231,10 +231,13 @@ def test_invalid_edits_are_refused_and_change_nothing(fs_tools, nb_path, args, m
 
 
 def test_an_invalid_notebook_is_not_edited(fs_tools, workdir):
-    (workdir / "old.ipynb").write_text(versioned(4, ids=True), "utf-8")  # ids are invalid in 4.4
+    data = json.loads(versioned(5, ids=True))
+    del data["cells"][1]["outputs"][0]["name"]  # a stream output must name its stream
+    (workdir / "old.ipynb").write_text(json.dumps(data), "utf-8")
     before = (workdir / "old.ipynb").read_bytes()
     out = fs_tools.run(EDIT, path="old.ipynb", cell_index=0, new_source="x")
-    assert out.startswith("Error: old.ipynb is not a valid notebook (Additional properties are not allowed ('id' was unexpected)")
+    assert out.startswith("Error: old.ipynb is not a valid notebook (")
+    assert "'name' is a required property" in out
     assert (workdir / "old.ipynb").read_bytes() == before
     assert fs_tools.run(EDIT, path="a.py", cell_index=0, new_source="x").startswith("Error: a.py is not a notebook")
     assert fs_tools.run(EDIT, path="gone.ipynb", cell_index=0, new_source="x") == "Error: File not found: gone.ipynb"
