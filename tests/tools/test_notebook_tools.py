@@ -92,7 +92,34 @@ def test_one_cell_over_budget_is_cut_with_a_note(make_ws, workdir):
     (workdir / "huge.ipynb").write_text(write(huge), "utf-8")
     out = box(make_ws(tools={READ: {"max_output_tokens": 500}})).run(READ, path="huge.ipynb")
     assert count_tokens(out) <= 500
-    assert re.search(r"\[cell 0 was cut to fit the output budget \(\d+ more lines\); continue with offset=1", out)
+    m = re.search(r"\[cell 0 was cut to fit the output budget \(\d+ more lines\); read the rest with cell=0, "
+                  r"offset=(\d+), or continue with offset=1\]", out)
+    assert m
+
+
+def test_a_cell_longer_than_a_read_is_paged_by_its_lines(make_ws, workdir):
+    source = "\n".join(f"v{i} = {i}" for i in range(2000))
+    huge = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source, execution_count=1, outputs=[
+        nbformat.v4.new_output("stream", name="stdout", text="finished\n")])])
+    (workdir / "huge.ipynb").write_text(write(huge), "utf-8")
+    tools = box(make_ws(tools={READ: {"max_output_tokens": 500}}))
+    out = tools.run(READ, path="huge.ipynb")
+    offset = int(re.search(r"read the rest with cell=0, offset=(\d+)", out).group(1))
+    seen = [int(n) for n in re.findall(r"^(\d+) v", out, re.M)]
+    for _ in range(100):
+        out = tools.run(READ, path="huge.ipynb", cell=0, offset=offset)
+        assert count_tokens(out) <= 500 and re.search(r"^\[0\] code \S+ In\[1\] lines \d+-\d+ of 2000$", out, re.M)
+        seen += [int(n) for n in re.findall(r"^(\d+) v", out, re.M)]
+        m = re.search(r"continue with cell=0, offset=(\d+)\]$", out)
+        if m is None:
+            break
+        offset = int(m.group(1))
+    assert seen == list(range(1, 2001))  # every line once, in order, numbered as in the cell
+    assert "» stdout:\nfinished" in out  # the outputs follow the last line
+    out = tools.run(READ, path="huge.ipynb", cell=0, offset=1990, limit=3)
+    assert "lines 1990-1992 of 2000\n1990 v1989 = 1989\n1991 v1990 = 1990\n1992 v1991 = 1991\n" in out
+    assert tools.run(READ, path="huge.ipynb", cell=3).startswith("Error: No cell 3")
+    assert "offset 2001 is past the last line of cell 0" in tools.run(READ, path="huge.ipynb", cell=0, offset=2001)
 
 
 def test_raw_returns_the_json(fs_tools, nb_path):

@@ -28,7 +28,7 @@ from typing import Any
 from ..errors import FileReadRequiredError, FileTooLargeError, NotebookError, WorkspaceError
 from ..filesystem.reading import MAX_FILE_BYTES, decode_text, read_limited
 from ..notebooks.document import Notebook, cell_source
-from ..notebooks.render import render_notebook
+from ..notebooks.render import render_cell_lines, render_notebook
 from ..notebooks.seen import carried, index_problem, seen_objects
 from ..notebooks.seen import shown as shown_cells
 from .base import ToolCall
@@ -58,20 +58,23 @@ def read_notebook(call: ToolCall, key: str, st: Any, rel: str) -> tuple[ToolOutp
     offset = call.args["offset"] or 0
     limit = call.args["limit"]
     attach = tuple(call.option("media_types", DEFAULT_MEDIA_TYPES))
-    rendering = render_notebook(
-        nb,
-        label=rel,
-        offset=offset,
-        limit=limit,
-        budget=call.max_tokens,
-        numbers=call.args["show_line_numbers"],
-        attach=attach,
-        max_media_bytes=call.option("max_media_bytes", DEFAULT_MAX_MEDIA_BYTES),
-        size=st.size,
-    )
+    common: dict[str, Any] = {
+        "label": rel,
+        "limit": limit,
+        "budget": call.max_tokens,
+        "numbers": call.args["show_line_numbers"],
+        "attach": attach,
+        "max_media_bytes": call.option("max_media_bytes", DEFAULT_MAX_MEDIA_BYTES),
+        "size": st.size,
+    }
+    cell = call.args.get("cell")
+    if cell is not None:  # lines of one cell
+        rendering = render_cell_lines(nb, cell, offset=offset or 1, **common)
+    else:
+        rendering = render_notebook(nb, offset=offset, **common)
     lines = (rendering.first + 1, rendering.last + 1) if rendering.last >= rendering.first else None
     call.tracker.record(
-        key, st.mtime, st.size, lines=lines, total_lines=rendering.total, whole=rendering.complete,
+        key, st.mtime, st.size, lines=lines, total_lines=rendering.total, whole=cell is None and rendering.complete,
         digest=nb.digest, cells=shown_cells(nb, rendering.first, rendering.last),
     )
     if rendering.images:
