@@ -22,6 +22,7 @@ grep measurements.
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import random
 from pathlib import Path
@@ -73,7 +74,7 @@ def colab(chunks: int = 300) -> str:
     chunk_text = "".join(f"{{\"token\": \"tok{i:03d}\", \"t\": {i * 0.01:.2f}}}\n" for i in range(chunks))
     pieces, pos, rng = [], 0, random.Random(7)
     while pos < len(chunk_text):
-        step = rng.randrange(20, 60)
+        step = rng.randrange(10, 40)
         pieces.append(chunk_text[pos : pos + step])
         pos += step
     cells: list[dict[str, Any]] = [
@@ -95,7 +96,7 @@ def colab(chunks: int = 300) -> str:
          "outputs": [{"output_type": "stream", "name": "stdout", "text": [p]} for p in pieces]},
         {"cell_type": "markdown", "source": _lines("## Notes\n\nThe answer above is shown as Markdown."),
          "metadata": {"id": "notes0005"}, "id": "notes0005", "execution_count": None},
-        {"cell_type": "code", "source": _lines("x = 1\ny = 2\nprint(x + y)"),
+        {"cell_type": "code", "source": ["x = 1\ny = ", "2\nprint(x + y)"],  # not split per line
          "metadata": {"id": "sum000006"}, "id": "sum000006", "execution_count": 4,
          "outputs": [{"output_type": "stream", "name": "stdout", "text": ["3\n"]}]},
     ]
@@ -133,6 +134,7 @@ def displays() -> str:
     return _jupyter(nb)
 
 
+@functools.lru_cache(maxsize=2)
 def heavy(mib: float = 5.0) -> str:
     """A notebook of ~``mib`` MiB, nearly all base64 PNG plots, with a little searchable text."""
     cells = [{"id": "title", "cell_type": "markdown", "metadata": {},
@@ -204,8 +206,9 @@ def long_cell(lines: int = 3000) -> str:
     return _jupyter(nb)
 
 
+@functools.lru_cache(maxsize=1)
 def fixtures() -> dict[str, str]:
-    """Every shape above by file name (``heavy`` is the 5 MiB one)."""
+    """Every shape above by file name (``heavy`` is the 5 MiB one); built once per process."""
     return {
         "colab.ipynb": colab(),
         "displays.ipynb": displays(),

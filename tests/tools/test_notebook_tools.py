@@ -433,3 +433,22 @@ def test_nbformat_3_cell_languages_are_kept_or_the_edit_refused(fs_tools, workdi
     assert out.startswith("Error: ") and "several languages (python: cells 0, 2; r: cell 1)" in out, out
     assert "no per-cell language" in out
     assert (workdir / "mixed.ipynb").read_bytes() == before
+
+
+def test_a_colab_notebook_is_edited_and_made_valid_as_jupyter_saves_it(fs_tools, workdir):
+    from ..notebooks.wild import colab
+
+    (workdir / "colab.ipynb").write_text(colab(), "utf-8")
+    before = json.loads(colab())
+    out = fs_tools.run(EDIT, path="colab.ipynb", cell_id="sum000006", new_source="print(3)")
+    assert out.startswith("Replaced cell 5 (code, id sum000006) in colab.ipynb: 1 line; outputs cleared")
+    assert out.endswith(
+        "; the file was also made valid as Jupyter does when it saves: nbformat 4.0 -> 4.5 (its cells have ids, "
+        "which need 4.5); execution_count dropped from 2 markdown cells"
+    )
+    after = json.loads((workdir / "colab.ipynb").read_text("utf-8"))
+    nbformat.validate(nbformat.from_dict(after))
+    assert after["nbformat_minor"] == 5 and [c["id"] for c in after["cells"]] == [c["id"] for c in before["cells"]]
+    for old, new in zip(before["cells"][:5], after["cells"][:5]):  # every field the schema allows is kept
+        assert new == {k: v for k, v in old.items() if not (k == "execution_count" and old["cell_type"] == "markdown")}
+    assert after["metadata"] == before["metadata"]
