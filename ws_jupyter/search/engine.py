@@ -156,6 +156,8 @@ class SearchEngine:
         #: held by an auto-indexing pass (:class:`~ws_jupyter.search.indexer.AutoIndexer`) from its
         #: scan to its flush, so two passes over this engine's file manifest never interleave
         self.indexing_lock = threading.RLock()
+        #: files the last pass left out as too large (their text over the indexer's cap)
+        self.too_large: tuple[str, ...] = ()
         self._docs: dict[str, DocRecord] = {}
         self._by_source: dict[str, set[str]] = {}
         # documents waiting for a vector -> the version of their latest change (a worker stores a
@@ -840,6 +842,7 @@ class SearchEngine:
                 embedded=len(self._docs) - len(self._pending) if vectors else 0,
                 embedding=bool(self._pending and self._worker is not None and self._worker.is_alive()),
                 error=f"{type(err).__name__}: {err}" if err is not None else None,
+                too_large=self.too_large,
             )
 
     @contextlib.contextmanager

@@ -37,7 +37,9 @@ class IndexStatus:
     (0/0 while it is still listing files); ``vectors`` when the index has vector search, then
     ``embedded`` documents have their vector and ``embedding`` says the background worker is
     computing the rest; ``error`` is the last embedding failure (the worker stops on it; the next
-    change or :meth:`~ws_jupyter.Workspace.wait_for_index` tries again).
+    change or :meth:`~ws_jupyter.Workspace.wait_for_index` tries again); ``too_large`` names
+    the files the last pass left out because their text is over the size cap (grep still searches
+    them).
     """
 
     documents: int
@@ -48,6 +50,7 @@ class IndexStatus:
     embedded: int = 0
     embedding: bool = False
     error: str | None = None
+    too_large: tuple[str, ...] = ()
 
     @property
     def pending(self) -> int:
@@ -84,7 +87,16 @@ class IndexStatus:
         if not parts:
             noun = "document" if self.documents == 1 else "documents"
             parts.append(f"ready: {self.documents:,} {noun}" + (", all embedded" if self.vectors else ""))
+        if self.too_large:
+            parts.append(self.skipped_note())
         return "; ".join(parts)
+
+    def skipped_note(self) -> str:
+        """``not indexed (too large): a.ipynb, b.log``: the files search cannot find ("" when none)."""
+        if not self.too_large:
+            return ""
+        shown = ", ".join(self.too_large[:5]) + (f" and {len(self.too_large) - 5} more" if len(self.too_large) > 5 else "")
+        return f"not indexed (text over the size cap; grep still searches them): {shown}"
 
     def __str__(self) -> str:
         return self.describe()

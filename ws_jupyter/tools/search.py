@@ -92,6 +92,12 @@ def index_note(workspace: Any, mode: str | None, found: int) -> str:
         status = status_of()
     except Exception:
         return ""
+    state = _state_note(workspace, status, mode)
+    skipped = status.skipped_note() if hasattr(status, "skipped_note") else ""
+    return "; ".join(p for p in (state, "" if skipped in state else skipped) if p)
+
+
+def _state_note(workspace: Any, status: Any, mode: str | None) -> str:
     if status.indexing:
         return f"{status.describe()}; results may be incomplete"
     if not status.documents:
