@@ -123,7 +123,7 @@ def test_one_line_cells_starting_with_a_number_are_numbered():
 def test_a_data_uri_image_in_markdown_is_a_label_and_an_attached_image():
     text = data_uri()
     r = rendered(text)
-    assert "3 ![diagram]([image 1: png 7." in r.text and "KB])\n4\n5 The encoder feeds the decoder." in r.text
+    assert "3 ![diagram]([image 1: png 7." in r.text and "KB])\n\n5 The encoder feeds the decoder." in r.text
     assert "base64" not in r.text and "iVBOR" not in r.text
     payload = re.search(r"base64,([A-Za-z0-9+/=]+)", text).group(1)
     assert len(r.images) == 1 and r.images[0].data == base64.b64decode(payload)

@@ -45,7 +45,7 @@ def test_read_renders_cells_with_ids_types_counts_and_outputs(fs_tools, nb_path)
     assert isinstance(out, ToolResult)
     text = out.text
     assert text.startswith("analysis.ipynb (5 cells, python, ")
-    assert "[0] markdown c0-a\n1 # City sizes\n2\n3 Load the table" in text
+    assert "[0] markdown c0-a\n1 # City sizes\n\n3 Load the table" in text  # a blank line: no number
     assert "[1] code c1-b In[2]\n1 import pandas as pd\n2 df = pd.read_csv('data/cities.csv')\n3 df.head()" in text
     assert "» Out[2]:\n    city      country  population\n0  Lagos" in text
     assert "» text/html 848 B" in text  # rich output named by MIME type and size

@@ -161,7 +161,7 @@ def _numbered(source: str, numbers: bool) -> list[str]:
         return []
     lines = [_visible(line) for line in source.split("\n")]
     if numbers and (len(lines) > 1 or reads_as_structure(lines[0]) or _STARTS_WITH_DIGIT.match(lines[0])):
-        return [f"{n} {line}" if line else str(n) for n, line in enumerate(lines, 1)]
+        return [f"{n} {line}" if line else "" for n, line in enumerate(lines, 1)]
     return _block(lines)
 
 
