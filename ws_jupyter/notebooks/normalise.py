@@ -54,5 +54,6 @@ def normalise(node: Any) -> tuple[str, ...]:
             del cell[key]
             dropped[(key, str(cell["cell_type"]))] = dropped.get((key, str(cell["cell_type"])), 0) + 1
     for (key, kind), n in dropped.items():
-        notes.append(f"{key} dropped from {n} {kind} {'cell' if n == 1 else 'cells'}")
+        shown = key if len(key) <= 40 else key[:39] + "…"  # a key is the file's text: bounded
+        notes.append(f"{shown} dropped from {n} {kind} {'cell' if n == 1 else 'cells'}")
     return tuple(notes)
