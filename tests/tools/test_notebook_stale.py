@@ -104,6 +104,19 @@ def _agent_view(text: str, first: int, last: int) -> dict[int, str]:
     return {i: cells[i]["id"] for i in range(first, min(last, len(cells) - 1) + 1)}
 
 
+def _read(tools: Any, path: Path, rng: random.Random, view: dict[int, str], moved: bool) -> dict[int, str]:
+    """The agent reads a random window; returns what it has seen: reads of one version add up,
+    a new version (``moved``) starts over."""
+    first = rng.randrange(0, 4)
+    limit = rng.choice([None, 3, 5])
+    args: dict[str, Any] = {"offset": first} if limit is None else {"offset": first, "limit": limit}
+    text = path.read_text("utf-8")
+    assert "[" in str(tools.run(READ, path=path.name, **args))
+    n = len(json.loads(text)["cells"])
+    shown = _agent_view(text, first, n - 1 if limit is None else first + limit - 1)
+    return shown if moved else {**view, **shown}
+
+
 def test_random_interleavings_never_edit_a_cell_the_agent_did_not_see(make_ws, workdir):
     """100 random sequences of agent reads and edits (by id and by index: replace, insert,
     delete) interleaved with another writer's inserts and deletes: no successful edit by index
@@ -118,24 +131,8 @@ def test_random_interleavings_never_edit_a_cell_the_agent_did_not_see(make_ws, w
             cell.id = f"s{seq}c{i}"
         path.write_text(write(nb), "utf-8")
         counter = 0
-        view: dict[int, str] = {}
-        moved = True  # the file changed under the agent since its last read
-
-        def read() -> None:
-            # reads of one version add up (the agent saw all of them); a new version starts over
-            nonlocal view, moved
-            first = rng.randrange(0, 4)
-            limit = rng.choice([None, 3, 5])
-            args: dict[str, Any] = {"offset": first} if limit is None else {"offset": first, "limit": limit}
-            text = path.read_text("utf-8")
-            out = tools.run(READ, path="random.ipynb", **args)
-            assert "[" in str(out)
-            n = len(json.loads(text)["cells"])
-            shown = _agent_view(text, first, n - 1 if limit is None else first + limit - 1)
-            view = shown if moved else {**view, **shown}
-            moved = False
-
-        read()
+        view = _read(tools, path, rng, {}, moved=True)
+        moved = False  # the file changed under the agent since its last read
         for _ in range(12):
             op = rng.random()
             if op < 0.25:  # the other writer
@@ -151,7 +148,7 @@ def test_random_interleavings_never_edit_a_cell_the_agent_did_not_see(make_ws, w
                 moved = True
                 continue
             if op < 0.35:
-                read()
+                view, moved = _read(tools, path, rng, view, moved), False
                 continue
             ids_now = _ids(path)
             mode = rng.choice(["replace", "replace", "insert", "delete"])
@@ -170,16 +167,16 @@ def test_random_interleavings_never_edit_a_cell_the_agent_did_not_see(make_ws, w
             out = str(tools.run(EDIT, **args))
             if out.startswith(("Replaced", "Inserted", "Deleted")):
                 succeeded += 1
-                if not by_id and not (mode == "replace" and believed == len(ids_now)):
-                    if believed >= len(ids_now) or view.get(believed) != ids_now[believed]:
-                        landed_wrong += 1
+                appended = mode == "replace" and believed == len(ids_now)
+                if not by_id and not appended and (believed >= len(ids_now) or view.get(believed) != ids_now[believed]):
+                    landed_wrong += 1
                 # the agent's own picture after its edit (what the tool's answer tells it)
                 after = _ids(path)
                 view = {i: cid for i, cid in enumerate(after) if cid in set(view.values()) or cid not in ids_now}
             else:
                 refused += 1
                 if "modified since" in out or "deleted after" in out or "not been read" in out or "is not the cell" in out:
-                    read()
+                    view, moved = _read(tools, path, rng, view, moved), False
     print("interleavings:", succeeded, "succeeded,", refused, "refused")
     assert landed_wrong == 0
     assert succeeded > 150 and refused > 50  # both paths were really taken

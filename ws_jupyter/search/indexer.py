@@ -39,8 +39,8 @@ from ..filesystem.display import wire_text
 from ..filesystem.mime import SNIFF_BYTES, looks_like_text
 from ..filesystem.reading import read_limited
 from ..filesystem.walk import WalkEntry, walk
-from ..tools.globs import expand_braces, split_glob_path
 from ..notebooks.document import MAX_NOTEBOOK_BYTES, is_notebook_path
+from ..tools.globs import expand_braces, split_glob_path
 from .engine import FILE, SearchEngine, content_hash
 from .status import IndexProgress
 from .store import FileRecord

@@ -383,7 +383,6 @@ def _summary(
     first_error: tuple[int, Any] | None = None
     ran = ok = 0
     for index, cell in code_cells:
-        count = cell.get("execution_count")
         summaries = cell_outputs(cell, max_lines=3, max_chars=160)
         error = next((s for s in summaries if s.kind == "error"), None)
         if index == killed:
