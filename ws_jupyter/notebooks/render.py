@@ -64,7 +64,6 @@ __all__ = [
     "NotebookRendering",
     "cell_header",
     "render_cell",
-    "render_cell_lines",
     "render_cells",
     "render_notebook",
 ]
@@ -278,15 +277,20 @@ def render_notebook(
     attach: Sequence[str] = (),
     max_media_bytes: int = 10 << 20,
     size: int | None = None,
+    cell: int | None = None,
 ) -> NotebookRendering:
     """Render cells ``offset``.. (at most ``limit``) within ``budget`` tokens (None: no limit).
 
     ``attach`` lists the image MIME types to return as images (others are named); ``size`` is
-    the file size shown in the first line.
+    the file size shown in the first line. With ``cell``, the lines of that one cell instead:
+    ``offset`` (from 1) and ``limit`` count its lines — how a cell longer than one read is read
+    to its end, its outputs after its last line.
     """
     total = len(nb)
     name = _field(label or nb.path or "notebook")
     head = [_heading(nb, name, size)]
+    if cell is not None:
+        return _cell_lines(nb, cell, head, max(1, offset), limit, budget, numbers, attach, max_media_bytes)
     if nb.problem:
         head.append(f"[not a valid notebook: {_field(nb.problem)}; edits are refused until it is fixed]")
     if nb.normalised:
@@ -413,29 +417,25 @@ def _cut_block(block: str, room: int) -> tuple[str, int]:
     return "\n".join(kept), len(lines) - len(kept)
 
 
-def render_cell_lines(
+def _cell_lines(
     nb: Notebook,
     index: int,
-    *,
-    label: str | None = None,
-    offset: int = 1,
-    limit: int | None = None,
-    budget: int | None = None,
-    numbers: bool = True,
-    attach: Sequence[str] = (),
-    max_media_bytes: int = 10 << 20,
-    size: int | None = None,
+    head: list[str],
+    first: int,
+    limit: int | None,
+    budget: int | None,
+    numbers: bool,
+    attach: Sequence[str],
+    max_media_bytes: int,
 ) -> NotebookRendering:
-    """Lines ``offset``.. (1-based, at most ``limit``) of cell ``index``, within ``budget`` tokens:
-    how a cell longer than one read is read to its end. Its outputs follow its last line."""
+    """Lines ``first``.. (at most ``limit``) of cell ``index`` under ``head`` (``render_notebook``
+    with ``cell``)."""
     total = len(nb)
-    head = [_heading(nb, _field(label or nb.path or "notebook"), size)]
     cell = nb.cell(index)
     lines = cell_source(cell).split("\n")
     n = len(lines)
-    first = max(1, offset)
     if first > n:
-        head.append(f"[offset {offset} is past the last line of cell {index}: it has {n} lines]")
+        head.append(f"[offset {first} is past the last line of cell {index}: it has {n} lines]")
         return NotebookRendering("\n".join(head), (), index, index, total, False)
     end = n if limit is None else min(n, first + limit - 1)
     room = None if not budget else max(1, budget - count_tokens("\n".join(head)) - 60)

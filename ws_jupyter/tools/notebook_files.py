@@ -28,7 +28,7 @@ from typing import Any
 from ..errors import FileReadRequiredError, FileTooLargeError, NotebookError, WorkspaceError
 from ..filesystem.reading import MAX_FILE_BYTES, decode_text, read_limited
 from ..notebooks.document import Notebook, cell_source
-from ..notebooks.render import render_cell_lines, render_notebook
+from ..notebooks.render import render_notebook
 from ..notebooks.seen import carried, index_problem, seen_objects
 from ..notebooks.seen import shown as shown_cells
 from .base import ToolCall
@@ -68,10 +68,7 @@ def read_notebook(call: ToolCall, key: str, st: Any, rel: str) -> tuple[ToolOutp
         "size": st.size,
     }
     cell = call.args.get("cell")
-    if cell is not None:  # lines of one cell
-        rendering = render_cell_lines(nb, cell, offset=offset or 1, **common)
-    else:
-        rendering = render_notebook(nb, offset=offset, **common)
+    rendering = render_notebook(nb, offset=offset, cell=cell, **common)  # with cell: its lines
     lines = (rendering.first + 1, rendering.last + 1) if rendering.last >= rendering.first else None
     call.tracker.record(
         key, st.mtime, st.size, lines=lines, total_lines=rendering.total, whole=cell is None and rendering.complete,
