@@ -134,8 +134,8 @@ def record_written(call: ToolCall, nb: Notebook, path: str, seen_before: set[int
     """After the model's own write of ``nb``: what it has seen stays read — its cells where they
     are now and the cells it wrote — at the version just written (its digest), so the next edit
     needs no new read while a change by anyone else since is still refused as stale. Only when
-    the notebook had been read (no record: as before, nothing is recorded)."""
-    if call.read_record is None or nb.digest is None:
+    the notebook's cells had been read (a read of its JSON alone, or none: nothing is kept)."""
+    if call.read_record is None or call.read_record.cells is None or nb.digest is None:
         return
     fs = call.filesystem()
     try:
