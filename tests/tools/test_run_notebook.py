@@ -182,3 +182,20 @@ def test_timestamps_are_written_only_when_asked(nb_ws: Any) -> None:
     run(ws, path="timed.ipynb", record_timing=True)
     code = [c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
     assert all("shell.execute_reply" in c.metadata["execution"] for c in code)
+
+
+def test_a_run_keeps_the_read_and_another_writer_is_still_refused(nb_ws: Any) -> None:
+    ws, root = nb_ws
+    path = write_nb(root, "kept.ipynb", "a = 1", "print(a)")
+    tools = box(ws)
+    tools[T.FILESYSTEM.READ_FILE].run({"path": "kept.ipynb"})
+    assert "all 2 code cells ok" in run(ws, path="kept.ipynb")
+    edit = tools[T.FILESYSTEM.NOTEBOOK_EDIT]
+    # no new read needed after the run's own write
+    assert str(edit.run({"path": "kept.ipynb", "cell_index": 2, "new_source": "print(a + 1)"})).startswith("Replaced cell 2")
+    # another writer inserts a cell at the top: the next edit by index is refused
+    nb = nbformat.read(path, as_version=4)
+    nb.cells.insert(0, new_markdown_cell("# inserted elsewhere"))
+    nbformat.write(nb, path)
+    out = str(edit.run({"path": "kept.ipynb", "cell_index": 2, "new_source": "wrong = 1"}))
+    assert "was modified since it was last read" in out

@@ -49,6 +49,7 @@ from .base import ToolCall, ToolSpec
 from .execute_command import _default_approval, _static_default_approval
 from .kernels import _kernels
 from .names import WORKSPACE_TOOLS
+from .notebook_files import record_written, seen_before_edit
 from .output import truncate_head_tail
 from .schema import Param
 
@@ -321,6 +322,8 @@ def run_notebook(call: ToolCall) -> str:
     try:
         nb.save(fs, expected_mtime=mtime)
         saved = "outputs saved"
+        # the sources did not change: the cells read stay read, at the version written
+        record_written(call, nb, rel, seen_before_edit(call, nb), [])
     except StaleFileError:
         saved = "outputs NOT saved: the file changed while it ran (read it again and rerun)"
     killed = client.running if failure == "stuck" else None
