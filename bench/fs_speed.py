@@ -15,7 +15,7 @@ Sections:
   descriptor walks) and of atomic writes is visible. Writes are also compared with an atomic
   pathlib baseline (temp file + ``os.replace``), the fair comparison for what ``write_file`` does.
 * ``grep`` — the ``workspace_grep`` tool (ripgrep engine, confined to the workspace: see
-  ``ws_jupyter/tools/grep_confine.py``) vs plain ``rg -n PATTERN tree`` writing to a pipe that is
+  ``ws_jupyter/tools/grep/confine.py``) vs plain ``rg -n PATTERN tree`` writing to a pipe that is
   drained, for a rare identifier, a common word and a regex; the default confinement is the
   target, the other one (Landlock or bubblewrap, when it works here) and the pure-Python fallback
   are reported against the same baseline. Target: within 2x of ripgrep.
@@ -41,7 +41,7 @@ from pathlib import Path
 from ws_jupyter import WORKSPACE_TOOLS as T
 from ws_jupyter import LocalFilesystem, Workspace
 from ws_jupyter.tools import grep as grep_mod
-from ws_jupyter.tools import grep_confine
+from ws_jupyter.tools.grep import confine as grep_confine
 
 MAX_FILE_BYTES = 2 * 1024 * 1024
 GREP_PATTERNS = {

@@ -75,7 +75,7 @@ def measure_kernel(samples: int) -> dict[str, Any]:
     from jupyter_client.manager import KernelManager
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from ws_jupyter.jupyter.kernel_install import install_kernel
+    from ws_jupyter.install.kernel import install_kernel
 
     with tempfile.TemporaryDirectory() as tmp:
         install_kernel(prefix=tmp)

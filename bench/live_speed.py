@@ -118,7 +118,7 @@ def main() -> None:
     problem = labextension_problem()
     if problem:
         sys.exit(problem)
-    from ws_jupyter.jupyter.kernel_install import install_kernel
+    from ws_jupyter.install.kernel import install_kernel
 
     work = Path(tempfile.mkdtemp(prefix="ws-live-bench-"))
     root, state = work / "root", work / "state"

@@ -16,7 +16,7 @@ the ws-jupyter kernel (nbclient, in a temp dir; real outputs) — it prints the 
   parts (not counted: a model sees them as images, as with an image file read);
 
 and the ratios ``rendered/content`` (target <= 1.3) and ``json/rendered``. Token counts use
-``ws_jupyter.tools.tokens`` (exact o200k_base with bpe-openai, else its approximation; the
+``ws_jupyter.text.tokens`` (exact o200k_base with bpe-openai, else its approximation; the
 first line says which).
 """
 
@@ -38,8 +38,8 @@ from tests.notebooks.wild import corpus, fixtures  # noqa: E402
 from ws_jupyter.notebooks.document import Notebook, cell_source  # noqa: E402
 from ws_jupyter.notebooks.outputs import data_uri_images, merged_streams, output_text  # noqa: E402
 from ws_jupyter.notebooks.render import render_notebook  # noqa: E402
+from ws_jupyter.text.tokens import count_tokens, tokenizer_name  # noqa: E402
 from ws_jupyter.tools.config import DEFAULT_MEDIA_TYPES  # noqa: E402
-from ws_jupyter.tools.tokens import count_tokens, tokenizer_name  # noqa: E402
 
 TARGET = 1.3
 P90_TARGET = 1.25
@@ -67,7 +67,7 @@ def executed_copies(tmp: str) -> list[tuple[str, str]]:
     import nbformat
     from nbclient import NotebookClient
 
-    from ws_jupyter.jupyter.kernel_install import install_kernel
+    from ws_jupyter.install.kernel import install_kernel
 
     prefix = os.path.join(tmp, "prefix")
     install_kernel(prefix=prefix)

@@ -2,7 +2,7 @@
 incremental updates, warm re-open, embedding throughput, time to the first hybrid result.
 
     .venv/bin/python bench/search_speed.py --data ../shared/data/scifact            # everything
-    .venv/bin/python bench/search_speed.py --only bm25,hybrid,scale,update,reopen,embed,first
+    .venv/bin/python bench/search_speed.py --only bm25,hybrid,scale,update,reopen,embed,first,coverage,roofline
 
 The machine is shared and noisy: every comparison runs both sides in this process, on the same
 corpus and tokens, and reports medians (throughput: the best of interleaved rounds); absolute
@@ -14,8 +14,17 @@ times are context only.
   single-query ``retrieve`` on the same tokens.
 * ``hybrid`` — ``Workspace.search(mode="hybrid")`` p50 at 50k docs (the real model embeds each
   query; document vectors are made from the real vectors of the abstracts they are built from).
-* ``first``  — a 5k-file tree (one abstract per file): time from ``init()`` to the first hybrid
-  result (and its vector coverage), and until every vector is stored.
+* ``first``  — a 5k-file tree (one abstract per file), fresh processes alternated with bm25s
+  reading, tokenizing and indexing the same files and answering a query: the time to ``init()``
+  returning and to the first BM25 and hybrid answers (``--before DIR`` runs another copy of the
+  code interleaved), then the time until every vector is stored.
+* ``coverage`` — hybrid nDCG@10 on SciFact while vectors fill in (0 to 100% of the documents, the
+  embedder held back batch by batch), next to BM25 and to the plain fusion that ranked documents
+  without a vector as if their vector score were 0; the vectors are the default model's fp32 ones
+  the tests ship, so the curve takes seconds (``search_quality.py --coverage`` runs the model).
+* ``roofline`` — onnxruntime's matrix-multiply throughput on the model's shapes, fp32 and int8, and
+  the default embedder's achieved GFLOP/s as a fraction of it (``embed_roofline.py`` has the sweep
+  of session settings too).
 * ``scale``  — 500k documents: query p50/p95 and the index's memory (RSS growth).
 * ``update`` — a 50k-chunk index of files: re-indexing one changed 4 KB file (the incremental
   pass over the whole tree, and the engine update alone) vs the full first indexing run.
@@ -34,6 +43,7 @@ import os
 import random
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -47,7 +57,7 @@ import numpy as np
 from ws_jupyter import LocalFilesystem, Workspace
 from ws_jupyter.search.bm25 import BM25Index
 from ws_jupyter.search.config import BM25Config
-from ws_jupyter.search.embedder import DefaultEmbedder, default_variant, packaged_model_dir, resolve_model
+from ws_jupyter.search.embedder import DefaultEmbedder, packaged_model_dir, resolve_model
 from ws_jupyter.search.engine import SearchEngine
 from ws_jupyter.search.indexer import AutoIndexer
 from ws_jupyter.search.tokenizer import Analyzer
@@ -229,43 +239,158 @@ def bench_hybrid(docs: list[str], queries: list[str], size: int = 50_000) -> Non
                  f"of which query embedding {p(50, qe):.1f} ms; bm25 alone {p(50, bm):.2f} ms) (reported)")
 
 
-# ------------------------------------------------------------------ init -> first hybrid result
-def bench_first(docs: list[str], n_files: int = 5000) -> None:
-    print(f"\n## From init() to the first hybrid result: {n_files:,} files (one SciFact abstract each)")
+# ------------------------------------------------------------------ quality while vectors fill in
+def bench_coverage(data: Path) -> None:
+    import search_quality as sq
+
+    coll = sq.load_scifact(data)
+    print("\n## Hybrid nDCG@10 while the vectors fill in: SciFact, the default model's fp32 vectors")
+    curve = sq.coverage_curve("scifact", coll, "fp32", model=sq.StoredVectors(coll))
+    print("| vector coverage | bm25 | hybrid (kept BM25 places) | plain fusion |")
+    print("|---|---|---|---|")
+    for cov, bm, hy, plain in curve:
+        print(f"| {cov:.0%} | {bm:.4f} | {hy:.4f} ({hy - bm:+.4f}) | {plain:.4f} ({plain - bm:+.4f}) |")
+    low = min(curve, key=lambda r: r[2] - r[1])
+    FINAL.append(f"coverage curve (SciFact, fp32 vectors): bm25 {curve[0][1]:.4f}; hybrid "
+                 + ", ".join(f"{c:.0%} {h:.3f}" for c, _b, h, _p in curve)
+                 + f"; lowest hybrid - bm25 {low[2] - low[1]:+.4f} at {low[0]:.0%} (target >= -0.005); plain fusion "
+                 + ", ".join(f"{c:.0%} {p:.3f}" for c, _b, _h, p in curve))
+
+
+def bench_roofline(data: Path) -> None:
+    import embed_roofline as er
+
+    threads = DefaultEmbedder().threads
+    peak = er.bench_peak(threads, rounds=3)
+    er.bench_model(er.long_texts(data, 64), threads, rounds=3, peak=peak)
+    FINAL.extend(er.FINAL)
+
+
+# ------------------------------------------------------------------ init -> first answers
+_OURS_CHILD = r"""
+import json, os, sys, time
+t0 = time.perf_counter()
+sys.path.insert(0, sys.argv[1])
+from ws_jupyter import Workspace
+t_import = time.perf_counter()
+ws = Workspace.from_directory(sys.argv[2])  # what a user writes: the whole tree, hybrid when installed
+ws.init()
+t_init = time.perf_counter()
+query = "cancer cells and tumour growth"
+bm = ws.search(query, top_k=10, mode="bm25")
+t_bm25 = time.perf_counter()
+hy = ws.search(query, top_k=10)
+t_hybrid = time.perf_counter()
+st = ws.index_status()
+out = {"import": t_import - t0, "init": t_init - t0, "bm25": t_bm25 - t0, "hybrid": t_hybrid - t0,
+       "documents": st.documents, "embedded_at_first_hybrid": st.embedded, "hits": len(bm),
+       "modes": [ws.can_bm25, ws.can_vector]}
+if sys.argv[3] == "full":
+    while ws.index_status().embedded == 0 and not ws.index_status().ready:
+        time.sleep(0.05)
+    with_vectors = ws.search(query, top_k=10)
+    out["first_with_vectors"] = time.perf_counter() - t0
+    out["embedded_then"] = ws.index_status().embedded
+    out["vector_hits_then"] = sum("vector" in (h.score_details or {}) for h in with_vectors)
+    ws.wait_for_index(7200)
+    out["full"] = time.perf_counter() - t0
+print(json.dumps(out), flush=True)
+os._exit(0)
+"""
+
+_BM25S_CHILD = r"""
+import json, os, sys, time
+t0 = time.perf_counter()
+import bm25s, Stemmer
+t_import = time.perf_counter()
+paths = [os.path.join(d, f) for d, _, fs in os.walk(sys.argv[1]) for f in fs if not d.split(os.sep)[-1].startswith(".")]
+texts = []
+for path in paths:
+    with open(path, encoding="utf-8") as fh:
+        texts.append(fh.read())
+stemmer = Stemmer.Stemmer("english")
+tokens = bm25s.tokenize(texts, stopwords="en", stemmer=stemmer, show_progress=False)
+retriever = bm25s.BM25()
+retriever.index(tokens, show_progress=False)
+q = bm25s.tokenize(["cancer cells and tumour growth"], stopwords="en", stemmer=stemmer, show_progress=False)
+docs, scores = retriever.retrieve(q, k=10, show_progress=False)
+t_end = time.perf_counter()
+print(json.dumps({"import": t_import - t0, "bm25": t_end - t0, "files": len(texts)}), flush=True)
+"""
+
+
+def _child(code: str, *args: str) -> dict[str, object]:
+    """Runs a fresh Python process; its wall time from start to each point, as it reports them."""
+    env = {**os.environ, "TOKENIZERS_PARALLELISM": "false"}
+    t0 = time.perf_counter()
+    run = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=env,
+                         timeout=7200)
+    wall = time.perf_counter() - t0
+    if run.returncode != 0:
+        raise RuntimeError(run.stderr[-3000:])
+    out = dict(json.loads(run.stdout.strip().splitlines()[-1]))
+    out["wall"] = wall
+    return out
+
+
+def _fresh_tree(root: Path) -> None:
+    shutil.rmtree(root / ".ws", ignore_errors=True)
+
+
+def bench_first(docs: list[str], n_files: int = 5000, rounds: int = 3, before: str | None = None,
+                full: bool = True) -> None:
+    """Fresh processes, alternated: ours (a new index of the tree each time) and bm25s reading,
+    tokenizing and indexing the same files and answering a query; ``before`` is another copy of
+    ws_jupyter (the code before a change) run the same way, interleaved."""
+    codes = {"ours": str(Path(__file__).resolve().parents[1])}
+    if before:
+        codes["before"] = before
+    print(f"\n## From a fresh process to the first answers: {n_files:,} files (one SciFact abstract each), "
+          f"{rounds} alternated rounds, load {'/'.join(f'{x:.1f}' for x in os.getloadavg())}")
     tmp = Path(tempfile.mkdtemp(prefix="wsf-"))
     try:
         for i in range(n_files):
             d = tmp / "abstracts" / f"s{i // 500:02d}"
             d.mkdir(parents=True, exist_ok=True)
             (d / f"a{i:05d}.md").write_text(as_lines(docs[i % len(docs)].split()) + "\n")
-        DefaultEmbedder().embed(["load the model first"])  # not what this measures (shared instance)
-        t0 = time.perf_counter()
-        ws = Workspace.from_directory(tmp)  # what a user writes: the whole tree, hybrid by default
-        ws.init()
-        t_init = time.perf_counter() - t0
-        query = "cancer cells and tumour growth"
-        hits = ws.search(query, top_k=10)
-        t_first = time.perf_counter() - t0
-        status = ws.index_status()
-        assert hits and ws.can_hybrid
-        # the first hybrid answer that uses vectors: as soon as the worker stored its first batch
-        while ws.index_status().embedded == 0 and not ws.index_status().ready:
-            time.sleep(0.05)
-        with_vectors = ws.search(query, top_k=10)
-        t_vec = time.perf_counter() - t0
-        covered = ws.index_status().embedded
-        assert with_vectors and any("vector" in (h.score_details or {}) for h in with_vectors)
-        ws.wait_for_index(7200)
-        t_all = time.perf_counter() - t0
-        ws.destroy()
-        print(f"init() returned after {t_init:.1f}s (BM25 ready: {status.documents:,} documents); first "
-              f"hybrid result at {t_first:.1f}s with vectors for {status.embedded:,} of {status.documents:,}; "
-              f"first result using vectors at {t_vec:.1f}s ({covered:,} embedded); "
-              f"every vector stored at {t_all:.0f}s ({status.documents / max(t_all - t_init, 1e-9):.0f} docs/s "
-              f"in the background, {default_variant()} model)")
-        FINAL.append(f"{n_files:,}-file tree: init() -> first hybrid result {t_first:.1f}s, first using vectors "
-                     f"{t_vec:.1f}s (init {t_init:.1f}s; all vectors after {t_all:.0f}s, "
-                     f"{default_variant()}) (reported)")
+        runs: dict[str, list[dict[str, object]]] = {k: [] for k in [*codes, "bm25s"]}
+        loads = []
+        for _ in range(rounds):
+            for name, code in codes.items():
+                _fresh_tree(tmp)
+                runs[name].append(_child(_OURS_CHILD, code, str(tmp), "quick"))
+            runs["bm25s"].append(_child(_BM25S_CHILD, str(tmp / "abstracts")))
+            loads.append(os.getloadavg()[0])
+        med = {name: {k: statistics.median(float(r[k]) for r in rs) for k in rs[0] if isinstance(rs[0][k], float)}
+               for name, rs in runs.items()}
+        b = med["bm25s"]
+        print("| run | import | + index (init) | first BM25 answer | first hybrid answer | in-process: first BM25 "
+              "answer after import | vs bm25s |")
+        print("|---|---|---|---|---|---|---|")
+        bm_in = b["bm25"] - b["import"]
+        print(f"| bm25s (read, tokenize, index, query) | {b['import']:.2f} | | {b['bm25']:.2f} | | {bm_in:.2f} | 1 |")
+        for name in codes:
+            m = med[name]
+            ours_in = m["bm25"] - m["import"]
+            print(f"| {name} | {m['import']:.2f} | {m['init']:.2f} | {m['bm25']:.2f} | {m['hybrid']:.2f} | "
+                  f"{ours_in:.2f} | {ours_in / bm_in:.2f}x in-process, {m['bm25'] / b['bm25']:.2f}x from process "
+                  f"start |", flush=True)
+            FINAL.append(f"{n_files:,}-file tree, {name}: init() returns at {m['init']:.2f}s, first BM25 answer "
+                         f"{m['bm25']:.2f}s, first hybrid {m['hybrid']:.2f}s from process start; bm25s read+index+"
+                         f"query {b['bm25']:.2f}s -> {m['bm25'] / b['bm25']:.2f}x; after imports {ours_in:.2f}s vs "
+                         f"{bm_in:.2f}s = {ours_in / bm_in:.2f}x (target <= 1.5x) (medians of {rounds}, load "
+                         f"{min(loads):.1f}-{max(loads):.1f})")
+        if full:
+            print("\n### Time to full vector coverage (one run each, interleaved)")
+            for name, code in codes.items():
+                _fresh_tree(tmp)
+                r = _child(_OURS_CHILD, code, str(tmp), "full")
+                rate = float(r["documents"]) / max(float(r["full"]) - float(r["init"]), 1e-9)
+                print(f"{name}: init {float(r['init']):.1f}s; first answer using vectors {float(r['first_with_vectors']):.1f}s "
+                      f"({r['embedded_then']} embedded, {r.get('vector_hits_then', '?')} of its hits found by vectors); every vector stored at {float(r['full']):.0f}s "
+                      f"({rate:.1f} documents/s after init; load {os.getloadavg()[0]:.1f})", flush=True)
+                FINAL.append(f"{n_files:,}-file tree, {name}: full vector coverage {float(r['full']):.0f}s from process "
+                             f"start ({rate:.1f} documents/s), load {os.getloadavg()[0]:.1f}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -458,8 +583,12 @@ def bench_embed(docs: list[str], queries: list[str], rounds: int = 3) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", default=str(Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"))
-    parser.add_argument("--only", default="bm25,hybrid,first,scale,update,reopen,embed")
+    parser.add_argument("--only", default="bm25,hybrid,first,scale,update,reopen,embed,coverage,roofline")
     parser.add_argument("--first-files", type=int, default=5000)
+    parser.add_argument("--first-rounds", type=int, default=3)
+    parser.add_argument("--before", default=None,
+                        help="first: another ws_jupyter source tree (the code before a change), run interleaved")
+    parser.add_argument("--no-full", action="store_true", help="first: skip the time to full vector coverage")
     parser.add_argument("--hybrid-docs", type=int, default=50_000)
     parser.add_argument("--scale-docs", type=int, default=500_000)
     parser.add_argument("--update-files", type=int, default=50_000)
@@ -475,13 +604,17 @@ def main(argv: list[str] | None = None) -> int:
     if "hybrid" in parts:
         bench_hybrid(docs, queries, args.hybrid_docs)
     if "first" in parts:
-        bench_first(docs, args.first_files)
+        bench_first(docs, args.first_files, rounds=args.first_rounds, before=args.before, full=not args.no_full)
     if "reopen" in parts:
         bench_reopen(docs)
     if "update" in parts:
         bench_update(docs, args.update_files)
     if "scale" in parts:
         bench_scale(docs, queries, args.scale_docs)
+    if "coverage" in parts:
+        bench_coverage(Path(args.data))
+    if "roofline" in parts:
+        bench_roofline(Path(args.data))
     print()
     for line in FINAL:
         print(line)

@@ -3,7 +3,7 @@
 The logo is a dark rounded tile holding an orange shell prompt (">_") under a small folder tab:
 a workspace where commands run. Run it once after changing the design; it rewrites both copies:
 ``kernelspec/ws-jupyter/`` (installable with ``jupyter kernelspec install``) and the package copy
-``ws_jupyter/jupyter/kernelspec/`` used by ``ws-jupyter install-kernel``.
+``ws_jupyter/install/kernelspec/`` used by ``ws-jupyter install-kernel``.
 
     python kernelspec/make_logos.py
 """
@@ -131,7 +131,7 @@ def svg_text() -> str:
 
 def main() -> None:
     root = Path(__file__).resolve().parent.parent
-    targets = [root / "kernelspec" / "ws-jupyter", root / "ws_jupyter" / "jupyter" / "kernelspec"]
+    targets = [root / "kernelspec" / "ws-jupyter", root / "ws_jupyter" / "install" / "kernelspec"]
     files = {
         "logo-32x32.png": png_bytes(draw(32)),
         "logo-64x64.png": png_bytes(draw(64)),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -30,3 +31,12 @@ def wait_for(predicate: Callable[[], _T], timeout: float = 10.0, interval: float
         if value or time.monotonic() > deadline:
             return value
         time.sleep(interval)
+
+
+def architecture_floors(repo: Path) -> list[list[str]]:
+    """The rooms column of ARCHITECTURE.md's floors table (``errors.py``, ``text/``...), from the
+    ground up: the floor plan the layering test checks the imports against."""
+    text = (repo / "ARCHITECTURE.md").read_text()
+    table = text.split("## The floors", 1)[1].split("\n## ", 1)[0]
+    rows = [line.split("|") for line in table.splitlines() if re.match(r"\| \d+ \|", line)]
+    return [re.findall(r"`([^`]+)`", row[2]) for row in sorted(rows, key=lambda r: int(r[1]))]

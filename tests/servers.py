@@ -177,7 +177,9 @@ class CuttableProxy:
     listening, as a dying network or server would, while the server behind it keeps its data (so a
     test can then check what a client left visible). ``stall()`` keeps the connections open but
     stops answering: requests still reach the server, its answers are held back (all of each, or
-    everything after the headers and the first body byte)."""
+    everything after the headers and the first body byte). ``freeze()`` makes the connections open
+    now pass nothing more either way, not even a close — a NAT or load balancer that forgot
+    them — and lets new ones through."""
 
     def __init__(self, target: int) -> None:
         import threading
@@ -192,6 +194,7 @@ class CuttableProxy:
         self._lock = threading.Lock()
         self._closed = False
         self._stall: str | None = None
+        self._frozen: set[socket.socket] = set()
         self.bytes_up = 0
         threading.Thread(target=self._accept, daemon=True).start()
 
@@ -227,6 +230,12 @@ class CuttableProxy:
         assert after in ("nothing", "headers")
         self._stall = after
 
+    def freeze(self) -> None:
+        """The open connections pass nothing more, either way, not even a close (``cut()`` and
+        ``drop()`` still close them)."""
+        with self._lock:
+            self._frozen.update(self._socks)
+
     def _pump(self, src: socket.socket, dst: socket.socket, up: bool) -> None:
         held: bytes | None = b""
         try:
@@ -234,6 +243,8 @@ class CuttableProxy:
                 data = src.recv(65536)
                 if not data:
                     break
+                if src in self._frozen:
+                    continue
                 if up:
                     self.bytes_up += len(data)
                 elif self._stall == "nothing":
@@ -250,8 +261,9 @@ class CuttableProxy:
         except OSError:
             pass
         finally:
-            with contextlib.suppress(OSError):
-                dst.shutdown(socket.SHUT_WR)
+            if src not in self._frozen:  # a forgotten connection does not pass on a close either
+                with contextlib.suppress(OSError):
+                    dst.shutdown(socket.SHUT_WR)
 
     def cut(self) -> None:
         with self._lock:

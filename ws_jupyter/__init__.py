@@ -14,11 +14,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ._lazy import lazy_exports
+from ._moved import install as _keep_old_paths
 from ._trusted_imports import install as _trust_dependencies
+from ._version import __version__
 
 _trust_dependencies()  # a workspace's pathspec.py is never imported in place of ours
+_keep_old_paths()  # modules that moved answer at their old import paths for one release
 
-__version__ = "0.1.0"
 
 # public name -> module that defines it
 _EXPORTS: dict[str, str] = {
@@ -68,6 +70,7 @@ _EXPORTS: dict[str, str] = {
     "VersionedSkillSource": "ws_jupyter.skills.versioned",
     # search
     "BM25Config": "ws_jupyter.search.config",
+    "EmbedPolicy": "ws_jupyter.search.embed_policy",
     "SearchResult": "ws_jupyter.search.results",
     "SearchEngine": "ws_jupyter.search.engine",
     "VectorStore": "ws_jupyter.search.vector_store",
@@ -75,7 +78,7 @@ _EXPORTS: dict[str, str] = {
     "DefaultEmbedder": "ws_jupyter.search.embedder",
     "IndexReport": "ws_jupyter.search.indexer",
     "IndexProgress": "ws_jupyter.search.indexer",
-    "install_model": "ws_jupyter.model_install",
+    "install_model": "ws_jupyter.install.model",
     "IndexStatus": "ws_jupyter.search.status",
     # checkpoints
     "Checkpoint": "ws_jupyter.checkpoints.manager",
@@ -94,18 +97,18 @@ _EXPORTS: dict[str, str] = {
     "ToolActivity": "ws_jupyter.tools.activity",
     "ToolActivityEvent": "ws_jupyter.tools.activity",
     "tool_activity": "ws_jupyter.tools.activity",
-    "to_openai": "ws_jupyter.tools.adapters",
-    "to_anthropic": "ws_jupyter.tools.adapters",
-    "run_tool_call": "ws_jupyter.tools.adapters",
-    "run_openai_tool_calls": "ws_jupyter.tools.adapters",
-    "run_anthropic_tool_calls": "ws_jupyter.tools.adapters",
-    "openai_tool_output": "ws_jupyter.tools.adapters",
-    "anthropic_tool_result": "ws_jupyter.tools.adapters",
-    "to_openai_agents": "ws_jupyter.tools.adapters_openai_agents",
-    "to_langchain": "ws_jupyter.tools.adapters_langchain",
-    "to_pydantic_ai": "ws_jupyter.tools.adapters_pydantic_ai",
-    "to_smolagents": "ws_jupyter.tools.adapters_smolagents",
-    "serve_mcp": "ws_jupyter.tools.mcp_server",
+    "to_openai": "ws_jupyter.adapters.chat",
+    "to_anthropic": "ws_jupyter.adapters.chat",
+    "run_tool_call": "ws_jupyter.adapters.chat",
+    "run_openai_tool_calls": "ws_jupyter.adapters.chat",
+    "run_anthropic_tool_calls": "ws_jupyter.adapters.chat",
+    "openai_tool_output": "ws_jupyter.adapters.chat",
+    "anthropic_tool_result": "ws_jupyter.adapters.chat",
+    "to_openai_agents": "ws_jupyter.adapters.openai_agents",
+    "to_langchain": "ws_jupyter.adapters.langchain",
+    "to_pydantic_ai": "ws_jupyter.adapters.pydantic_ai",
+    "to_smolagents": "ws_jupyter.adapters.smolagents",
+    "serve_mcp": "ws_jupyter.adapters.mcp_server",
 }
 
 _ERRORS = (
@@ -117,7 +120,8 @@ _ERRORS = (
     "IsolationUnavailableError ProcessNotFoundError ProcessWaitTimeoutError StdinClosedError KernelError KernelNotFoundError "
     "SearchError SearchModeError "
     "EmbedderError IndexCorruptedError NotebookError CellNotFoundError SkillError SkillValidationError SkillNotFoundError "
-    "DuplicateSkillError SkillPathError ToolError ToolConfigError ToolArgumentError ToolNotFoundError "
+    "DuplicateSkillError SkillPathError UserDataError VariableNotSharedError UnsupportedValueError "
+    "TransferTooLargeError UnsafeTransferError ToolError ToolConfigError ToolArgumentError ToolNotFoundError "
     "ToolApprovalDeniedError WriteLockTimeoutError CheckpointError CheckpointNotFoundError CheckpointDamagedError"
 ).split()
 _EXPORTS.update(dict.fromkeys(_ERRORS, "ws_jupyter.errors"))
@@ -143,13 +147,27 @@ def unload_ipython_extension(ipython: Any) -> None:
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from .adapters.chat import (
+        anthropic_tool_result,
+        openai_tool_output,
+        run_anthropic_tool_calls,
+        run_openai_tool_calls,
+        run_tool_call,
+        to_anthropic,
+        to_openai,
+    )
+    from .adapters.langchain import to_langchain
+    from .adapters.mcp_server import serve_mcp
+    from .adapters.openai_agents import to_openai_agents
+    from .adapters.pydantic_ai import to_pydantic_ai
+    from .adapters.smolagents import to_smolagents
     from .checkpoints.config import CheckpointsConfig
     from .checkpoints.manager import Changes, Checkpoint, FileChange, RestoreReport
     from .errors import *
     from .filesystem.fsspec_fs import FsspecFilesystem
     from .filesystem.local import LocalFilesystem
     from .filesystem.types import FileEntry, FileStat, FilesystemInfo, WorkspaceFilesystem
-    from .model_install import install_model
+    from .install.model import install_model
     from .request_context import RequestContext
     from .sandbox.isolation.config import NativeSandboxConfig
     from .sandbox.kernels.config import KernelsConfig
@@ -161,6 +179,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .sandbox.processes import ProcessHandle, ProcessManager
     from .sandbox.types import CommandResult, IsolationDetection, ProcessInfo, SandboxInfo, WorkspaceSandbox
     from .search.config import BM25Config
+    from .search.embed_policy import EmbedPolicy
     from .search.embedder import DefaultEmbedder
     from .search.engine import SearchEngine
     from .search.indexer import IndexProgress, IndexReport
@@ -180,21 +199,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .skills.versioned import VersionedSkillSource
     from .skills.workspace_skills import WorkspaceSkills
     from .tools.activity import ToolActivity, ToolActivityEvent, tool_activity
-    from .tools.adapters import (
-        anthropic_tool_result,
-        openai_tool_output,
-        run_anthropic_tool_calls,
-        run_openai_tool_calls,
-        run_tool_call,
-        to_anthropic,
-        to_openai,
-    )
-    from .tools.adapters_langchain import to_langchain
-    from .tools.adapters_openai_agents import to_openai_agents
-    from .tools.adapters_pydantic_ai import to_pydantic_ai
-    from .tools.adapters_smolagents import to_smolagents
     from .tools.config import ToolsConfig
-    from .tools.mcp_server import serve_mcp
     from .tools.names import WORKSPACE_TOOLS
     from .tools.types import MediaPart, Tool, ToolCallContext, ToolHookContext, ToolResult
     from .workspace import Workspace, WorkspaceInfo

@@ -1,17 +1,17 @@
 """The ``ws-jupyter`` console script: a small registry of subcommands.
 
-Built in: ``install-kernel``, ``uninstall-kernel``, ``install-model`` and ``doctor``. Other parts of the package (or other
-packages) add subcommands without touching this file, either in code::
+Built in: ``install-kernel``, ``uninstall-kernel``, ``install-model``, ``doctor`` and ``mcp``. Other
+packages add subcommands without touching this file, either in code::
 
     from ws_jupyter.cli import CliCommand, register_command
 
-    register_command(CliCommand("mcp", "serve a workspace over MCP (stdio)", configure, run))
+    register_command(CliCommand("serve", "serve a workspace my way", configure, run))
 
 or declaratively, through the ``ws_jupyter.commands`` entry-point group (the value is a
 ``CliCommand`` or a zero-argument callable returning one), which ``main()`` loads on demand::
 
     [project.entry-points."ws_jupyter.commands"]
-    mcp = "ws_jupyter.tools.mcp:cli_command"
+    serve = "my_package.cli:serve_command"
 
 Errors from ws-jupyter (``WorkspaceError``) print one line on stderr and exit with status 2.
 """
@@ -19,6 +19,7 @@ Errors from ws-jupyter (``WorkspaceError``) print one line on stderr and exit wi
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -94,7 +95,7 @@ def _configure_install(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_install(args: argparse.Namespace) -> int:
-    from .jupyter.kernel_install import DISPLAY_NAME, KERNEL_NAME, install_kernel
+    from .install.kernel import DISPLAY_NAME, KERNEL_NAME, install_kernel
 
     path = install_kernel(
         user=args.user,
@@ -112,7 +113,7 @@ def _configure_uninstall(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_uninstall(args: argparse.Namespace) -> int:
-    from .jupyter.kernel_install import KERNEL_NAME, uninstall_kernel
+    from .install.kernel import KERNEL_NAME, uninstall_kernel
 
     name = args.name or KERNEL_NAME
     path = uninstall_kernel(name)
@@ -152,7 +153,7 @@ def _configure_install_model(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_install_model(args: argparse.Namespace) -> int:
-    from .model_install import install_model
+    from .install.model import install_model
 
     progress = None if args.quiet else (lambda line: print(f"  {line}", flush=True))
     report = install_model(source=args.source, force=args.force, index_url=args.index_url, progress=progress)
@@ -221,12 +222,122 @@ register_command(
 )
 
 
+# --- ws-jupyter mcp: a workspace's agent tools over MCP (stdio) ----------------------------------
+
+
+def _configure_mcp(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--dir", default=".", help="workspace directory (default: the current directory)")
+    parser.add_argument("--name", default="ws-jupyter", help="server name shown to the client")
+    parser.add_argument(
+        "--read-only", action="store_true", help="files can be read and searched, not changed"
+    )
+    parser.add_argument("--no-sandbox", action="store_true", help="no command execution tools")
+    parser.add_argument(
+        "--isolation",
+        choices=("auto", "none", "bwrap", "seatbelt"),
+        default="auto",
+        help="how commands are isolated (default: auto = the best backend that works here)",
+    )
+    from .sandbox.network.arguments import add_network_arguments
+
+    add_network_arguments(parser)
+    parser.add_argument("--no-search", action="store_true", help="no search tools")
+    vector = parser.add_mutually_exclusive_group()
+    vector.add_argument(
+        "--vector",
+        action="store_true",
+        help="require vector search (all-MiniLM-L6-v2, offline); default: on when the model is installed",
+    )
+    vector.add_argument("--no-vector", action="store_true", help="BM25 search only")
+    parser.add_argument(
+        "--index",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="index PATH (or glob) instead of the whole directory (repeatable)",
+    )
+    parser.add_argument("--no-index", action="store_true", help="index nothing at start")
+    parser.add_argument(
+        "--skills", action="append", default=None, metavar="PATH", help="skills folder (repeatable)"
+    )
+    approval = parser.add_mutually_exclusive_group()
+    approval.add_argument(
+        "--no-approval",
+        action="store_true",
+        help="no tool requires approval (the MCP client confirms calls itself)",
+    )
+    approval.add_argument(
+        "--approve-all",
+        action="store_true",
+        help="approve every call that requires approval, without asking (logged as a warning)",
+    )
+    parser.add_argument(
+        "--no-elicitation",
+        action="store_true",
+        help="never ask the user through the client (MCP elicitation): refuse calls that need approval",
+    )
+
+
+def _run_mcp(args: argparse.Namespace) -> int:
+    from .adapters.mcp_server import serve_mcp
+    from .filesystem.local import LocalFilesystem
+    from .workspace import Workspace
+
+    root = os.path.abspath(os.path.expanduser(args.dir))
+    if not os.path.isdir(root):
+        print(f"ws-jupyter mcp: not a directory: {root}", file=sys.stderr)
+        return 2
+    sandbox = None
+    if not args.no_sandbox:
+        from .sandbox.local import LocalSandbox
+        from .sandbox.network.arguments import network_from_arguments
+
+        sandbox = LocalSandbox(
+            working_directory=root, isolation=args.isolation, network=network_from_arguments(args)
+        )
+    skills = args.skills
+    if skills is None:
+        skills = ["skills"] if os.path.isdir(os.path.join(root, "skills")) else []
+    embedder = None if args.no_search or args.no_vector else "default" if args.vector else "auto"
+    ws = Workspace(
+        filesystem=LocalFilesystem(root, read_only=args.read_only),
+        sandbox=sandbox,
+        bm25=None if args.no_search else True,
+        embedder=embedder,
+        # the whole directory by default, indexed while the server already answers
+        auto_index_paths=() if args.no_index else (args.index or None),
+        background_indexing=True,
+        skills=skills,
+        tools={"require_approval": False} if args.no_approval else None,
+    )
+    # this process is the server's: every package record goes to the client's log level filter,
+    # warnings and worse also to stderr (which MCP clients show as the server's log)
+    pkg_logger = logging.getLogger("ws_jupyter")
+    pkg_logger.setLevel(logging.DEBUG)
+    pkg_logger.propagate = False
+    stderr = logging.StreamHandler(sys.stderr)
+    stderr.setLevel(logging.WARNING)
+    stderr.setFormatter(logging.Formatter("ws-jupyter mcp: %(levelname)s %(name)s: %(message)s"))
+    pkg_logger.addHandler(stderr)
+    try:
+        ws.init()
+        serve_mcp(ws, name=args.name, approve_all=args.approve_all, elicit=not args.no_elicitation)
+    finally:
+        ws.destroy()
+    return 0
+
+
+register_command(
+    CliCommand("mcp", "serve a workspace's agent tools over MCP (stdio)", _configure_mcp, _run_mcp)
+)
+
+
 # --- entry point --------------------------------------------------------------------------------
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The top-level parser with one sub-parser per registered subcommand."""
-    from . import __version__
+    from ._version import __version__
 
     parser = argparse.ArgumentParser(
         prog="ws-jupyter", description="ws-jupyter: one workspace for Jupyter users and their agents."

@@ -77,7 +77,7 @@ class DoctorConfig:
     def from_workspace(cls, workspace: Any, **overrides: Any) -> DoctorConfig:
         """The configuration of an existing workspace: its isolation, default embedder, Chroma server."""
         from .filesystem.local import LocalFilesystem
-        from .model_install import uses_default_model
+        from .install.model import uses_default_model
         from .sandbox.local import LocalSandbox
         from .search.vector_store import ChromaVectorStore
 
@@ -140,7 +140,7 @@ class DoctorReport:
         return " ".join(parts)
 
     def text(self) -> str:
-        from . import __version__
+        from ._version import __version__
 
         width = max(len(c.name) for c in self.checks) + 2
         lines = [f"ws-jupyter {__version__} doctor · Python {sys.version.split()[0]} · {self.python}", ""]
@@ -219,7 +219,7 @@ def system_install_command(package: str) -> str:
 
 
 def _python(config: DoctorConfig) -> Check:
-    from . import __version__
+    from ._version import __version__
 
     kind = "virtual environment" if sys.prefix != sys.base_prefix else "no virtual environment"
     return Check(
@@ -395,8 +395,8 @@ def _probe_sandbox_as_root() -> tuple[int, bool] | str:
 
 
 def _ripgrep(config: DoctorConfig) -> Check:
-    from .tools import grep_confine
-    from .tools.grep import find_ripgrep
+    from .tools.grep import confine as grep_confine
+    from .tools.grep.confine import find_ripgrep
 
     rg = find_ripgrep()
     if rg is not None:
@@ -438,7 +438,7 @@ def _ripgrep(config: DoctorConfig) -> Check:
 def _model(config: DoctorConfig) -> Check:
     import importlib.util
 
-    from .model_install import model_status
+    from .install.model import model_status
 
     needed = config.vector or config.strict
     runtime = [
@@ -467,7 +467,7 @@ def _model(config: DoctorConfig) -> Check:
 
 
 def _kernelspec(config: DoctorConfig) -> Check:
-    from .jupyter.kernel_install import DISPLAY_NAME, KERNEL_NAME
+    from .install.kernel import DISPLAY_NAME, KERNEL_NAME
 
     fix = ws_command("install-kernel")
     cost = f'no "{DISPLAY_NAME}" kernel in Jupyter\'s launcher (`%load_ext ws_jupyter` works in any Python kernel)'
@@ -644,7 +644,7 @@ def _ipywidgets(config: DoctorConfig) -> Check:
 
 
 def _tokens(config: DoctorConfig) -> Check:
-    from .tools.tokens import tokenizer_name
+    from .text.tokens import tokenizer_name
 
     name = tokenizer_name()
     if name != "approximation":

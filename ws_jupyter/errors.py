@@ -37,7 +37,7 @@ Each also derives from the builtin a Python user would naturally catch, so
     │   └── KernelError                              RuntimeError    KERNEL_ERROR, KERNEL_START_FAILED, KERNEL_SPEC_NOT_FOUND,
     │       │                                                        KERNELS_UNAVAILABLE, TOO_MANY_KERNELS, EXECUTION_FAILED
     │       └── KernelNotFoundError                  LookupError     KERNEL_NOT_FOUND
-    ├── SearchError                                  RuntimeError    SEARCH_ERROR
+    ├── SearchError                                  RuntimeError    SEARCH_ERROR, VECTORS_UNAVAILABLE
     │   ├── SearchModeError                          ValueError      SEARCH_MODE_UNAVAILABLE
     │   ├── EmbedderError                            RuntimeError    EMBEDDER_ERROR
     │   └── IndexCorruptedError                      RuntimeError    INDEX_CORRUPTED
@@ -50,6 +50,11 @@ Each also derives from the builtin a Python user would naturally catch, so
     │   ├── SkillNotFoundError                       LookupError     SKILL_NOT_FOUND
     │   ├── DuplicateSkillError                      ValueError      DUPLICATE_SKILL
     │   └── SkillPathError                           PermissionError INVALID_SKILL_PATH
+    ├── UserDataError                                RuntimeError    USER_DATA_ERROR, DATA_EXTRA_MISSING, KERNEL_NOT_RUNNING
+    │   ├── VariableNotSharedError                   LookupError     NOT_SHARED
+    │   ├── UnsupportedValueError                    TypeError       UNSUPPORTED_VALUE, LOOKS_SECRET
+    │   ├── TransferTooLargeError                    ValueError      TOO_LARGE
+    │   └── UnsafeTransferError                      ValueError      UNSAFE_TRANSFER
     ├── CheckpointError                              RuntimeError    CHECKPOINT_ERROR
     │   ├── CheckpointNotFoundError                  LookupError     CHECKPOINT_NOT_FOUND
     │   └── CheckpointDamagedError                   ValueError      CHECKPOINT_DAMAGED
@@ -118,6 +123,11 @@ __all__ = [
     "ToolConfigError",
     "ToolError",
     "ToolNotFoundError",
+    "TransferTooLargeError",
+    "UnsafeTransferError",
+    "UnsupportedValueError",
+    "UserDataError",
+    "VariableNotSharedError",
     "WorkspaceConfigError",
     "WorkspaceError",
     "WorkspaceNotReadyError",
@@ -523,6 +533,41 @@ class DuplicateSkillError(SkillError, ValueError):
 
 class SkillPathError(SkillError, PermissionError):
     default_code = "INVALID_SKILL_PATH"
+
+
+# --- the user's data (shared variables, copies to and from the sandbox) ----------------------------
+
+
+class UserDataError(WorkspaceError, RuntimeError):
+    """Sharing or copying the notebook user's variables failed: ``DATA_EXTRA_MISSING`` (a
+    DataFrame copy needs pyarrow), ``KERNEL_NOT_RUNNING`` (nothing to fetch from)."""
+
+    default_code = "USER_DATA_ERROR"
+
+
+class VariableNotSharedError(UserDataError, LookupError):
+    """No shared variable by that name (unshared, never shared, hidden, or gone)."""
+
+    default_code = "NOT_SHARED"
+
+
+class UnsupportedValueError(UserDataError, TypeError):
+    """A value without a safe transfer format (or one that looks like a secret: ``LOOKS_SECRET``)."""
+
+    default_code = "UNSUPPORTED_VALUE"
+
+
+class TransferTooLargeError(UserDataError, ValueError):
+    """A copy over the size limit, refused before any byte was written or read."""
+
+    default_code = "TOO_LARGE"
+
+
+class UnsafeTransferError(UserDataError, ValueError):
+    """What the sandbox sent back was refused: not a regular file, a symbolic link, a pickle, an
+    object array, a schema or metadata that would run code... Nothing of it was used."""
+
+    default_code = "UNSAFE_TRANSFER"
 
 
 # --- checkpoints --------------------------------------------------------------------------------

@@ -42,12 +42,14 @@ from .sandbox.types import SandboxInfo, WorkspaceSandbox
 
 if TYPE_CHECKING:  # pragma: no cover
     from .checkpoints.manager import Changes, Checkpoint, Checkpoints, RestoreReport
+    from .request_context import RequestContext
     from .search.config import BM25Config
     from .search.engine import SearchEngine
     from .search.results import SearchResult
     from .search.status import IndexStatus
     from .skills.workspace_skills import WorkspaceSkills
     from .tools.config import ToolsConfig
+    from .tools.types import Tool
 
 __all__ = ["Workspace", "WorkspaceInfo", "WorkspaceStatus"]
 
@@ -123,6 +125,9 @@ class Workspace:
       computed in the background; ``background_indexing=True`` runs the file pass there too;
     * ``index_notebook_outputs``: index the text outputs of notebook code cells as well as the
       cells' sources (off: outputs such as earlier search results would crowd the hits);
+    * ``embed_policy``: which files get vectors — by default all but lock files, data dumps,
+      minified and generated code, which BM25 alone searches (an ``EmbedPolicy``, a dict of its
+      fields, or False to embed every file);
     * ``on_mount``: ``fn(filesystem, sandbox)`` called before the filesystem is made visible in the
       sandbox; return False to skip, or a dict with ``"success": True`` if it did the mounting;
     * ``operation_timeout``: seconds allowed for provider lifecycle calls and resolvers;
@@ -146,6 +151,7 @@ class Workspace:
         auto_index_paths: Sequence[str] | str | None = None,
         background_indexing: bool = False,
         index_notebook_outputs: bool = False,
+        embed_policy: Any = None,
         skills: Sequence[str] | str | Callable[[Any], Iterable[str]] = (),
         skill_source: Any = None,
         on_mount: Callable[[Any, Any], Any] | None = None,
@@ -215,6 +221,9 @@ class Workspace:
             embedder = "default" if default_embedder_available() else None
         self._embedder = embedder
         self._index_notebook_outputs = bool(index_notebook_outputs)
+        from .search.embed_policy import coerce_embed_policy  # (light: no model, no Chroma)
+
+        self._embed_policy = coerce_embed_policy(embed_policy)
         self._search_index_name = search_index_name or default_index_name(self._id)
         # The on-disk index must outlive a kernel restart even when the id is generated afresh.
         self._stable_index_name = search_index_name is not None or id is not None
@@ -766,7 +775,7 @@ class Workspace:
 
         self._tools_config = ToolsConfig.coerce(config)
 
-    def tools(self, request_context: Any = None) -> list[Any]:
+    def tools(self, request_context: RequestContext | Mapping[str, Any] | None = None) -> list[Tool]:
         """The agent tools for this request: only those whose provider is configured and enabled."""
         from .tools.factory import create_workspace_tools
 
@@ -826,6 +835,60 @@ class Workspace:
         (``report.undo``: restoring it undoes this restore). Files created since the checkpoint are
         removed only with ``remove_new=True``."""
         return self.checkpoints.restore(checkpoint, paths, remove_new=remove_new)
+
+    # --- the user's data -------------------------------------------------------------------------------
+
+    def share(self, value: Any, *, name: str, allow_copy: bool = False) -> None:
+        """Shares ``value`` with the agent under ``name``: the ``user_variable_*`` tools then list
+        and inspect it (read-only, never running its code) and may request a copy into the
+        sandbox, which waits for your approval unless ``allow_copy``. In a notebook,
+        ``%ws share NAME`` shares variables by name or pattern instead.
+
+        >>> ws.share(sales.head(1000), name="sales_sample")       # doctest: +SKIP
+        """
+        from .userdata import shared_namespace
+
+        shared = shared_namespace(self, create=True)
+        assert shared is not None
+        shared.share_object(value, name, allow_copy=allow_copy)
+
+    def unshare(self, *names: str) -> list[str]:
+        """Stops sharing names or patterns (none: everything); returns what is no longer shared."""
+        from .userdata import shared_namespace
+
+        shared = shared_namespace(self)
+        if shared is None:
+            return []
+        return shared.unshare(*names) if names else shared.unshare_all()
+
+    def shared(self) -> list[str]:
+        """The names the agent sees now."""
+        from .userdata import shared_namespace
+
+        shared = shared_namespace(self)
+        return shared.names() if shared is not None else []
+
+    def fetch(self, name: str, *, kernel: str = "default", max_bytes: int | None = None) -> Any:
+        """The sandbox kernel's variable ``name``, copied out in a safe format and returned.
+
+        Only Arrow IPC (DataFrames, Series), ``.npy`` without pickle (arrays) and JSON (plain
+        data) are accepted, and checked as hostile input: nothing the sandbox sends is
+        unpickled, evaluated or imported. Raises ``UnsafeTransferError``,
+        ``TransferTooLargeError`` (over ``max_bytes``, by default the shared namespace's limit:
+        256 MB) or ``UserDataError``.
+
+        >>> summary = ws.fetch("summary")                        # doctest: +SKIP
+        """
+        from .sandbox.capabilities import sandbox_kernels
+        from .userdata import DEFAULT_MAX_BYTES, fetch_from_kernel, shared_namespace
+
+        kernels = sandbox_kernels(self.resolve_sandbox(None))
+        if kernels is None:
+            raise SandboxNotAvailableError("This workspace's sandbox cannot run kernels: there is nothing to fetch")
+        if max_bytes is None:
+            shared = shared_namespace(self)
+            max_bytes = shared.max_copy_bytes if shared is not None else DEFAULT_MAX_BYTES
+        return fetch_from_kernel(name, kernels=kernels, kernel_name=kernel, max_bytes=max_bytes).value
 
     # --- description ----------------------------------------------------------------------------------
 

@@ -15,7 +15,7 @@ import pytest
 
 from tests.search.conftest import chroma_server  # noqa: F401 - the real Chroma server fixture
 from ws_jupyter.doctor import Check, DoctorConfig, DoctorReport, check_environment, ws_command
-from ws_jupyter.jupyter.kernel_install import install_kernel, write_kernel_spec
+from ws_jupyter.install.kernel import install_kernel, write_kernel_spec
 from ws_jupyter.sandbox.local import LocalSandbox
 from ws_jupyter.search import embedder as emb_mod
 

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from ws_jupyter.errors import EmbedderError
-from ws_jupyter.model_install import install_model, model_status, require_default_model
+from ws_jupyter.install.model import install_model, model_status, require_default_model
 from ws_jupyter.search import embedder as emb_mod
 from ws_jupyter.search.embedder import DefaultEmbedder, packaged_model_dir
 

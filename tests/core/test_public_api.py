@@ -20,7 +20,7 @@ PUBLIC = {
     "SandboxKernelManager", "Kernel", "KernelInfo", "KernelsConfig", "ExecutionResult", "ExecutionError",
     "MimeBundle", "OutputEvent", "OutputLimits",
     # search
-    "BM25Config", "SearchEngine", "SearchResult", "VectorStore", "ChromaVectorStore", "DefaultEmbedder",
+    "BM25Config", "EmbedPolicy", "SearchEngine", "SearchResult", "VectorStore", "ChromaVectorStore", "DefaultEmbedder",
     "IndexProgress", "IndexReport", "IndexStatus", "install_model",
     # skills
     "Skill", "SkillChanges", "SkillFile", "SkillIssue", "SkillSearchResult", "SkillWarning", "SkillsContext",
@@ -43,7 +43,8 @@ PUBLIC = {
     "KernelNotFoundError", "SearchError",
     "SearchModeError", "EmbedderError", "IndexCorruptedError", "NotebookError", "CellNotFoundError",
     "SkillError", "SkillValidationError",
-    "SkillNotFoundError", "DuplicateSkillError", "SkillPathError", "ToolError", "ToolConfigError",
+    "SkillNotFoundError", "DuplicateSkillError", "SkillPathError", "UserDataError", "VariableNotSharedError",
+    "UnsupportedValueError", "TransferTooLargeError", "UnsafeTransferError", "ToolError", "ToolConfigError",
     "ToolArgumentError", "ToolNotFoundError", "ToolApprovalDeniedError", "WriteLockTimeoutError",
     "CheckpointError", "CheckpointNotFoundError", "CheckpointDamagedError",
     # IPython extension entry points
@@ -82,6 +83,22 @@ def test_import_is_light():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_the_tools_load_when_first_listed_not_with_the_workspace():
+    """The tool registry (every tool module: grep's engines, the kernel tools...) loads when tools
+    are first listed or their groups read, not when the workspace (or its checkpoints) is imported."""
+    code = (
+        "import sys\n"
+        "from ws_jupyter import Workspace\n"
+        "import ws_jupyter.checkpoints\n"
+        "print([m for m in sys.modules if m.startswith(('ws_jupyter.tools.registry', 'ws_jupyter.tools.files',"
+        " 'ws_jupyter.tools.grep', 'ws_jupyter.tools.sandbox', 'ws_jupyter.tools.open_notebook'))])\n"
+        "from ws_jupyter.checkpoints.attribution import CHANGING_TOOLS\n"
+        "print('workspace_write_file' in CHANGING_TOOLS, 'ws_jupyter.tools.registry' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split("\n")[:2] == ["[]", "True True"]
 
 
 def test_core_never_imports_jupyter_packages():

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from ..helpers import architecture_floors
+
 REPO = Path(__file__).resolve().parents[2]
 tomllib = pytest.importorskip("tomllib")  # Python >= 3.11 (the test environment's)
 
@@ -64,11 +66,7 @@ def test_the_readme_is_a_landing_page() -> None:
 
 
 def _floors() -> list[list[str]]:
-    """The rooms column of ARCHITECTURE.md's floors table, from the ground up."""
-    text = (REPO / "ARCHITECTURE.md").read_text()
-    table = text.split("## The floors", 1)[1].split("\n## ", 1)[0]
-    rows = [line.split("|") for line in table.splitlines() if re.match(r"\| \d+ \|", line)]
-    return [re.findall(r"`([^`]+)`", row[2]) for row in sorted(rows, key=lambda r: int(r[1]))]
+    return architecture_floors(REPO)
 
 
 def _named_paths() -> list[str]:
@@ -92,11 +90,6 @@ def test_the_floors_table_reads_from_the_ground_up() -> None:
     assert any("tools/" in floor for floor in floors)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ARCHITECTURE.md describes the layout with text/, install/, adapters/, sandbox/kernels/ "
-    "and the tool wings; until those packages exist, some of the paths it names do not",
-)
 def test_the_architecture_page_places_every_room_and_names_only_real_paths() -> None:
     placed = {"ws_jupyter/" + room for floor in _floors() for room in floor}
     present = {

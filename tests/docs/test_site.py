@@ -40,6 +40,7 @@ GUIDE = (
     "sandbox",
     "kernels",
     "tools",
+    "user-data",
     "frameworks",
     "search",
     "scaling-out",
@@ -59,6 +60,7 @@ REFERENCE = (
     "skills",
     "tools",
     "notebooks",
+    "userdata",
     "jupyter",
     "errors",
 )
@@ -85,6 +87,7 @@ PUBLIC_PACKAGES = (
     "ws_jupyter.search",
     "ws_jupyter.skills",
     "ws_jupyter.tools",
+    "ws_jupyter.userdata",
     "ws_jupyter.jupyter.widgets",
 )
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from ws_jupyter.jupyter.kernel_install import install_kernel
+from ws_jupyter.install.kernel import install_kernel
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

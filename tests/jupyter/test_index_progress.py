@@ -22,10 +22,12 @@ def test_the_bar_moves_while_nobody_calls_it(workdir: Path) -> None:
     try:
         assert bar.phase == "embedding" and bar.total == 200 and bar.done < 200
         assert bar.bar.description == "embedding" and "vectors for" in bar.label.value
+        # once a batch was timed, the time left to full coverage is on the bar
+        assert wait_for(lambda: (bar.eta > 0 and " left" in bar.label.value) or bar.phase == "ready", timeout=60)
         seen = set()
         assert wait_for(lambda: (seen.add(bar.done), bar.phase == "ready")[1], timeout=120)
         assert len({d for d in seen if 0 < d < 200}) >= 1  # it moved on its own, step by step
-        assert bar.bar.value == bar.bar.max == 200 and bar.bar.bar_style == "success"
+        assert bar.bar.value == bar.bar.max == 200 and bar.bar.bar_style == "success" and bar.eta == -1
         renders = bar.updates
         assert not wait_for(lambda: bar.updates > renders, timeout=1.0)  # stopped polling when done
     finally:

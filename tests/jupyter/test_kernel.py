@@ -21,7 +21,7 @@ import psutil
 import pytest
 
 from ws_jupyter.cli import CliCommand, main, register_command, registered_commands
-from ws_jupyter.jupyter.kernel_install import DISPLAY_NAME, LOGO_FILES, kernel_spec_dict
+from ws_jupyter.install.kernel import DISPLAY_NAME, LOGO_FILES, kernel_spec_dict
 
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -39,7 +39,7 @@ def _jupyter_env(**extra: str) -> dict[str, str]:
 def test_repo_kernelspec_matches_the_generated_one() -> None:
     spec_dir = REPO / "kernelspec" / "ws-jupyter"
     assert json.loads((spec_dir / "kernel.json").read_text()) == kernel_spec_dict("python")
-    package_logos = REPO / "ws_jupyter" / "jupyter" / "kernelspec"
+    package_logos = REPO / "ws_jupyter" / "install" / "kernelspec"
     for name in LOGO_FILES:
         assert (spec_dir / name).read_bytes() == (package_logos / name).read_bytes()
     for size in (32, 64):

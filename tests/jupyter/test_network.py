@@ -147,8 +147,8 @@ def test_network_secrets_come_from_the_environment(
 def test_the_mcp_command_line_takes_the_network_flags(tmp_path: Path, site: int) -> None:
     import argparse
 
+    from ws_jupyter.cli import _configure_mcp as _configure
     from ws_jupyter.sandbox.network.arguments import network_from_arguments
-    from ws_jupyter.tools.mcp_server import _configure
 
     parser = argparse.ArgumentParser()
     _configure(parser)

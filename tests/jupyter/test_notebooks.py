@@ -67,6 +67,7 @@ def test_notebooks_are_all_tested() -> None:
         "teaching_demo.ipynb",
         "notebook_agent.ipynb",
         "code_interpreter.ipynb",
+        "user_data.ipynb",
         "live_notebook.ipynb",
     }
     assert {p.name for p in NOTEBOOKS.glob("*.ipynb")} == tested
@@ -256,6 +257,27 @@ def test_code_interpreter(notebook_runs: Any) -> None:
 
 
 @pytest.mark.slow
+def test_user_data(notebook_runs: Any) -> None:
+    nb, _folder = notebook_runs.run("user_data.ipynb")
+    no_errors(nb)
+    shared = text(cell(nb, "%ws share orders api_key"))
+    assert "Shared with the agent: orders" in shared and "not shared: api_key (the name looks like a secret)" in shared
+    (listing,) = [c for c in nb.cells if c.cell_type == "code" and c.source == "%ws share"]
+    assert has_widget(listing, "SharedVariables")
+    assert has_widget(cell(nb, "from ws_jupyter import WORKSPACE_TOOLS as T"), "ToolActivity")
+    run = text(cell(nb, "import time"))
+    assert run.startswith("Copy orders (pandas.DataFrame, 500 rows x 4 columns, ")
+    assert "The agent's reason: to compute revenue per region" in run
+    assert "--- user_variables_list\n1 shared variable (read-only):" in run
+    assert "placed" in run and "Europe/Paris" in run  # the inspection
+    assert "Copied into the sandbox kernel 'default' as orders (pandas.DataFrame" in run
+    assert "--- workspace_execute_code" in run and "revenue" in run
+    fetched = text(cell(nb, "%ws fetch summary"))
+    assert fetched.startswith("Fetched summary from the sandbox kernel 'default' as summary: pandas.DataFrame, 3 rows")
+    assert text(cell(nb, "mine = orders")).strip() == "np.True_"
+    refused = text(cell(nb, "%ws fetch model"))
+    assert "Model, which has no safe format" in refused and "What can be copied" in refused
+    assert "No longer shared with the agent: orders" in text(cell(nb, "%ws unshare --all"))
 def test_live_notebook_says_what_is_missing_without_a_page(notebook_runs: Any) -> None:
     """Headless (nbclient answers no comm) the live demo says the page is missing and how to get
     it, and its agent stops instead of waiting; tests/jupyter/test_live.py runs it in JupyterLab."""

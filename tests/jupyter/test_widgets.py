@@ -19,7 +19,7 @@ from ws_jupyter.jupyter.widgets.command_runner import CommandRunner
 from ws_jupyter.jupyter.widgets.file_browser import PAGE, FileBrowser
 from ws_jupyter.jupyter.widgets.live import TextTail, Throttle
 from ws_jupyter.jupyter.widgets.process_monitor import ProcessMonitor
-from ws_jupyter.jupyter.widgets.process_output import ProcessOutput, clean_terminal_text
+from ws_jupyter.jupyter.widgets.process_output import ProcessOutput
 from ws_jupyter.jupyter.widgets.search_panel import SearchPanel
 from ws_jupyter.jupyter.widgets.skills_browser import SkillsBrowser
 
@@ -57,11 +57,19 @@ def test_text_tail_is_bounded_and_ordered() -> None:
     assert all(a != b for a, b in itertools.pairwise(kinds))  # adjacent chunks of one stream merged
 
 
-def test_clean_terminal_text() -> None:
-    assert clean_terminal_text("\x1b[31mred\x1b[0m\n10%\r50%\r100%\ndone") == "red\n100%\ndone"
-
-
 # --- ProcessOutput ------------------------------------------------------------------------------
+
+
+def test_process_output_shows_terminal_text_clean(workspace: Any) -> None:
+    # colours, a redrawn progress line, a hyperlink ended by ST (ESC \\) and an 8-bit (C1) CSI
+    raw = "\x1b[31mred\x1b[0m\n10%\r50%\r100%\n\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\\n\x9b1mbold\x9b0m\ndone\n"
+    workspace.filesystem.write_file("term.txt", raw)
+    handle = workspace.sandbox.processes.spawn("cat term.txt")
+    view = ProcessOutput(handle, interval=0.1)
+    handle.wait(timeout=30)
+    assert wait_for(lambda: (view.refresh(), view.output.endswith("done\n"))[1])
+    assert view.output == "red\n100%\nlink\nbold\ndone\n"
+    view.close()
 
 
 def test_process_output_follows_kills_and_sends(workspace: Any) -> None:

@@ -231,9 +231,10 @@ class KernelConformance:
         kernels.execute("kc_doomed = 1")
         r = kernels.execute("import os; os._exit(3)", timeout=60)
         assert r.status == "error" and r.ename == "KernelDied" and r.restarted, r
-        after = kernels.execute("kc_doomed")
-        assert after.ename == "NameError"
-        assert kernels.execute("6 * 7").text == "42"
+        # time limits: a wait that goes wrong fails here within a minute, with the result to read
+        after = kernels.execute("print('back')\nkc_doomed", timeout=60)
+        assert after.ename == "NameError" and after.stdout == "back\n", after  # its output is not lost
+        assert kernels.execute("6 * 7", timeout=60).text == "42"
 
     def test_named_kernels_are_independent(self, kernels: Any) -> None:
         kernels.execute("kc_who = 'default'")

@@ -20,7 +20,7 @@ import pytest
 from ws_jupyter import WORKSPACE_TOOLS as T
 from ws_jupyter import Workspace
 from ws_jupyter.notebooks import Notebook
-from ws_jupyter.tools.kernels import format_execution
+from ws_jupyter.tools.sandbox.kernels import format_execution
 
 from .conftest import bwrap_workspace, requires_bwrap
 

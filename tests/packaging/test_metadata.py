@@ -77,8 +77,14 @@ def test_version_has_one_source() -> None:
 
     project = _pyproject()
     assert "version" in project["project"]["dynamic"]
-    assert project["tool"]["hatch"]["version"]["path"] == "ws_jupyter/__init__.py"
+    assert project["tool"]["hatch"]["version"]["path"] == "ws_jupyter/_version.py"
     assert re.fullmatch(r"\d+\.\d+\.\d+([ab]|rc)?\d*", ws_jupyter.__version__)
+    # written once, in the module hatch reads; the package face only re-exports it
+    from ws_jupyter import _version
+
+    assert ws_jupyter.__version__ is _version.__version__
+    assert f'__version__ = "{ws_jupyter.__version__}"' in (REPO / "ws_jupyter/_version.py").read_text()
+    assert "__version__ =" not in (REPO / "ws_jupyter/__init__.py").read_text()
 
 
 def test_license_file_matches_the_declared_license() -> None:

@@ -79,7 +79,7 @@ def test_wheel_contents_and_metadata(release: dict[str, Path]) -> None:
         assert (
             spec["argv"][:3] == ["python", "-m", "ipykernel_launcher"] and "--ext=ws_jupyter" in spec["argv"]
         )
-        assert "ws_jupyter/py.typed" in names and "ws_jupyter/jupyter/kernelspec/logo-64x64.png" in names
+        assert "ws_jupyter/py.typed" in names and "ws_jupyter/install/kernelspec/logo-64x64.png" in names
         # the JupyterLab extension, prebuilt (no node needed to install it)
         labext = f"ws_jupyter-{ws_jupyter.__version__}.data/data/share/jupyter/labextensions/ws-jupyter"
         built = json.loads(whl.read(f"{labext}/package.json"))

@@ -283,3 +283,37 @@ def test_prepare_builds_every_variant_once(tmp_path, monkeypatch):
     monkeypatch.setenv("WS_JUPYTER_EMBEDDER_VARIANT", "int3")
     with pytest.raises(WorkspaceConfigError, match="WS_JUPYTER_EMBEDDER_VARIANT"):
         DefaultEmbedder()
+
+
+def test_windows_cover_every_token_and_the_first_is_the_truncated_vector(default_embedder, scifact_dir):
+    from .conftest import read_jsonl
+
+    long = [d["title"] + " " + d["text"] for d in read_jsonl(scifact_dir / "corpus.jsonl", limit=40)]
+    long = [t for t in long if len(t) > 2200][:3]  # past 256 tokens
+    texts = ["a short claim about cells", *long]
+    vectors, owner = default_embedder.embed_windows(texts)
+    counts = np.bincount(owner, minlength=len(texts))
+    assert counts[0] == 1 and all(c >= 2 for c in counts[1:])
+    tokens = [len(default_embedder._windowing.encode(t, add_special_tokens=False).ids) for t in texts]
+    assert [int(c) for c in counts] == [max(1, -(-n // 254)) for n in tokens]  # every token, windows of 254
+    first = np.array([np.flatnonzero(owner == k)[0] for k in range(len(texts))])
+    truncated = default_embedder.embed(texts)
+    assert (vectors[first] * truncated).sum(axis=1).min() > 0.9999  # what embed() gives
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert DefaultEmbedder(variant="fp32", windows=True).name.endswith("+windows")
+
+
+def test_nothing_beyond_the_window_is_run_through_the_model(default_embedder, monkeypatch):
+    widths: list[int] = []
+    run = default_embedder._run
+
+    def counting(seqs):  # type: ignore[no-untyped-def]
+        widths.extend(len(s) for s in seqs)
+        return run(seqs)
+
+    monkeypatch.setattr(default_embedder, "_run", counting)
+    long = "cells divide and grow " * 200  # ~800 tokens: a full 4,000-character chunk
+    a, b, short = default_embedder.embed([long, long + " then a tail about bicycle repair", "cells divide"])
+    assert max(widths) == 256 and min(widths) < 10  # the window at most; a short text its own tokens
+    assert float(a @ b) > 0.99999  # what lies past the window does not reach the model
+    assert float(a @ short) < 0.99

@@ -19,7 +19,7 @@ import pytest
 
 from ws_jupyter import LocalFilesystem
 from ws_jupyter.tools import grep as grep_mod
-from ws_jupyter.tools import grep_confine
+from ws_jupyter.tools.grep import confine as grep_confine
 
 from ..helpers import write
 from .test_listing_race import _has_renameat2, swapping

@@ -174,7 +174,7 @@ def test_hostile_gitignore_made_after_a_kept_tree_scan_is_still_seen(workdir):
     r = replay(
         f"""
         import os, time
-        from ws_jupyter.tools import rules_scan
+        from ws_jupyter.tools.grep import rules_scan
         while time.time() < {old} + 1.5:
             time.sleep(0.1)
         ws, t = tools_of({str(workdir)!r})

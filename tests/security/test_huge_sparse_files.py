@@ -17,8 +17,8 @@ import pytest
 
 from ws_jupyter import LocalFilesystem, Workspace
 from ws_jupyter.tools import grep as grep_mod
-from ws_jupyter.tools import grep_confine
-from ws_jupyter.tools.read_file import COUNT_LINES_BYTES
+from ws_jupyter.tools.files.read_file import COUNT_LINES_BYTES
+from ws_jupyter.tools.grep import confine as grep_confine
 
 GIB = 1 << 30
 MIB = 1 << 20

@@ -21,8 +21,8 @@ from mcp import Client
 
 from ws_jupyter import WORKSPACE_TOOLS as T
 from ws_jupyter import Workspace
+from ws_jupyter.adapters.mcp_server import build_mcp_server
 from ws_jupyter.notebooks import Notebook
-from ws_jupyter.tools.mcp_server import build_mcp_server
 
 from ..helpers import wait_for
 from ..kernels.conftest import bwrap_workspace

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from ws_jupyter import to_anthropic, to_openai
-from ws_jupyter.tools.adapters import anthropic_tool_result, openai_tool_output, run_tool_call
+from ws_jupyter.adapters.chat import anthropic_tool_result, openai_tool_output, run_tool_call
 from ws_jupyter.tools.types import MediaPart, ToolErrorText, ToolResult
 
 from .test_filesystem_tools import png_bytes

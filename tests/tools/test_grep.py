@@ -10,6 +10,8 @@ import pytest
 from ws_jupyter import WORKSPACE_TOOLS as T
 from ws_jupyter import LocalFilesystem
 from ws_jupyter.tools import grep as grep_mod
+from ws_jupyter.tools.grep import confine as grep_confine
+from ws_jupyter.tools.grep import ripgrep as grep_ripgrep
 from ws_jupyter.tools.types import ToolErrorText
 
 from ..helpers import write
@@ -17,7 +19,7 @@ from .conftest import box
 
 RG = grep_mod.find_ripgrep()
 needs_rg = pytest.mark.skipif(
-    RG is None or grep_mod.grep_confine.mode() is None,
+    RG is None or grep_confine.mode() is None,
     reason="ripgrep is not installed (pip install ripgrep), or cannot be confined here (Landlock, bubblewrap)",
 )
 
@@ -144,7 +146,7 @@ def test_no_match_note_gives_the_true_reason_and_only_a_flag_that_finds(
     call it ".gitignore'd" (no .gitignore anywhere) and suggest respect_gitignore=false, which
     still found nothing. Each example is now searched as the suggestion would search it."""
     if engine == "python":
-        monkeypatch.setattr(grep_mod.grep_confine, "MODES", ())
+        monkeypatch.setattr(grep_confine, "MODES", ())
     late_nul = b"TOKEN here\n" + b"x" * 70_000 + b"\n\x00 tail\n"
     write(workdir, "data.log", late_nul)
     tools = box(make_ws())
@@ -372,7 +374,7 @@ def test_line_extraction_in_many_ripgrep_runs_gives_the_same_output(workdir, mon
     _random_tree(workdir, 3)
     fs = LocalFilesystem(workdir)
     whole = grep_mod.format_result(grep_mod.search(fs, "a", context_lines=1), 1)
-    monkeypatch.setattr(grep_mod, "_ARGS_BYTES", 64)  # a few names per run
+    monkeypatch.setattr(grep_ripgrep, "_ARGS_BYTES", 64)  # a few names per run
     assert grep_mod.format_result(grep_mod.search(fs, "a", context_lines=1), 1) == whole
     assert whole == grep_mod.format_result(grep_mod.search(fs, "a", context_lines=1, engine="python"), 1)
 
@@ -388,7 +390,7 @@ def test_engines_agree_on_unicode_classes_and_python_only_syntax(workdir):
 
 
 def test_translation_to_re2():
-    from ws_jupyter.tools.regex import translate
+    from ws_jupyter.tools.grep.regex import translate
 
     assert translate(r"a{,3}") == "a{0,3}"
     assert translate(r"\u00e9\Z") == r"\x{00e9}$"

@@ -8,13 +8,14 @@ from nbformat import v4
 
 from ws_jupyter import LocalFilesystem
 from ws_jupyter.tools import grep as grep_mod
+from ws_jupyter.tools.grep import confine as grep_confine
 
 from ..helpers import write
 from ..notebooks.samples import analysis_notebook, kitchen_sink
 from ..notebooks.samples import write as nb_text
 
 # ripgrep is used only where it can be confined to the workspace
-RG = grep_mod.find_ripgrep() if grep_mod.grep_confine.mode() is not None else None
+RG = grep_mod.find_ripgrep() if grep_confine.mode() is not None else None
 ENGINES = ["python", pytest.param("ripgrep", marks=pytest.mark.skipif(RG is None, reason="no ripgrep"))]
 
 
@@ -140,12 +141,12 @@ def test_totals_files_only_and_offset_count_notebooks_as_files(tree, engine):
 
 @pytest.mark.skipif(RG is None, reason="no ripgrep")
 def test_notebooks_come_from_the_kept_tree_scan_and_follow_changes(tree, monkeypatch):
-    # The ripgrep engine lists notebooks with its .gitignore check (tools/rules_scan.py), whose
+    # The ripgrep engine lists notebooks with its .gitignore check (tools/grep/rules_scan.py), whose
     # result is reused while no directory changed: a notebook added later must still be found.
     import os
     import time
 
-    from ws_jupyter.tools import rules_scan
+    from ws_jupyter.tools.grep import rules_scan
 
     settled = max(os.stat(root).st_ctime for root, _, _ in os.walk(tree)) + 1.2
     while time.time() < settled:

@@ -11,10 +11,10 @@ from mcp import Client
 
 from ws_jupyter import WORKSPACE_TOOLS as T
 from ws_jupyter import LocalFilesystem, LocalSandbox, ToolResult, Workspace
+from ws_jupyter.adapters.chat import anthropic_tool_result, openai_tool_output
+from ws_jupyter.adapters.mcp_server import build_mcp_server
 from ws_jupyter.sandbox.isolation.detect import probe_backend
-from ws_jupyter.tools.adapters import anthropic_tool_result, openai_tool_output
-from ws_jupyter.tools.mcp_server import build_mcp_server
-from ws_jupyter.tools.tokens import count_tokens
+from ws_jupyter.text.tokens import count_tokens
 
 from ..kernels.conftest import PNG_CODE
 from .conftest import box

@@ -13,7 +13,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from ws_jupyter import LocalFilesystem, Workspace
-from ws_jupyter.tools.mcp_server import build_mcp_server
+from ws_jupyter.adapters.mcp_server import build_mcp_server
 
 from .test_filesystem_tools import png_bytes
 

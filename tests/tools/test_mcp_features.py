@@ -19,7 +19,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from ws_jupyter import LocalFilesystem, LocalSandbox, Workspace
-from ws_jupyter.tools.mcp_server import MAX_RESOURCE_BYTES, build_mcp_server
+from ws_jupyter.adapters.mcp_server import MAX_RESOURCE_BYTES, build_mcp_server
 
 from ..helpers import wait_for, write
 from .test_filesystem_tools import png_bytes

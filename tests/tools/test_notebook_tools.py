@@ -15,7 +15,7 @@ import pytest
 
 from ws_jupyter import WORKSPACE_TOOLS as T
 from ws_jupyter import LocalFilesystem, ToolResult
-from ws_jupyter.tools.tokens import count_tokens
+from ws_jupyter.text.tokens import count_tokens
 
 from ..notebooks.samples import analysis_notebook, kitchen_sink, png_bytes, versioned, write
 from .conftest import box

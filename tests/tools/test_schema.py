@@ -38,6 +38,7 @@ def all_tools(workdir):
         skills=["skills"],
         tools={"workspace_checkpoint": {"enabled": True}},  # the one tool that is off by default
     )
+    ws.share([1, 2, 3], name="numbers")  # the user-data tools exist while something is shared
     # the open-notebook tools are listed while a notebook page is connected: a link that says so
     # (its schemas are what this module checks; the link itself is tested in the browser)
     attach(ws, ConnectedLink())

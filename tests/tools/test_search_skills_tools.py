@@ -52,7 +52,7 @@ def test_unavailable_mode_falls_back(search_ws):
 
 def test_snippets_are_bounded_by_the_token_budget(workdir, search_ws):
     from ws_jupyter import WORKSPACE_TOOLS as T
-    from ws_jupyter.tools.tokens import count_tokens
+    from ws_jupyter.text.tokens import count_tokens
 
     search_ws.set_tools_config({T.SEARCH.SEARCH: {"max_output_tokens": 120}})
     tools = box(search_ws)

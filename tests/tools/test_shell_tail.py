@@ -11,8 +11,8 @@ import subprocess
 
 import pytest
 
-from ws_jupyter.tools.output import apply_tail
-from ws_jupyter.tools.shell_tail import split_tail_pipe
+from ws_jupyter.text.shaping import apply_tail
+from ws_jupyter.tools.sandbox.shell_tail import split_tail_pipe
 
 WORDS = [
     "seq 3", "seq 2 4", "echo a", "printf 'x\\ny\\n'", "echo 'p | q'", 'echo "s; t"', "echo u\\;v",

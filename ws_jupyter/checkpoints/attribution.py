@@ -21,27 +21,45 @@ are "outside" or "unknown".
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
+from ..tools import names
 from ..tools.activity import ToolActivityEvent
-from ..tools.names import WORKSPACE_TOOLS, WRITE_TOOLS
+from ..tools.names import WORKSPACE_TOOLS
 
-__all__ = ["CHANGING_TOOLS", "CODE_TOOLS", "Attribution", "Journal", "JournalEntry"]
+__all__ = ["CHANGING_TOOLS", "CODE_TOOLS", "Attribution", "Journal", "JournalEntry", "changing_tools"]
 
 T = WORKSPACE_TOOLS
 #: Tools that run code which may change any file.
 CODE_TOOLS = frozenset(
     {T.SANDBOX.EXECUTE_COMMAND, T.SANDBOX.EXECUTE_CODE, T.SANDBOX.RUN_NOTEBOOK, T.OPEN_NOTEBOOK.RUN}
 )
-#: Every tool that may change the workspace's files: an automatic checkpoint goes before it (a
-#: proposal to the open notebook changes its file once the user accepts and saves it).
-CHANGING_TOOLS = frozenset({*WRITE_TOOLS, *CODE_TOOLS, T.OPEN_NOTEBOOK.EDIT})
+
+
+@functools.cache
+def changing_tools() -> frozenset[str]:
+    """Every tool that may change the workspace's files: an automatic checkpoint goes before it (a
+    proposal to the open notebook changes its file once the user accepts and saves it). Computed
+    on first use: the file-writing tools follow from the tools' specs, which are loaded then."""
+    return frozenset({*names.WRITE_TOOLS, *CODE_TOOLS, T.OPEN_NOTEBOOK.EDIT})
+
+
+if TYPE_CHECKING:
+    CHANGING_TOOLS: frozenset[str]
+
+
+def __getattr__(name: str) -> object:
+    if name == "CHANGING_TOOLS":  # the same set, by its constant's name
+        return changing_tools()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 _MAX_ENTRIES = 5000
 #: Slack around a call's window for file times (clock steps, filesystem time granularity).
 _SLACK = 1.0
@@ -140,7 +158,7 @@ class Journal:
 
     def on_event(self, event: ToolActivityEvent) -> None:
         """A tool activity event (subscribe this to the workspace's feed)."""
-        if event.workspace_tool_name not in CHANGING_TOOLS:
+        if event.workspace_tool_name not in changing_tools():
             return
         with self._lock:
             entry = self._entries.get(event.call_id)
@@ -163,7 +181,7 @@ class Journal:
                 entry.finished, entry.failed = event.timestamp.timestamp(), True
 
     def _paths(self, event: ToolActivityEvent) -> tuple[str, ...]:
-        if event.workspace_tool_name not in WRITE_TOOLS:
+        if event.workspace_tool_name not in names.WRITE_TOOLS:
             return ()
         raw = event.input.get("path")
         if not isinstance(raw, str):

@@ -34,7 +34,7 @@ from ..errors import (
 )
 from ..tools.activity import ToolActivityEvent
 from ..tools.tracking import conversation_key
-from .attribution import CHANGING_TOOLS, CODE_TOOLS, Attribution, Journal
+from .attribution import CODE_TOOLS, Attribution, Journal, changing_tools
 from .config import CheckpointsConfig
 from .diff import file_diff, join_diffs
 from .manifest import Excluded, FileRecord, Manifest, State
@@ -498,7 +498,7 @@ class Checkpoints:
             turn.last = now
             if len(self._turns) > 256:
                 self._turns.pop(next(iter(self._turns)))
-            if tool not in CHANGING_TOOLS:
+            if tool not in changing_tools():
                 return
             mode = self.config.auto
             wanted = mode == "call" or not turn.checkpointed or (mode == "command" and tool in CODE_TOOLS)

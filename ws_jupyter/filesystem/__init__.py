@@ -1,5 +1,5 @@
-"""Filesystem providers: the protocol, the local implementation, containment, the walker, and
-how file names are shown (``display``)."""
+"""Filesystem providers: the protocol, the local implementation, containment, the walker, glob
+matching (``globs``), and how file names are shown (``display``)."""
 
 from .containment import Containment, ResolvedPath
 from .local import LocalFilesystem

@@ -146,9 +146,9 @@ def read_limited(fs: Any, path: str, max_bytes: int = MAX_FILE_BYTES, *, size: i
             size = int(fs.stat(path).size)
         except (AttributeError, TypeError, ValueError):  # pragma: no cover - odd providers
             size = None
-    shown = _shown(fs, path)
+    # (the path as the error shows it is resolved only for the error: most reads never raise)
     if size is not None and size > max_bytes:
-        raise FileTooLargeError(shown, size, max_bytes)
+        raise FileTooLargeError(_shown(fs, path), size, max_bytes)
     chunks = file_chunks(fs, path)
     parts: list[bytes] = []
     total = 0
@@ -156,7 +156,7 @@ def read_limited(fs: Any, path: str, max_bytes: int = MAX_FILE_BYTES, *, size: i
         for chunk in chunks:
             total += len(chunk)
             if total > max_bytes:
-                raise FileTooLargeError(shown, total, max_bytes)
+                raise FileTooLargeError(_shown(fs, path), total, max_bytes)
             parts.append(chunk)
     finally:
         chunks.close()

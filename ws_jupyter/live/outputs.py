@@ -2,7 +2,7 @@
 
 The code ran in the workspace's sandbox kernel, so its outputs are the agent's, and they are drawn
 in the user's page: each rich output goes through the same inert form as ``%%ws py`` shows
-(:meth:`~ws_jupyter.kernels.MimeBundle._repr_mimebundle_`: HTML in a sandboxed frame, SVG as an
+(:meth:`~ws_jupyter.sandbox.kernels.MimeBundle._repr_mimebundle_`: HTML in a sandboxed frame, SVG as an
 image, no JavaScript, Markdown or widget types), and streams, the error and the number of outputs
 are bounded by the kernel's own output limits. Streams come first, then the displays, the result
 and the error (the order ``ExecutionResult`` keeps).
@@ -20,7 +20,7 @@ _MAX_TRACEBACK_LINES = 200
 
 
 def notebook_outputs(result: Any) -> list[dict[str, Any]]:
-    """nbformat 4 outputs of an :class:`~ws_jupyter.kernels.ExecutionResult` (inert, bounded)."""
+    """nbformat 4 outputs of an :class:`~ws_jupyter.sandbox.kernels.ExecutionResult` (inert, bounded)."""
     outputs: list[dict[str, Any]] = []
     if result.stdout:
         outputs.append({"output_type": "stream", "name": "stdout", "text": result.stdout})

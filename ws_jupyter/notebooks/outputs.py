@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..tools.output import strip_ansi
+from ..text.ansi import strip_ansi
 
 __all__ = [
     "IMAGE_MIME_TYPES",

@@ -49,7 +49,7 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ..tools.tokens import count_tokens
+from ..text.tokens import count_tokens
 from .document import CELL_TYPES, Notebook, cell_source
 from .outputs import (
     DEFAULT_MAX_LINES,

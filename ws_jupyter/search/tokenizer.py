@@ -2,7 +2,9 @@
 
 Stemming is what lets "indexing" find "indexed"; it is done with Snowball English (PyStemmer's C
 implementation when installed, the pure-Python ``snowballstemmer`` otherwise — same algorithm,
-same output) behind a per-word cache, because corpora repeat a small vocabulary many times.
+same output). Corpora repeat a small vocabulary many times, so each distinct word is analysed once
+(dropped, or stemmed) and remembered: analysing a text is then one regular-expression pass and
+lookups done by the interpreter's C loops, not a Python step per word.
 
 >>> Analyzer(BM25Config())("The Indexing of indexed files, fast!")
 ['index', 'index', 'file', 'fast']
@@ -21,6 +23,7 @@ __all__ = ["Analyzer", "split_words"]
 
 # Letters and digits of any script; "_" and punctuation separate words ("snake_case" -> 2 words).
 _WORD = re.compile(r"[^\W_]+")
+_WORD_OR_NEWLINE = re.compile(r"[^\W_]+|\n")
 _CACHE_LIMIT = 500_000
 
 
@@ -29,17 +32,18 @@ def split_words(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
-def _load_stemmer() -> Callable[[str], str]:
+def _load_stemmer() -> Callable[[list[str]], list[str]]:
+    """Stems a list of words at once (one call into the C stemmer for all of them)."""
     try:
         import Stemmer  # PyStemmer
 
         stemmer = Stemmer.Stemmer("english")
-        return stemmer.stemWord
+        return stemmer.stemWords
     except ImportError:  # pragma: no cover - PyStemmer is a declared dependency
         import snowballstemmer
 
         sb = snowballstemmer.stemmer("english")
-        return sb.stemWord
+        return sb.stemWords
 
 
 class Analyzer:
@@ -54,14 +58,15 @@ class Analyzer:
         self._custom = config.tokenizer
         self._stopwords = config.stopwords
         self._min = config.min_token_length
-        self._stem_word: Callable[[str], str] | None = _load_stemmer() if config.stem else None
-        self._cache: dict[str, str] = {}
+        self._stem_words: Callable[[list[str]], list[str]] | None = _load_stemmer() if config.stem else None
+        # every word seen -> its term, or "" when it is dropped; "\n" stays "\n" (line_terms)
+        self._cache: dict[str, str] = {"\n": "\n"}
         self._lock = threading.Lock()
 
     def __getstate__(self) -> dict[str, object]:
         # picklable (a SearchResult keeps its analyzer for highlighting): no lock, no cache
         state = dict(self.__dict__)
-        state["_cache"] = {}
+        state["_cache"] = {"\n": "\n"}
         del state["_lock"]
         return state
 
@@ -80,13 +85,9 @@ class Analyzer:
         """The terms of ``text`` (as ``self(text)``) and its analysed lines: one line per line
         of ``text``, its terms separated by spaces (what :func:`~.chunking.line_range_from_terms`
         scans). Only for :attr:`splits_on_lines` analysers."""
-        terms: list[str] = []
-        lines: list[str] = []
-        for line in text.split("\n"):
-            found = self(line) if line else []
-            terms += found
-            lines.append(" ".join(found))
-        return terms, "\n".join(lines)
+        words = _WORD_OR_NEWLINE.findall(text.lower())
+        lines = " ".join(filter(None, self._analysed(words))).replace(" \n", "\n").replace("\n ", "\n")
+        return lines.split(), lines
 
     def __call__(self, text: str) -> list[str]:
         if self._custom is not None:
@@ -97,24 +98,27 @@ class Analyzer:
                     f"a list of strings, got {type(tokens).__name__}"
                 )
             return list(tokens)
-        words = _WORD.findall(text.lower())
-        stop = self._stopwords
-        n = self._min
-        stem = self._stem_word
-        if stem is None:
-            return [w for w in words if len(w) >= n and w not in stop]
+        return list(filter(None, self._analysed(_WORD.findall(text.lower()))))
+
+    def _analysed(self, words: list[str]) -> list[str]:
+        """Each word's term ("" for a dropped one), analysing each distinct new word once."""
         cache = self._cache
-        out: list[str] = []
-        append = out.append
-        for w in words:
-            if len(w) < n or w in stop:
-                continue
-            s = cache.get(w)
-            if s is None:
+        try:
+            return list(map(cache.__getitem__, words))  # every word seen before: the usual case
+        except KeyError:
+            pass
+        new = set(words).difference(cache)
+        if new:
+            if len(cache) + len(new) > _CACHE_LIMIT:
+                cache.clear()
+                cache["\n"] = "\n"
+            stop, n = self._stopwords, self._min
+            kept = [w for w in new if len(w) >= n and w not in stop]
+            cache.update(dict.fromkeys(new, ""))
+            if self._stem_words is None:
+                cache.update(zip(kept, kept))
+            else:
                 with self._lock:  # Snowball stemmer objects are not thread-safe
-                    s = stem(w)
-                if len(cache) < _CACHE_LIMIT:
-                    cache[w] = s
-            if len(s) >= n:
-                append(s)
-        return out
+                    stems = self._stem_words(kept)
+                cache.update((w, s if len(s) >= n else "") for w, s in zip(kept, stems))
+        return list(map(cache.__getitem__, words))

@@ -34,6 +34,11 @@ class VectorStore(Protocol):
     ``open`` binds the store to one index (collection) before any other call; ``persist_dir``
     is where the workspace keeps its index, for stores that default to living there.
     ``query`` returns ``(id, similarity)`` best first, higher is more similar.
+
+    Optional: ``embeddings(ids) -> {id: vector}`` (the stored vectors of those ids) lets the
+    engine embed identical text once across documents; without it each copy is embedded.
+    A long document may be stored as several vectors (one per window of the model) under the ids
+    ``doc``, ``doc\x1f1``, ``doc\x1f2``...
     """
 
     def open(self, index_name: str, persist_dir: Path | None = None) -> None: ...
@@ -123,6 +128,11 @@ class ChromaVectorStore:
     workspace (``.ws/index/chroma``), or in memory when the engine has no persist directory.
     Collections use cosine distance; similarity is reported as ``1 - distance``.
 
+    The document texts live in the search index's own store; Chroma gets the vectors and the
+    metadata its ``where`` filters need. ``store_documents=True`` hands it the texts too (for
+    other programs reading the collection), which makes each upsert several times slower (Chroma
+    indexes them for its own full-text search).
+
     Chroma's in-memory clients share one database per process, so an in-memory store without an
     explicit ``collection_name`` uses a collection of its own (the index name plus a random
     suffix), dropped on ``close()``: two in-memory engines never see or delete each other's vectors.
@@ -139,6 +149,7 @@ class ChromaVectorStore:
         headers: Mapping[str, str] | None = None,
         ephemeral: bool = False,
         collection_name: str | None = None,
+        store_documents: bool = False,
     ) -> None:
         given = [x for x in (path is not None, client is not None, host is not None or port is not None, ephemeral) if x]
         if len(given) > 1:
@@ -153,6 +164,7 @@ class ChromaVectorStore:
         self.headers = dict(headers or {})
         self.ephemeral = ephemeral
         self.collection_name = collection_name
+        self.store_documents = bool(store_documents)
         self._client = client
         self._owns_client = client is None
         self._collection: Any = None
@@ -186,8 +198,13 @@ class ChromaVectorStore:
         with self._lock:
             if self._collection is not None:
                 return
-            import chromadb
-            from chromadb.config import Settings
+            try:
+                import chromadb
+                from chromadb.config import Settings
+            except ImportError as exc:  # nothing to repair: say what is missing
+                raise SearchError(f"vector search needs the chromadb package, which cannot be imported here "
+                                  f"({type(exc).__name__}: {exc}); BM25 search works without it",
+                                  code="VECTORS_UNAVAILABLE") from exc
 
             settings = Settings(anonymized_telemetry=False, allow_reset=True)
             try:
@@ -277,7 +294,7 @@ class ChromaVectorStore:
         with self._lock:
             for i in range(0, len(ids), step):
                 col.upsert(ids=list(ids[i:i + step]), embeddings=emb[i:i + step],
-                           documents=list(documents[i:i + step]),
+                           documents=list(documents[i:i + step]) if self.store_documents else None,
                            metadatas=[_chroma_metadata(m) for m in metadatas[i:i + step]])
 
     @_chroma_errors
@@ -304,6 +321,18 @@ class ChromaVectorStore:
         ids = res["ids"][0]
         dists = res["distances"][0]
         return [(i, 1.0 - float(d)) for i, d in zip(ids, dists)]
+
+    @_chroma_errors
+    def embeddings(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """The stored vectors of ``ids`` (those that exist): the engine copies them to another
+        document with the same text instead of embedding it again."""
+        col = self._col()
+        out: dict[str, np.ndarray] = {}
+        with self._lock:
+            for i in range(0, len(ids), 1000):
+                res = col.get(ids=list(ids[i:i + 1000]), include=["embeddings"])
+                out.update(zip(res["ids"], (np.asarray(e, dtype=np.float32) for e in res["embeddings"])))
+        return out
 
     @_chroma_errors
     def ids(self) -> set[str]:

@@ -29,8 +29,8 @@ from fnmatch import fnmatchcase
 from types import MappingProxyType
 from typing import Any
 
+from ..filesystem.globs import expand_braces, has_glob
 from ..filesystem.types import FileEntry
-from ..tools.globs import expand_braces, has_glob
 from .model import SkillIssue, SourceKind
 from .source import normalize_source_path, source_fingerprint, source_realpath
 

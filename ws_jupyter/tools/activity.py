@@ -9,6 +9,8 @@ Events (``ToolActivityEvent.kind``):
 
 * ``"started"`` — a call began (after argument validation);
 * ``"approval_requested"`` — the call waits for a human: ``approve(call_id)`` or ``deny(call_id)``;
+  ``details`` says what the call would touch, when its tool says (a shared variable's type
+  and size, and the agent's reason, for ``user_variable_request``);
 * ``"approval_resolved"`` — ``approved`` is True or False;
 * ``"finished"`` — ``output`` (the text the model sees), ``is_error``, ``duration_ms`` (the call's
   own time: a wait for approval is not counted), ``blocked`` (a ``before_tool_call`` hook stopped
@@ -45,7 +47,11 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from ..request_context import RequestContext
+    from ..workspace import Workspace
 
 __all__ = ["PendingApproval", "ToolActivity", "ToolActivityEvent", "tool_activity"]
 
@@ -71,9 +77,10 @@ class ToolActivityEvent:
     approved: bool | None = None
     blocked: bool = False
     cancelled: bool = False
+    details: str | None = None
     #: The request context the call came with (which conversation and turn: automatic
     #: checkpoints tell agent turns apart by it), or None.
-    request_context: Any = field(default=None, compare=False, repr=False)
+    request_context: RequestContext | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass
@@ -87,6 +94,7 @@ class PendingApproval:
     created_at: datetime
     _done: threading.Event = field(default_factory=threading.Event, repr=False)
     decision: bool | None = None
+    details: str | None = None
 
 
 class ToolActivity:
@@ -94,7 +102,7 @@ class ToolActivity:
 
     def __init__(self, history: int = _HISTORY) -> None:
         self._lock = threading.Lock()
-        self._subscribers: tuple[Callable[[ToolActivityEvent], Any], ...] = ()
+        self._subscribers: tuple[Callable[[ToolActivityEvent], object], ...] = ()
         self._approvers = 0
         self._pending: dict[str, PendingApproval] = {}
         self._history: deque[ToolActivityEvent] = deque(maxlen=history)
@@ -105,7 +113,7 @@ class ToolActivity:
     def new_call_id() -> str:
         return f"call-{next(_ids)}"
 
-    def subscribe(self, callback: Callable[[ToolActivityEvent], Any]) -> Callable[[], None]:
+    def subscribe(self, callback: Callable[[ToolActivityEvent], object]) -> Callable[[], None]:
         """Call ``callback(event)`` for every event from now on; returns an unsubscribe function."""
         if not callable(callback):
             raise TypeError("callback must be callable")
@@ -196,10 +204,11 @@ class ToolActivity:
         tool_call_id: str | None = None,
         timeout: float | None = None,
         abort: threading.Event | None = None,
+        details: str | None = None,
     ) -> bool:
         """Block until the call is approved (True) or denied/timed out/aborted (False)."""
         pending = PendingApproval(
-            call_id, tool_name, workspace_tool_name, dict(args), datetime.now(timezone.utc)
+            call_id, tool_name, workspace_tool_name, dict(args), datetime.now(timezone.utc), details=details
         )
         with self._lock:
             self._pending[call_id] = pending
@@ -211,6 +220,7 @@ class ToolActivity:
                 workspace_tool_name,
                 dict(args),
                 tool_call_id=tool_call_id,
+                details=details,
             )
         )
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -241,11 +251,11 @@ class ToolActivity:
         return decision
 
 
-_registry: weakref.WeakKeyDictionary[Any, ToolActivity] = weakref.WeakKeyDictionary()
+_registry: weakref.WeakKeyDictionary[Workspace, ToolActivity] = weakref.WeakKeyDictionary()
 _registry_lock = threading.Lock()
 
 
-def tool_activity(workspace: Any) -> ToolActivity:
+def tool_activity(workspace: Workspace) -> ToolActivity:
     """The activity feed of ``workspace`` (created on first use, lives as long as the workspace)."""
     with _registry_lock:
         activity = _registry.get(workspace)

@@ -4,32 +4,74 @@ A tool is a small stateless function of a ``ToolCall``: it finds the filesystem 
 request through the call, does one thing, and returns the text the model sees (or raises a
 workspace error, which the wrapper turns into ``Error: ...``). Policy — approval, hooks, read
 tracking, write locks — lives in :mod:`ws_jupyter.tools.wrappers`, never in a tool.
+
+Everything else the package knows about a tool is a fact on its ``ToolSpec``, written once in the
+tool's module: its title and MCP hints (:mod:`.hints` reads them), the config options it accepts
+and its default output budget (:mod:`.config`), whether it writes and what it needs from the
+workspace (:mod:`.factory` lists it only where those are present; :mod:`.names` groups tools by
+them). A spec missing one of them cannot be built.
 """
 
 from __future__ import annotations
 
 import posixpath
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from ..errors import FileReadRequiredError, InvalidPathError
 from ..filesystem.reading import file_chunks, iter_lines
-from .config import ResolvedToolConfig
+from .facts import DEFAULT_MAX_OUTPUT_TOKENS, TOOL_SETTINGS, ToolHints, ToolSetting
 from .schema import Param
 from .tracking import ReadRecord, ReadTracker, path_key
 from .types import ToolCallContext, ToolOutput
 
 if TYPE_CHECKING:
+    from ..filesystem.types import WorkspaceFilesystem
+    from ..request_context import RequestContext
     from ..sandbox.types import WorkspaceSandbox
+    from ..workspace import Workspace
+    from .config import ResolvedToolConfig
 
-__all__ = ["ToolCall", "ToolSpec", "file_chunks", "iso_time", "rel_path", "split_lines"]
+__all__ = ["NEEDS", "Need", "ToolCall", "ToolSpec", "file_chunks", "iso_time", "rel_path", "split_lines"]
+
+#: What a tool may need from the workspace. ``writable``: the workspace's filesystem is not
+#: read-only; ``static_filesystem``: the filesystem is given up front (not a resolver's, chosen per
+#: request); ``local_kernels``: the sandbox's kernels run on this machine (nbclient drives them),
+#: not on a gateway; ``open_notebook``: a notebook the user has open is connected
+#: (:mod:`ws_jupyter.live`); ``user_data``: the notebook user shares variables with the workspace
+#: (:mod:`ws_jupyter.userdata`). With a resolver (a filesystem or sandbox chosen per request) every
+#: need of that provider counts as present and a tool that finds it missing says so when it runs.
+Need = Literal[
+    "filesystem",
+    "writable",
+    "static_filesystem",
+    "sandbox",
+    "processes",
+    "kernels",
+    "local_kernels",
+    "search",
+    "skills",
+    "open_notebook",
+    "user_data",
+]
+NEEDS: frozenset[str] = frozenset(get_args(Need))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ToolSpec:
-    """A tool definition.
+    """A tool definition: what it is, what it does, and every fact about it.
+
+    The facts every tool states (no defaults): ``title`` (a short human title: MCP clients and the
+    notebook show it); ``hints`` (:class:`~ws_jupyter.tools.facts.ToolHints`: read-only,
+    destructive, idempotent, open-world); ``needs`` (a set of :data:`Need`: the tool is listed
+    only when the workspace has all of them); ``writes`` (it changes workspace files, so a
+    read-only filesystem hides it; ``writable`` must then be among its needs); ``options`` (the
+    tool-specific config settings it accepts, see ``TOOL_SETTINGS`` in :mod:`.config`; ``()``
+    for none). ``max_output_tokens`` is its default output budget (None: no budget);
+    ``off_by_default``: the tool is listed only when its own config enables it.
 
     ``params`` may be a function of the workspace (e.g. the search modes that exist);
     ``write_path(args)`` names the file a writing tool changes: the wrapper then holds that path's
@@ -41,16 +83,42 @@ class ToolSpec:
 
     name: str
     description: str
-    params: Sequence[Param] | Callable[[Any], Sequence[Param]]
+    params: Sequence[Param] | Callable[[Workspace], Sequence[Param]]
     run: Callable[[ToolCall], ToolOutput]
+    title: str
+    hints: ToolHints
+    needs: AbstractSet[Need]
+    writes: bool
+    options: tuple[ToolSetting, ...]
+    max_output_tokens: int | None = DEFAULT_MAX_OUTPUT_TOKENS
+    off_by_default: bool = False
     write_path: Callable[[dict[str, Any]], str] | None = None
     check_reads: bool = False
     whole_file_write: bool = False
     recursive_clear: bool = False
-    default_approval: Callable[[ToolCallContext, Any], bool] | None = None
-    static_default_approval: Callable[[Any], bool] | None = None
+    default_approval: Callable[[ToolCallContext, Workspace], bool] | None = None
+    static_default_approval: Callable[[Workspace], bool] | None = None
+    default_approval_for: Callable[[Mapping[str, Any], ToolCallContext, Workspace], bool] | None = None
+    approval_details: Callable[[Mapping[str, Any], ToolCallContext, Workspace], str | None] | None = None
 
-    def params_for(self, workspace: Any) -> Sequence[Param]:
+    def __post_init__(self) -> None:
+        problems = []
+        if not isinstance(self.title, str) or not self.title.strip():
+            problems.append("a title")
+        if not isinstance(self.hints, ToolHints):
+            problems.append("its hints (a ToolHints)")
+        needs = frozenset(self.needs)
+        if not needs or not needs <= NEEDS:
+            problems.append(f"its needs (a non-empty set of {', '.join(sorted(NEEDS))})")
+        if not isinstance(self.writes, bool) or (self.writes and "writable" not in needs):
+            problems.append("whether it writes (a tool that writes needs 'writable')")
+        if not isinstance(self.options, tuple) or not set(self.options) <= set(TOOL_SETTINGS):
+            problems.append(f"the options it accepts (a tuple of {', '.join(TOOL_SETTINGS)})")
+        if problems:
+            raise TypeError(f"ToolSpec {self.name!r} must state " + "; ".join(problems))
+        object.__setattr__(self, "needs", needs)
+
+    def params_for(self, workspace: Workspace) -> Sequence[Param]:
         return self.params(workspace) if callable(self.params) else self.params
 
 
@@ -60,7 +128,7 @@ class ToolCall:
 
     args: dict[str, Any]
     context: ToolCallContext
-    workspace: Any
+    workspace: Workspace
     config: ResolvedToolConfig
     tracker: ReadTracker
     expected_mtime: float | None = None
@@ -68,7 +136,7 @@ class ToolCall:
     require_read: bool = False
     #: set by a write tool that recorded what it wrote as read (the wrapper then keeps the record)
     recorded_write: bool = False
-    _fs: Any = field(default=None, repr=False)
+    _fs: WorkspaceFilesystem | None = field(default=None, repr=False)
     _sandbox: WorkspaceSandbox | None = field(default=None, repr=False)
     #: exposed names of renamed tools (constant -> name), for messages that name another tool
     names: Mapping[str, str] = field(default_factory=dict, repr=False)
@@ -78,7 +146,7 @@ class ToolCall:
         return self.names.get(tool, tool)
 
     @property
-    def request_context(self) -> Any:
+    def request_context(self) -> RequestContext | None:
         return self.context.request_context
 
     @property
@@ -88,14 +156,15 @@ class ToolCall:
     def option(self, key: str, default: Any = None) -> Any:
         return self.config.option(key, default)
 
-    def filesystem(self) -> Any:
+    def filesystem(self) -> WorkspaceFilesystem:
         """The filesystem for this request (resolver filesystems are resolved per request)."""
         if self._fs is None:
             self._fs = self.workspace.resolve_filesystem(self.request_context)
         return self._fs
 
     def sandbox(self) -> WorkspaceSandbox:
-        """The sandbox for this request (its optional members: ``sandbox.capabilities``)."""
+        """The sandbox for this request (resolver sandboxes are resolved per request); its optional
+        members are asked for through :mod:`ws_jupyter.sandbox.capabilities`."""
         if self._sandbox is None:
             self._sandbox = self.workspace.resolve_sandbox(self.request_context)
         return self._sandbox
@@ -116,7 +185,7 @@ class ToolCall:
         )
 
 
-def rel_path(fs: Any, path: str) -> str:
+def rel_path(fs: WorkspaceFilesystem, path: str) -> str:
     """The workspace-relative spelling of ``path`` used in every tool output (``a/b.txt``)."""
     containment = getattr(fs, "containment", None)
     if containment is not None:

@@ -28,56 +28,34 @@ import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ToolConfigError
-from .names import ALL_TOOL_NAMES, WORKSPACE_TOOLS
+from .facts import (
+    DEFAULT_MAX_MEDIA_BYTES,
+    DEFAULT_MAX_OUTPUT_TOKENS,
+    DEFAULT_MEDIA_TYPES,
+    TOOL_SETTINGS,
+)
+
+if TYPE_CHECKING:
+    from .base import ToolSpec
+    from .types import ToolHookContext
 
 __all__ = [
     "DEFAULT_MAX_MEDIA_BYTES",
     "DEFAULT_MEDIA_TYPES",
+    "TOOL_SETTINGS",
     "ResolvedToolConfig",
     "ToolConfig",
     "ToolHooks",
     "ToolsConfig",
 ]
 
-T = WORKSPACE_TOOLS
-DEFAULT_MAX_OUTPUT_TOKENS = 2000
-DEFAULT_MAX_OUTPUT_TOKENS_BY_TOOL: Mapping[str, int | None] = {
-    T.FILESYSTEM.LIST_FILES: 1000,
-    # short confirmations: no budget needed
-    T.FILESYSTEM.WRITE_FILE: None,
-    T.FILESYSTEM.NOTEBOOK_EDIT: None,
-    T.FILESYSTEM.DELETE: None,
-    T.FILESYSTEM.MKDIR: None,
-    T.FILESYSTEM.FILE_STAT: None,
-    T.SEARCH.INDEX: None,
-    # a skill's instructions are what the model must follow: never cut them by default
-    T.SKILLS.SKILL: None,
-    T.SANDBOX.RESTART_KERNEL: None,
-}
 DEFAULT_WRITE_LOCK_TIMEOUT = 30.0
-DEFAULT_MEDIA_TYPES: tuple[str, ...] = ("image/png", "image/jpeg", "image/webp", "application/pdf")
-DEFAULT_MAX_MEDIA_BYTES = 10 * 1024 * 1024
-DEFAULT_MAX_WAIT = 300.0
 
 _NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
-_RBW_TOOLS = (T.FILESYSTEM.WRITE_FILE, T.FILESYSTEM.EDIT_FILE, T.FILESYSTEM.NOTEBOOK_EDIT)
-#: Options specific to one tool (besides the common keys).
-_TOOL_OPTIONS: Mapping[str, tuple[str, ...]] = {
-    T.FILESYSTEM.READ_FILE: ("media_types", "max_media_bytes"),
-    T.SANDBOX.EXECUTE_COMMAND: ("background_processes",),
-    T.SANDBOX.GET_PROCESS_OUTPUT: ("max_wait",),
-    T.SANDBOX.EXECUTE_CODE: ("max_media_bytes",),
-    T.OPEN_NOTEBOOK.READ: ("media_types", "max_media_bytes"),
-    T.OPEN_NOTEBOOK.EDIT: ("max_wait",),
-    # user_kernel=False: where="user" is refused (the user's own setting can turn it off too)
-    T.OPEN_NOTEBOOK.RUN: ("max_wait", "max_media_bytes", "user_kernel"),
-    T.CHECKPOINTS.CHECKPOINT: ("allow_restore",),
-}
-#: Tools that are off unless their own config enables them.
-_OFF_BY_DEFAULT = frozenset({T.CHECKPOINTS.CHECKPOINT})
+_RBW = "require_read_before_write"
 _COMMON_KEYS = (
     "enabled",
     "require_approval",
@@ -96,7 +74,6 @@ _TOP_KEYS = (
     "approver",
     "approval_timeout",
 )
-_UNSET: Any = None
 
 DynamicFlag = bool | Callable[..., Any]
 
@@ -106,13 +83,13 @@ def _suggest(key: str, choices: tuple[str, ...] | list[str]) -> str:
     return f' (did you mean "{close[0]}"?)' if close else ""
 
 
-def _check_flag(value: Any, what: str) -> DynamicFlag | None:
+def _check_flag(value: object, what: str) -> DynamicFlag | None:
     if value is None or isinstance(value, bool) or callable(value):
         return value
     raise ToolConfigError(f"{what} must be True/False or a function, got {type(value).__name__}")
 
 
-def _check_tokens(value: Any, what: str) -> int | None:
+def _check_tokens(value: object, what: str) -> int | None:
     if value is None:
         return None
     if isinstance(value, float) and math.isinf(value) and value > 0:
@@ -122,7 +99,7 @@ def _check_tokens(value: Any, what: str) -> int | None:
     return value
 
 
-def _check_seconds(value: Any, what: str, *, allow_none: bool = True) -> float | None:
+def _check_seconds(value: object, what: str, *, allow_none: bool = True) -> float | None:
     if value is None and allow_none:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value) or value <= 0:
@@ -135,11 +112,11 @@ class ToolHooks:
     """``before_tool_call(ctx)`` may return ``{"proceed": False, "output": ...}`` to skip the tool;
     ``after_tool_call(ctx)`` sees the output or the error and may return a replacement output."""
 
-    before_tool_call: Callable[[Any], Any] | None = None
-    after_tool_call: Callable[[Any], Any] | None = None
+    before_tool_call: Callable[[ToolHookContext], object] | None = None
+    after_tool_call: Callable[[ToolHookContext], object] | None = None
 
     @classmethod
-    def coerce(cls, value: Any) -> ToolHooks | None:
+    def coerce(cls, value: object) -> ToolHooks | None:
         if value is None or isinstance(value, ToolHooks):
             return value
         if isinstance(value, Mapping):
@@ -174,7 +151,7 @@ class ToolConfig:
     options: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def from_value(cls, tool: str, value: Any) -> ToolConfig:
+    def from_value(cls, tool: str, value: object) -> ToolConfig:
         if isinstance(value, ToolConfig):
             value = {
                 **{f.name: getattr(value, f.name) for f in fields(cls) if f.name != "options"},
@@ -182,7 +159,9 @@ class ToolConfig:
             }
         if not isinstance(value, Mapping):
             raise ToolConfigError(f"the config of {tool} must be a dict, got {type(value).__name__}")
-        allowed = (*_COMMON_KEYS, *_TOOL_OPTIONS.get(tool, ()))
+        accepted = _spec(tool).options
+        specific: tuple[str, ...] = tuple(k for k in accepted if k != _RBW)
+        allowed = (*_COMMON_KEYS, *specific)
         for key in value:
             if key not in allowed:
                 raise ToolConfigError(
@@ -195,11 +174,12 @@ class ToolConfig:
                 f"{tool}: name must be 1-64 characters of letters, digits, '_' or '-', got {name!r}"
             )
         rbw = value.get("require_read_before_write")
-        if rbw is not None and tool not in _RBW_TOOLS:
+        if rbw is not None and _RBW not in accepted:
+            rbw_tools = [spec.name for spec in _specs() if _RBW in spec.options]
             raise ToolConfigError(
-                f"require_read_before_write applies to {' and '.join(_RBW_TOOLS)}, not {tool}"
+                f"require_read_before_write applies to {' and '.join(rbw_tools)}, not {tool}"
             )
-        options = {k: value[k] for k in _TOOL_OPTIONS.get(tool, ()) if k in value and value[k] is not None}
+        options = {k: value[k] for k in specific if k in value and value[k] is not None}
         _check_options(tool, options)
         return cls(
             enabled=_check_flag(value.get("enabled"), f"{tool}.enabled"),
@@ -218,6 +198,27 @@ class ToolConfig:
         return out
 
 
+def _specs() -> tuple[ToolSpec, ...]:
+    from .registry import tool_specs
+
+    return tool_specs()
+
+
+def _spec(tool: str) -> ToolSpec:
+    from .registry import tool_spec
+
+    spec = tool_spec(tool)
+    if spec is None:  # pragma: no cover - names are checked before
+        raise ToolConfigError(f'Unknown tool "{tool}"')
+    return spec
+
+
+def _tool_names() -> tuple[str, ...]:
+    from .registry import tool_names
+
+    return tool_names()
+
+
 def _check_options(tool: str, options: Mapping[str, Any]) -> None:
     if "media_types" in options:
         mt = options["media_types"]
@@ -231,6 +232,10 @@ def _check_options(tool: str, options: Mapping[str, Any]) -> None:
         raise ToolConfigError(f"{tool}.allow_restore must be True or False")
     if "max_wait" in options:
         _check_seconds(options["max_wait"], f"{tool}.max_wait")
+    if "max_bytes" in options:
+        v = options["max_bytes"]
+        if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
+            raise ToolConfigError(f"{tool}.max_bytes must be a positive integer (bytes), got {v!r}")
     if "user_kernel" in options and not isinstance(options["user_kernel"], bool):
         raise ToolConfigError(f"{tool}.user_kernel must be True or False")
     if "background_processes" in options:
@@ -290,14 +295,15 @@ class ToolsConfig:
         if self.hooks is not None and not isinstance(self.hooks, ToolHooks):
             object.__setattr__(self, "hooks", ToolHooks.coerce(self.hooks))
         checked = {}
+        known = _tool_names()
         for key, value in dict(self.tools).items():
-            if key not in ALL_TOOL_NAMES:
-                raise ToolConfigError(f'Unknown tool "{key}"{_suggest(str(key), list(ALL_TOOL_NAMES))}')
+            if key not in known:
+                raise ToolConfigError(f'Unknown tool "{key}"{_suggest(str(key), list(known))}')
             checked[key] = ToolConfig.from_value(key, value)
         object.__setattr__(self, "tools", checked)
 
     @classmethod
-    def coerce(cls, value: Any) -> ToolsConfig:
+    def coerce(cls, value: object) -> ToolsConfig:
         """``None`` -> defaults; a ``ToolsConfig`` as is; a dict is validated and converted."""
         if value is None:
             return cls()
@@ -307,17 +313,18 @@ class ToolsConfig:
             raise ToolConfigError(f"tools config must be a dict or a ToolsConfig, got {type(value).__name__}")
         top: dict[str, Any] = {}
         per_tool: dict[str, ToolConfig] = {}
+        known = _tool_names()
         for key, item in value.items():
             if key in _TOP_KEYS:
                 top[key] = item
             elif key == "tools" and isinstance(item, Mapping):
                 for name, cfg in item.items():
                     per_tool[name] = cfg
-            elif key in ALL_TOOL_NAMES:
+            elif key in known:
                 per_tool[key] = ToolConfig.from_value(key, item)
             else:
                 raise ToolConfigError(
-                    f'Unknown tools config key "{key}"{_suggest(str(key), [*_TOP_KEYS, *ALL_TOOL_NAMES])}; '
+                    f'Unknown tools config key "{key}"{_suggest(str(key), [*_TOP_KEYS, *known])}; '
                     "use a tool name constant (WORKSPACE_TOOLS...) or one of: " + ", ".join(_TOP_KEYS)
                 )
         if "hooks" in top:
@@ -336,7 +343,10 @@ class ToolsConfig:
     def resolve(self, tool: str) -> ResolvedToolConfig:
         """Apply precedence (defaults < top level < per tool) for one tool."""
         per = self.for_tool(tool)
-        default_tokens = DEFAULT_MAX_OUTPUT_TOKENS_BY_TOOL.get(tool, DEFAULT_MAX_OUTPUT_TOKENS)
+        from .registry import tool_spec
+
+        spec = tool_spec(tool)
+        default_tokens = spec.max_output_tokens if spec is not None else DEFAULT_MAX_OUTPUT_TOKENS
         tokens = per.max_output_tokens
         if tokens is None:
             tokens = self.max_output_tokens if self.max_output_tokens is not None else default_tokens
@@ -347,7 +357,7 @@ class ToolsConfig:
                 per.enabled
                 if per.enabled is not None
                 else False
-                if tool in _OFF_BY_DEFAULT
+                if spec is not None and spec.off_by_default
                 else self.enabled
             ),
             require_approval=per.require_approval
@@ -383,7 +393,7 @@ class ToolsConfig:
         return f"ToolsConfig({', '.join(parts)})"
 
 
-def _short(value: Any) -> str:
+def _short(value: object) -> str:
     if callable(value) and not isinstance(value, type):
         return f"<fn {getattr(value, '__name__', type(value).__name__)}>"
     if isinstance(value, ToolHooks):

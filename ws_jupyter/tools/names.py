@@ -3,6 +3,7 @@
 Configuration is keyed by these constants (``tools={WORKSPACE_TOOLS.FILESYSTEM.WRITE_FILE: {...}}``),
 so a typo is caught at configuration time instead of silently configuring nothing. A tool may be
 exposed to a model under another name (``"name"`` in its config); the constant stays its identity.
+The groups (``FILESYSTEM_TOOLS``, ``WRITE_TOOLS``...) are derived from the tools' specs.
 
 >>> WORKSPACE_TOOLS.FILESYSTEM.READ_FILE
 'workspace_read_file'
@@ -10,7 +11,13 @@ exposed to a model under another name (``"name"`` in its config); the constant s
 
 from __future__ import annotations
 
-from typing import Final
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from .facts import WORKSPACE_TOOLS
+
+if TYPE_CHECKING:
+    from .base import ToolSpec
 
 __all__ = [
     "ALL_TOOL_NAMES",
@@ -23,110 +30,62 @@ __all__ = [
     "SANDBOX_TOOLS",
     "SEARCH_TOOLS",
     "SKILL_TOOLS",
+    "USER_DATA_TOOLS",
     "WORKSPACE_TOOLS",
     "WRITE_TOOLS",
 ]
 
 
-class _Filesystem:
-    READ_FILE: Final = "workspace_read_file"
-    WRITE_FILE: Final = "workspace_write_file"
-    EDIT_FILE: Final = "workspace_edit_file"
-    NOTEBOOK_EDIT: Final = "workspace_notebook_edit"
-    LIST_FILES: Final = "workspace_list_files"
-    DELETE: Final = "workspace_delete"
-    FILE_STAT: Final = "workspace_file_stat"
-    MKDIR: Final = "workspace_mkdir"
-    GREP: Final = "workspace_grep"
+# The groups below follow from the tools' specs (their ``needs`` and ``writes``: see
+# :mod:`.registry`), computed on first use, so a new tool joins its groups by its spec alone.
+_GROUPS: dict[str, Callable[[ToolSpec], bool]] = {
+    #: Every tool, in the order ``Workspace.tools()`` lists them.
+    "ALL_TOOL_NAMES": lambda spec: True,
+    #: Tools of the filesystem alone.
+    "FILESYSTEM_TOOLS": lambda spec: spec.needs <= {"filesystem", "writable"} and "filesystem" in spec.needs,
+    #: File tools that change files: hidden on a read-only filesystem.
+    "WRITE_TOOLS": lambda spec: spec.writes and spec.needs <= {"filesystem", "writable"},
+    #: Tools of the sandbox (commands, processes, kernels, notebooks run on a kernel).
+    "SANDBOX_TOOLS": lambda spec: "sandbox" in spec.needs and not spec.needs & {"open_notebook", "user_data"},
+    #: Present when the sandbox has a process manager (``sandbox.processes``).
+    "PROCESS_TOOLS": lambda spec: "processes" in spec.needs,
+    #: Present when the sandbox can run Jupyter kernels (``sandbox.kernels``).
+    "KERNEL_TOOLS": lambda spec: "kernels" in spec.needs and not spec.needs & {"local_kernels", "user_data"},
+    #: Run a workspace notebook on a sandbox kernel and write its outputs back: need kernels on this
+    #: machine and a writable filesystem.
+    "NOTEBOOK_RUN_TOOLS": lambda spec: "local_kernels" in spec.needs,
+    "SEARCH_TOOLS": lambda spec: "search" in spec.needs,
+    "SKILL_TOOLS": lambda spec: "skills" in spec.needs,
+    #: Present while the notebook user shares variables (``%ws share``, ``Workspace.share``): list and
+    #: inspect them read-only, and request copies into the sandbox's kernel (with a sandbox).
+    "USER_DATA_TOOLS": lambda spec: "user_data" in spec.needs,
+    #: Present while the notebook the user has open is connected (the ``%ws`` extension in its
+    #: kernel and the ws-jupyter JupyterLab extension): read it, propose reviewed edits, run its cells.
+    "OPEN_NOTEBOOK_TOOLS": lambda spec: "open_notebook" in spec.needs,
+    #: Off unless enabled (``{WORKSPACE_TOOLS.CHECKPOINTS.CHECKPOINT: {"enabled": True}}``): a
+    #: writable local or object-storage filesystem known up front.
+    "CHECKPOINT_TOOLS": lambda spec: "static_filesystem" in spec.needs,
+}
+
+if TYPE_CHECKING:
+    ALL_TOOL_NAMES: tuple[str, ...]
+    FILESYSTEM_TOOLS: tuple[str, ...]
+    WRITE_TOOLS: tuple[str, ...]
+    SANDBOX_TOOLS: tuple[str, ...]
+    PROCESS_TOOLS: tuple[str, ...]
+    KERNEL_TOOLS: tuple[str, ...]
+    NOTEBOOK_RUN_TOOLS: tuple[str, ...]
+    SEARCH_TOOLS: tuple[str, ...]
+    SKILL_TOOLS: tuple[str, ...]
+    USER_DATA_TOOLS: tuple[str, ...]
+    OPEN_NOTEBOOK_TOOLS: tuple[str, ...]
+    CHECKPOINT_TOOLS: tuple[str, ...]
 
 
-class _Sandbox:
-    EXECUTE_COMMAND: Final = "workspace_execute_command"
-    GET_PROCESS_OUTPUT: Final = "workspace_get_process_output"
-    KILL_PROCESS: Final = "workspace_kill_process"
-    LIST_PROCESSES: Final = "workspace_list_processes"
-    EXECUTE_CODE: Final = "workspace_execute_code"
-    RESTART_KERNEL: Final = "workspace_restart_kernel"
-    LIST_KERNELS: Final = "workspace_list_kernels"
-    RUN_NOTEBOOK: Final = "workspace_run_notebook"
+def __getattr__(name: str) -> tuple[str, ...]:
+    belongs = _GROUPS.get(name)
+    if belongs is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from .registry import tool_specs
 
-
-class _Search:
-    SEARCH: Final = "workspace_search"
-    INDEX: Final = "workspace_index"
-
-
-class _Skills:
-    SKILL: Final = "skill"
-    SKILL_SEARCH: Final = "skill_search"
-    SKILL_READ: Final = "skill_read"
-
-
-class _OpenNotebook:
-    READ: Final = "open_notebook_read"
-    EDIT: Final = "open_notebook_edit"
-    RUN: Final = "open_notebook_run"
-
-
-class _Checkpoints:
-    CHECKPOINT: Final = "workspace_checkpoint"
-
-
-class WORKSPACE_TOOLS:
-    """Tool name constants, grouped by the provider that makes the tool available."""
-
-    FILESYSTEM = _Filesystem
-    SANDBOX = _Sandbox
-    SEARCH = _Search
-    SKILLS = _Skills
-    OPEN_NOTEBOOK = _OpenNotebook
-    CHECKPOINTS = _Checkpoints
-
-
-FILESYSTEM_TOOLS: Final = (
-    _Filesystem.READ_FILE,
-    _Filesystem.WRITE_FILE,
-    _Filesystem.EDIT_FILE,
-    _Filesystem.NOTEBOOK_EDIT,
-    _Filesystem.LIST_FILES,
-    _Filesystem.DELETE,
-    _Filesystem.FILE_STAT,
-    _Filesystem.MKDIR,
-    _Filesystem.GREP,
-)
-#: Tools that change files: hidden on a read-only filesystem, serialised by the write lock.
-WRITE_TOOLS: Final = (
-    _Filesystem.WRITE_FILE,
-    _Filesystem.EDIT_FILE,
-    _Filesystem.NOTEBOOK_EDIT,
-    _Filesystem.DELETE,
-    _Filesystem.MKDIR,
-)
-PROCESS_TOOLS: Final = (
-    _Sandbox.GET_PROCESS_OUTPUT,
-    _Sandbox.KILL_PROCESS,
-    _Sandbox.LIST_PROCESSES,
-)
-#: Present when the sandbox can run Jupyter kernels (``sandbox.kernels``).
-KERNEL_TOOLS: Final = (_Sandbox.EXECUTE_CODE, _Sandbox.RESTART_KERNEL, _Sandbox.LIST_KERNELS)
-#: Runs a workspace notebook on a sandbox kernel and writes its outputs back: needs kernels and a
-#: writable filesystem.
-NOTEBOOK_RUN_TOOLS: Final = (_Sandbox.RUN_NOTEBOOK,)
-SANDBOX_TOOLS: Final = (_Sandbox.EXECUTE_COMMAND, *PROCESS_TOOLS, *KERNEL_TOOLS, *NOTEBOOK_RUN_TOOLS)
-SEARCH_TOOLS: Final = (_Search.SEARCH, _Search.INDEX)
-SKILL_TOOLS: Final = (_Skills.SKILL, _Skills.SKILL_SEARCH, _Skills.SKILL_READ)
-#: Present while the notebook the user has open is connected (the ``%ws`` extension in its kernel
-#: and the ws-jupyter JupyterLab extension): read it, propose reviewed edits, run its cells.
-OPEN_NOTEBOOK_TOOLS: Final = (_OpenNotebook.READ, _OpenNotebook.EDIT, _OpenNotebook.RUN)
-#: Off unless enabled (``{WORKSPACE_TOOLS.CHECKPOINTS.CHECKPOINT: {"enabled": True}}``): a writable
-#: local or object-storage filesystem known up front.
-CHECKPOINT_TOOLS: Final = (_Checkpoints.CHECKPOINT,)
-#: Every tool, in the order ``Workspace.tools()`` lists them.
-ALL_TOOL_NAMES: Final = (
-    *FILESYSTEM_TOOLS,
-    *SANDBOX_TOOLS,
-    *SEARCH_TOOLS,
-    *SKILL_TOOLS,
-    *OPEN_NOTEBOOK_TOOLS,
-    *CHECKPOINT_TOOLS,
-)
+    return tuple(spec.name for spec in tool_specs() if belongs(spec))

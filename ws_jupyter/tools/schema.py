@@ -105,7 +105,7 @@ def _fail(message: str) -> ToolArgumentError:
     return ToolArgumentError(f"Invalid arguments: {message}")
 
 
-def _show(value: Any) -> str:
+def _show(value: object) -> str:
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
 
@@ -214,7 +214,7 @@ def _num(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else str(x)
 
 
-def validate_args(params: Sequence[Param], args: Any) -> dict[str, Any]:
+def validate_args(params: Sequence[Param], args: object) -> dict[str, Any]:
     """Clean keyword arguments for a tool, defaults applied; raises ``ToolArgumentError``."""
     if args is None:
         args = {}

@@ -31,12 +31,16 @@ import threading
 import time
 import weakref
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import PathEscapeError, WorkspaceError, WriteLockTimeoutError
+
+if TYPE_CHECKING:
+    from ..filesystem.types import WorkspaceFilesystem
+    from ..workspace import Workspace
 
 __all__ = [
     "ReadRecord",
@@ -51,7 +55,7 @@ __all__ = [
 ]
 
 
-def path_key(fs: Any, path: str) -> str:
+def path_key(fs: WorkspaceFilesystem, path: str) -> str:
     """A key that is equal for every spelling of the same file (symlinks resolved where possible)."""
     host_path = getattr(fs, "host_path", None)
     if callable(host_path):
@@ -174,7 +178,7 @@ THREAD_KEYS = ("thread_id", "thread-id", "threadId", "mastra__threadId")
 RESOURCE_KEYS = ("resource_id", "resource-id", "resourceId", "mastra__resourceId", "user_id", "user-id")
 
 
-def conversation_key(request_context: Any) -> tuple[str, str] | None:
+def conversation_key(request_context: Mapping[str, Any] | None) -> tuple[str, str] | None:
     """``(resource, thread)`` named by a request context, or None (the workspace's default)."""
     if request_context is None:
         return None
@@ -200,7 +204,7 @@ class ReadTrackers:
         self._max = max_conversations
         self._max_records = max_records
 
-    def for_context(self, request_context: Any) -> ReadTracker:
+    def for_context(self, request_context: Mapping[str, Any] | None) -> ReadTracker:
         key = conversation_key(request_context)
         with self._lock:
             tracker = self._trackers.pop(key, None) or ReadTracker(self._max_records)
@@ -214,10 +218,10 @@ class ReadTrackers:
 
 
 _pools_lock = threading.Lock()
-_pools: weakref.WeakKeyDictionary[Any, ReadTrackers] = weakref.WeakKeyDictionary()
+_pools: weakref.WeakKeyDictionary[Workspace, ReadTrackers] = weakref.WeakKeyDictionary()
 
 
-def read_trackers(workspace: Any) -> ReadTrackers:
+def read_trackers(workspace: Workspace) -> ReadTrackers:
     """The read trackers of ``workspace`` (created on first use, gone with the workspace)."""
     with _pools_lock:
         pool = _pools.get(workspace)
@@ -331,7 +335,9 @@ def _lock_file_fd(base: str) -> int:
 
 
 @contextmanager
-def cross_process_lock(fs: Any, key: str, timeout: float | None, shown_path: str) -> Iterator[None]:
+def cross_process_lock(
+    fs: WorkspaceFilesystem, key: str, timeout: float | None, shown_path: str
+) -> Iterator[None]:
     """Hold ``key`` against other processes too (a byte-range ``fcntl`` lock in the workspace's
     lock file), so a check-then-write by one process cannot interleave with another's. Only for
     local, writable filesystems; waits at most ``timeout`` seconds (``WriteLockTimeoutError``).

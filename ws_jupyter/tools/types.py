@@ -19,11 +19,15 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..request_context import RequestContext
 
+if TYPE_CHECKING:
+    from ..workspace import Workspace
+
 __all__ = [
+    "CallContext",
     "MediaPart",
     "Tool",
     "ToolCallContext",
@@ -112,7 +116,7 @@ class ToolCallContext:
     """
 
     request_context: RequestContext | None = None
-    workspace: Any = None
+    workspace: Workspace | None = None
     tool_call_id: str | None = None
     abort: threading.Event | None = None
     tool_name: str | None = None
@@ -141,6 +145,11 @@ class ToolCallContext:
     @property
     def aborted(self) -> bool:
         return self.abort is not None and self.abort.is_set()
+
+
+#: What a caller may give as a tool call's context: a ``ToolCallContext``, a ``RequestContext``,
+#: a plain mapping (a request context's values) or nothing.
+CallContext = ToolCallContext | RequestContext | Mapping[str, Any] | None
 
 
 @dataclass(frozen=True)
@@ -186,9 +195,9 @@ class Tool:
         workspace_tool_name: str,
         description: str,
         input_schema: dict[str, Any],
-        runner: Callable[[Any, Any, bool | None], ToolOutput],
+        runner: Callable[[Mapping[str, Any] | str | None, CallContext, bool | None], ToolOutput],
         require_approval: bool = False,
-        needs_approval: Callable[[Mapping[str, Any], Any], bool] | None = None,
+        needs_approval: Callable[[Mapping[str, Any], CallContext], bool] | None = None,
         non_strict_schema: dict[str, Any] | None = None,
     ) -> None:
         self.name = name
@@ -204,7 +213,7 @@ class Tool:
     def run(
         self,
         args: Mapping[str, Any] | str | None = None,
-        context: ToolCallContext | RequestContext | Mapping[str, Any] | None = None,
+        context: CallContext = None,
         *,
         approved: bool | None = None,
     ) -> ToolOutput:
@@ -219,7 +228,7 @@ class Tool:
     async def arun(
         self,
         args: Mapping[str, Any] | str | None = None,
-        context: ToolCallContext | RequestContext | Mapping[str, Any] | None = None,
+        context: CallContext = None,
         *,
         approved: bool | None = None,
     ) -> ToolOutput:
@@ -232,7 +241,7 @@ class Tool:
         if isinstance(context, ToolCallContext):
             if context.abort is not None:
                 abort = context.abort
-            call_ctx: Any = replace(context, abort=abort)
+            call_ctx: CallContext = replace(context, abort=abort)
         elif context is None or isinstance(context, (RequestContext, Mapping)):
             base = ToolCallContext.coerce(context)
             call_ctx = replace(base, abort=abort)
@@ -243,7 +252,7 @@ class Tool:
     def needs_approval(
         self,
         args: Mapping[str, Any] | None = None,
-        context: ToolCallContext | RequestContext | Mapping[str, Any] | None = None,
+        context: CallContext = None,
     ) -> bool:
         """Whether a call with these arguments waits for approval (dynamic rules evaluated now)."""
         if self._needs_approval is None:

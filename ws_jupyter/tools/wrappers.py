@@ -27,7 +27,7 @@ import logging
 import time
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import (
     FileNotFound,
@@ -47,6 +47,7 @@ from .names import WORKSPACE_TOOLS
 from .schema import Param, validate_args
 from .tracking import ReadTrackers, cross_process_lock, path_key, write_locks
 from .types import (
+    CallContext,
     ToolCallContext,
     ToolErrorText,
     ToolHookContext,
@@ -56,6 +57,11 @@ from .types import (
     output_text,
     parse_arguments,
 )
+
+if TYPE_CHECKING:
+    from ..filesystem.types import WorkspaceFilesystem
+    from ..request_context import RequestContext
+    from ..workspace import Workspace
 
 __all__ = ["REFUSED", "ToolRunner", "error_output"]
 
@@ -79,7 +85,7 @@ def error_output(exc: BaseException) -> ToolErrorText:
     return ToolErrorText(f"Error: {type(exc).__name__}: {exc}")
 
 
-def _digest_of(fs: Any, path: str, size: int) -> str | None:
+def _digest_of(fs: WorkspaceFilesystem, path: str, size: int) -> str | None:
     """SHA-256 of a file's content (None when it cannot be read within the whole-file limit)."""
     if size > MAX_FILE_BYTES:
         return None
@@ -109,10 +115,10 @@ class ToolRunner:
         spec: ToolSpec,
         resolved: ResolvedToolConfig,
         config: ToolsConfig,
-        workspace: Any,
+        workspace: Workspace,
         params: list[Param],
         *,
-        request_context: Any,
+        request_context: RequestContext | None,
         trackers: ReadTrackers,
         activity: ToolActivity,
         names: Mapping[str, str] | None = None,
@@ -129,7 +135,7 @@ class ToolRunner:
 
     # --- approval -------------------------------------------------------------------------------
 
-    def needs_approval(self, args: Mapping[str, Any], context: Any) -> bool:
+    def needs_approval(self, args: Mapping[str, Any], context: CallContext) -> bool:
         """Evaluate ``require_approval`` for one call (a raising function means "ask")."""
         ctx = self._context(context)
         rule = self.resolved.require_approval
@@ -137,9 +143,13 @@ class ToolRunner:
             if self.host_trusted_reason(args, ctx) is not None:
                 return True
             default = self.spec.default_approval
-            if default is None:
+            by_args = self.spec.default_approval_for
+            if default is None and by_args is None:
                 return False
             try:
+                if by_args is not None:
+                    return bool(by_args(args, ctx, self.workspace))
+                assert default is not None
                 return bool(default(ctx, self.workspace))
             except Exception:
                 log.warning("default approval rule of %s failed; asking", self.spec.name, exc_info=True)
@@ -167,7 +177,7 @@ class ToolRunner:
         except Exception:
             return None
 
-    def _filesystem(self, ctx: ToolCallContext) -> Any:
+    def _filesystem(self, ctx: ToolCallContext) -> WorkspaceFilesystem:
         return self.workspace.resolve_filesystem(ctx.request_context)
 
     def _approve(
@@ -201,6 +211,7 @@ class ToolRunner:
                 tool_call_id=ctx.tool_call_id,
                 timeout=self.config.approval_timeout,
                 abort=ctx.abort,
+                details=self._approval_details(args, ctx),
             )
             if not ok:
                 raise _Skip(ToolErrorText(REFUSED))
@@ -220,6 +231,17 @@ class ToolRunner:
                 f"widget, or set require_approval=False for {self.spec.name}."
             )
         )
+
+    def _approval_details(self, args: Mapping[str, Any], ctx: ToolCallContext) -> str | None:
+        """What the approval panel shows beside the arguments (None when the tool says nothing)."""
+        describe = self.spec.approval_details
+        if describe is None:
+            return None
+        try:
+            return describe(args, ctx, self.workspace)
+        except Exception:
+            log.warning("approval details of %s failed", self.spec.name, exc_info=True)
+            return None
 
     # --- hooks ------------------------------------------------------------------------------------
 
@@ -261,13 +283,13 @@ class ToolRunner:
 
     # --- the run ----------------------------------------------------------------------------------
 
-    def _context(self, context: Any) -> ToolCallContext:
+    def _context(self, context: CallContext) -> ToolCallContext:
         ctx = ToolCallContext.coerce(context, self.request_context)
         return replace(
             ctx, workspace=self.workspace, tool_name=self.resolved.name, workspace_tool_name=self.spec.name
         )
 
-    def __call__(self, raw_args: Any, context: Any, approved: bool | None) -> ToolOutput:
+    def __call__(self, raw_args: Mapping[str, Any] | str | None, context: CallContext, approved: bool | None) -> ToolOutput:
         started = time.perf_counter()
         try:
             ctx = self._context(context)
@@ -343,7 +365,7 @@ class ToolRunner:
             )
         )
 
-    def _publish_rejected(self, raw_args: Any, output: ToolErrorText, started: float) -> None:
+    def _publish_rejected(self, raw_args: Mapping[str, Any] | str | None, output: ToolErrorText, started: float) -> None:
         """Calls with bad arguments appear in the activity feed too (started and finished at once)."""
         shown = dict(raw_args) if isinstance(raw_args, Mapping) else {"arguments": str(raw_args)[:500]}
         call_id = self.activity.new_call_id()
@@ -380,7 +402,7 @@ class ToolRunner:
                 tracker.clear(key, recursive=self.spec.recursive_clear)
             return output
 
-    def _check_reads(self, call: ToolCall, fs: Any, path: str, key: str, shown: str) -> None:
+    def _check_reads(self, call: ToolCall, fs: WorkspaceFilesystem, path: str, key: str, shown: str) -> None:
         record = call.tracker.get(key)
         try:
             st = fs.stat(path)

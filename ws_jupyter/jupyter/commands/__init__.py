@@ -14,7 +14,7 @@ from .base import CellMode, Invocation, Subcommand
 __all__ = ["CellMode", "Invocation", "Subcommand", "all_commands", "find_command", "overview"]
 
 # Order of ``%ws --help``: getting a workspace, files, checkpoints, commands, processes, search,
-# skills, tools, UI, the environment.
+# skills, tools, the user's data, UI, the environment.
 _MODULES = (
     "init",
     "use",
@@ -40,6 +40,9 @@ _MODULES = (
     "skill",
     "tools",
     "call",
+    "share",
+    "unshare",
+    "fetch",
     "live",
     "ui",
     "doctor",

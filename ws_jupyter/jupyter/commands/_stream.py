@@ -13,9 +13,9 @@ import time
 from collections import deque
 from typing import Any
 
-from ...tools.output import strip_ansi
+from ...text.ansi import strip_ansi
 from ..views.processes import TAIL_LINES, OutputTailView
-from ._foreground import drain
+from ._foreground import drain, events_queue
 
 __all__ = ["CellStream"]
 
@@ -49,7 +49,7 @@ class CellStream:
         live: bool = False,
         kept: str | None = None,
     ) -> None:
-        self.queue: queue.SimpleQueue[tuple[str, str]] = queue.SimpleQueue()
+        self.queue: queue.Queue[tuple[str, str]] = events_queue()
         self.quiet = quiet
         self.max_chars = max_chars  # 0: no limit
         self.head_lines = head_lines  # 0: no limit

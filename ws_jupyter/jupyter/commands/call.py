@@ -11,7 +11,7 @@ the kernel, running) with the time so far and, for `workspace_execute_code`, the
 its output —, replaced by the output the model gets when it ends. The kernel's stop button (■)
 cancels the call the way an agent's client does: the sandbox kernel is interrupted (its state
 is kept), a command is killed, and the call ends as "interrupted" (pressed twice, the cell stops
-waiting for a tool that does not stop).
+waiting for a tool that does not stop; pressed before the call began, the tool is not called).
 
 Examples:
   %ws call workspace_read_file {"path": "README.md", "limit": 20}
@@ -37,7 +37,7 @@ from ..calls import CallOutcome, new_call_tag, run_observed
 from ..parsing import WsArgumentParser
 from ..views.base import MessageView
 from ..views.tools import CallProgressView, ToolCallView
-from ._foreground import drain, run_in_foreground
+from ._foreground import StopButton, drain, events_queue, run_in_foreground
 from .base import Invocation, Subcommand
 
 __all__ = ["COMMAND", "find_tool", "parse_arguments"]
@@ -102,6 +102,13 @@ def run(inv: Invocation) -> Any:
             inv.session.track(panel.close)
             display(panel)
             return None
+    # From here on the stop button cancels the call, whenever it is pressed (see StopButton).
+    with StopButton() as stop:
+        return _run_call(inv, stop, tool, arguments)
+
+
+def _run_call(inv: Invocation, stop: StopButton, tool: Any, arguments: dict[str, Any]) -> Any:
+    workspace = inv.workspace
     progress = _Progress(workspace, tool, arguments, live=inv.in_kernel)
     try:
         done = run_in_foreground(
@@ -115,11 +122,14 @@ def run(inv: Invocation) -> Any:
             ),
             progress.pump,
             name="ws-call",
+            stop=stop,
             abandon_on_second_interrupt=True,
             on_interrupt=progress.stop,
         )
     finally:
         progress.close()
+    if not done.started:
+        return MessageView(f"{tool.name}: interrupted before it started; the tool was not called", "warn")
     if done.abandoned:
         message = MessageView(
             f"{tool.name}: interrupted; the tool did not stop when asked, so it finishes in the background "
@@ -140,8 +150,10 @@ class _Progress:
 
     Subscribers (on the call's threads) only queue events: the call's own events from the tool
     feed and, for code, its execution's events from the kernels' feed (matched by the call's
-    ``tool_call_id``). ``pump`` applies them and, once the call has run for ``_SHOW_AFTER``
-    seconds or printed something, shows the progress, updated at most every ``_UPDATE`` seconds.
+    ``tool_call_id``). ``pump`` applies them and shows the progress once the call has run for
+    ``_SHOW_AFTER`` seconds, printed something, or begun a step that takes a while (starting a
+    kernel, waiting for approval: said at once, however soon the step ends); then it is updated
+    at most every ``_UPDATE`` seconds when something changed, and every second for the time.
     A quick call shows nothing until its result, as before.
     """
 
@@ -165,10 +177,11 @@ class _Progress:
         self.partial = {"stdout": "", "stderr": ""}
         self.rich: list[str] = []
         self.stopping = False
-        self._events: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._events: queue.Queue[Any] = events_queue()
         self._display: Any = None
         self._shown_at = 0.0
-        self._dirty = False
+        self._dirty = False  # something changed since the last drawing
+        self._eager = False  # output: worth showing before _SHOW_AFTER
         self._urgent = False
         self._unsubscribe = [tool_activity(workspace).subscribe(self._on_event)] if live else []
         self.kernels: Any = None
@@ -188,25 +201,26 @@ class _Progress:
         drain(self._events, self._apply, timeout)
         now = time.monotonic()
         if self._display is None:
-            due = self._dirty or now - self.started >= self._SHOW_AFTER
+            due = self._eager or now - self.started >= self._SHOW_AFTER
         else:  # new output a few times a second; the time so far every second
             due = self._urgent or now - self._shown_at >= (self._UPDATE if self._dirty else 1.0)
         if due:
             self._show(now)
 
     def _apply(self, event: Any) -> None:
-        kind = event.kind
+        kind, state = event.kind, self.state
         if kind == "approval_requested":
-            self.state = "waiting for approval"
+            self._slow_step("waiting for approval")
         elif kind == "approval_resolved":
             self.state = "running"
         elif kind == "queued":
             self.kernel = event.kernel
             kernel = self.kernels.get(event.kernel) if self.kernels is not None else None
             starting = kernel is None or kernel.status in ("stopped", "starting", "dead")
-            self.state = (
-                f"starting kernel {event.kernel!r}" if starting else f"waiting for kernel {event.kernel!r}"
-            )
+            if starting:
+                self._slow_step(f"starting kernel {event.kernel!r}")
+            else:
+                self.state = f"waiting for kernel {event.kernel!r}"
         elif kind == "started":
             self.kernel = getattr(event, "kernel", self.kernel)
             self.state = f"running in kernel {self.kernel!r}" if self.kernel else "running"
@@ -217,7 +231,15 @@ class _Progress:
             elif output.kind == "display" and output.bundle is not None:
                 types = output.bundle.mime_types
                 self.rich.append(next((t for t in types if t != "text/plain"), "text/plain"))
-                self._dirty = True
+                self._dirty = self._eager = True
+        if self.state != state:
+            self._dirty = True
+
+    def _slow_step(self, state: str) -> None:
+        """A step that takes a while is shown at once (the events after it may be applied in the
+        same ``pump``: a kernel that started quickly would never have been said to start)."""
+        self.state = state
+        self._show(time.monotonic())
 
     def stop(self) -> None:
         """The stop button was pressed: say so at once (the call is being cancelled)."""
@@ -231,7 +253,7 @@ class _Progress:
         if overflow > 0:
             self.hidden += overflow
         self.lines.extend((stream, line[: self._LINE]) for line in complete[-self._LINES :])
-        self._dirty = True
+        self._dirty = self._eager = True
 
     def view(self) -> CallProgressView:
         lines = list(self.lines) + [(k, t) for k, t in self.partial.items() if t]

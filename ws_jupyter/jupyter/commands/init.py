@@ -139,7 +139,10 @@ def run(inv: Invocation) -> InfoView:
     root = os.path.abspath(os.path.expanduser(given))
     if os.path.exists(root) and not os.path.isdir(root):
         raise inv.usage_error(f"{given!r} exists and is not a directory")
-    reused = os.path.isdir(root) and any(True for _ in os.scandir(root))
+    reused = False
+    if os.path.isdir(root):
+        with os.scandir(root) as entries:  # closed at once: an open iterator warns and holds a descriptor
+            reused = any(True for _ in entries)
     os.makedirs(root, exist_ok=True)
     if args.skills:
         skills: Any = tuple(args.skills)
@@ -153,7 +156,7 @@ def run(inv: Invocation) -> InfoView:
     timeout = args.timeout if args.timeout is not None else magics.timeout
     isolation = args.isolation or magics.isolation
     if vector:  # asked for: say now, in one line, what the vectors would fail on in the background
-        from ...model_install import require_default_model
+        from ...install.model import require_default_model
 
         require_default_model()
     workspace = Workspace(

@@ -4,7 +4,7 @@ The code runs where the agent's `workspace_execute_code` runs: in the sandbox (w
 the workspace, its environment and isolation), in a kernel that keeps its state between cells
 (`%ws kernel` manages them). Output appears as it comes, rendered natively: text, tables, plots,
 the value of the last line; an error shows its traceback. The kernel's stop button interrupts
-the workspace kernel (its state is kept).
+the workspace kernel (its state is kept); pressed before the code was sent, it is not run.
 
 The output comes from the sandbox, so the cell shows it as `%ws run` shows a command's: the first
 lines (`%config WsMagics.stream_head_lines`, `max_stream_chars`), then "… N lines not shown …"
@@ -35,7 +35,7 @@ from typing import Any
 
 from ..parsing import WsArgumentParser
 from ._common import positive_float, require_kernels
-from ._foreground import drain, run_in_foreground
+from ._foreground import StopButton, drain, events_queue, run_in_foreground
 from ._stream import CellStream
 from .base import Invocation, Subcommand
 
@@ -66,7 +66,7 @@ class NativeOutput:
     MAX_DISPLAY_IDS = 1000
 
     def __init__(self, stream: CellStream | None = None) -> None:
-        self.queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self.queue: queue.Queue[Any] = events_queue()
         self.stream = stream if stream is not None else CellStream()
         self._handles: dict[str, str] = {}
         self._prefix = f"ws-py-{secrets.token_hex(8)}-"
@@ -118,6 +118,12 @@ class NativeOutput:
 
 
 def run(inv: Invocation) -> Any:
+    # The stop button interrupts the workspace kernel, whenever it is pressed (see StopButton).
+    with StopButton() as stop:
+        return _run_cell(inv, stop)
+
+
+def _run_cell(inv: Invocation, stop: StopButton) -> Any:
     from ...sandbox.kernels import DEFAULT_KERNEL
 
     kernels = require_kernels(inv.workspace, "py")
@@ -139,11 +145,20 @@ def run(inv: Invocation) -> Any:
     # the interrupted code still comes through and is drawn.
     done = run_in_foreground(
         lambda abort: kernels.execute(
-            code, kernel=name, timeout=inv.args.timeout, on_output=out.queue.put, origin="notebook", abort=abort
+            code,
+            kernel=name,
+            timeout=inv.args.timeout,
+            on_output=out.queue.put,
+            origin="notebook",
+            abort=abort,
         ),
         out.pump,
         name="ws-py",
+        stop=stop,
     )
+    if not done.started:
+        sys.stderr.write("[interrupted before it started: the code was not run]\n")
+        return None
     result = done.value
     out.finish(truncated=bool(result and (result.stdout_dropped or result.stderr_dropped)))
     if done.error is not None:

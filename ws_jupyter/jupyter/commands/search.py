@@ -34,7 +34,7 @@ def configure(parser: WsArgumentParser) -> None:
 
 def default_mode(workspace: object) -> str:
     """The mode ``workspace.search`` uses when none is given."""
-    from ...tools.search import available_modes
+    from ...tools.search.search import available_modes
 
     return (available_modes(workspace) or ["bm25"])[0]
 

@@ -33,11 +33,11 @@ def run(inv: Invocation) -> Any:
     if fmt is None:
         return ToolTableView(tools)
     if fmt == "openai":
-        from ...tools import to_openai
+        from ...adapters import to_openai
 
         return JSONView("OpenAI tool definitions", to_openai(tools))
     if fmt == "anthropic":
-        from ...tools import to_anthropic
+        from ...adapters import to_anthropic
 
         return JSONView("Anthropic tool definitions", to_anthropic(tools))
     return JSONView(

@@ -14,11 +14,11 @@ the SVG's scripts).
 from __future__ import annotations
 
 import base64
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...text import strip_ansi
 from .base import RichView
 from .common import (
     BAD,
@@ -49,7 +49,6 @@ __all__ = [
     "status_badge",
 ]
 
-_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
 #: Executions (ok, error...) and kernels (idle, busy...).
 _STATUS_COLOURS = {
     "ok": OK,
@@ -89,7 +88,7 @@ def _clip(text: str) -> str:
 
 
 def _pre(text: str, style: str = "") -> str:
-    return f'<pre style="{PRE}; padding: 2px 4px; {style}">{esc(_clip(_ANSI.sub("", text)))}</pre>'
+    return f'<pre style="{PRE}; padding: 2px 4px; {style}">{esc(_clip(strip_ansi(text)))}</pre>'
 
 
 def bundle_html(bundle: Any) -> str:

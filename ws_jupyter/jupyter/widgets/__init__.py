@@ -3,7 +3,8 @@
 ``FileBrowser``, ``CommandRunner``, ``ProcessMonitor`` (and ``ProcessOutput`` for one process),
 ``SearchPanel``, ``SkillsBrowser``, ``ToolActivity`` (with ``ToolCallPanel`` for one call),
 ``KernelActivity`` (the sandbox kernels' executions as live cells), ``NetworkLog`` (the egress log
-of a sandbox in network allow mode) and the
+of a sandbox in network allow mode), ``SharedVariables`` (what the notebook shares with the agent,
+with Revoke) and the
 ``Dashboard`` that holds them all (``%ws ui``). Each keeps its state in Python (traitlets), so code
 and tests can drive it without a browser. Imported lazily: ipywidgets loads only when a widget is
 first used, which keeps ``%load_ext ws_jupyter`` fast.
@@ -27,6 +28,7 @@ _EXPORTS = {
     "ProcessMonitor": ".process_monitor",
     "ProcessOutput": ".process_output",
     "SearchPanel": ".search_panel",
+    "SharedVariables": ".shared_variables",
     "SkillsBrowser": ".skills_browser",
     "ToolActivity": ".tool_activity",
     "ToolCallPanel": ".tool_call",
@@ -41,6 +43,7 @@ __all__ = [
     "ProcessMonitor",
     "ProcessOutput",
     "SearchPanel",
+    "SharedVariables",
     "SkillsBrowser",
     "ToolActivity",
     "ToolCallPanel",
@@ -59,6 +62,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .process_monitor import ProcessMonitor
     from .process_output import ProcessOutput
     from .search_panel import SearchPanel
+    from .shared_variables import SharedVariables
     from .skills_browser import SkillsBrowser
     from .tool_activity import ToolActivity
     from .tool_call import ToolCallPanel

@@ -2,12 +2,13 @@
 
 Files (FileBrowser), Run (CommandRunner), Processes (ProcessMonitor), Search (SearchPanel — a
 clicked hit opens in the Files tab), Skills (SkillsBrowser), Agent tools (ToolActivity),
-Kernels (KernelActivity: the code the agent runs, as live cells) and Network (NetworkLog: every
-connection attempt of a sandbox in network allow mode), each present when the workspace has what
+Kernels (KernelActivity: the code the agent runs, as live cells), Network (NetworkLog: every
+connection attempt of a sandbox in network allow mode) and Shared (SharedVariables: the variables
+shared with the agent, once something is), each present when the workspace has what
 it needs, under a one-line summary of the workspace.
 
 State for code and tests: ``tab_names``, and the parts as attributes (``files``, ``runner``,
-``processes``, ``search``, ``skills``, ``activity``, ``kernels``, ``network``; None when absent); ``show(name)`` selects a
+``processes``, ``search``, ``skills``, ``activity``, ``kernels``, ``network``, ``shared``; None when absent); ``show(name)`` selects a
 tab.
 """
 
@@ -43,6 +44,7 @@ class Dashboard(Snapshotting, w.VBox):
         from .network_log import NetworkLog
         from .process_monitor import ProcessMonitor
         from .search_panel import SearchPanel
+        from .shared_variables import SharedVariables
         from .skills_browser import SkillsBrowser
         from .tool_activity import ToolActivity
 
@@ -56,6 +58,7 @@ class Dashboard(Snapshotting, w.VBox):
         self.activity: ToolActivity | None = None
         self.kernels: KernelActivity | None = None
         self.network: NetworkLog | None = None
+        self.shared: SharedVariables | None = None
         tabs: list[tuple[str, w.Widget]] = []
         if workspace.has_filesystem_config():
             self.files = FileBrowser(workspace)
@@ -96,6 +99,11 @@ class Dashboard(Snapshotting, w.VBox):
             if sandbox_egress(workspace.resolve_sandbox(None)) is not None:
                 self.network = NetworkLog(workspace, interval=interval)
                 tabs.append(("Network", self.network))
+        from ...userdata import shared_namespace
+
+        if shared_namespace(workspace) is not None:
+            self.shared = SharedVariables(workspace)
+            tabs.append(("Shared", self.shared))
         self.tab = w.Tab(children=[t for _, t in tabs])
         for i, (name, _) in enumerate(tabs):
             self.tab.set_title(i, name)
@@ -189,6 +197,7 @@ class Dashboard(Snapshotting, w.VBox):
             self.activity,
             self.kernels,
             self.network,
+            self.shared,
         ):
             if part is not None:
                 part.close()

@@ -8,8 +8,12 @@ closed). ``%ws index``, ``%ws info`` and ``%ws init`` show it while the index is
 SearchPanel keeps one above its results. Like every ws-jupyter widget it leaves a saved snapshot
 (the last status line) for a reopened notebook.
 
+While vectors are computed the line says how long the rest should take at the recent speed
+("about 3 min left", ``IndexStatus.eta_seconds``).
+
 State for code and tests: ``phase`` ("indexing", "embedding", "ready", "stopped"), ``done``,
-``total``, ``text`` (the status line), ``updates`` (renders so far).
+``total``, ``text`` (the status line), ``eta`` (seconds left to full vector coverage, -1 when
+unknown or nothing is left), ``updates`` (renders so far).
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import html
 from typing import Any
 
 import ipywidgets as w
-from traitlets import Int, Unicode
+from traitlets import Float, Int, Unicode
 
 from ..views.common import MUTED
 from .live import Throttle
@@ -36,6 +40,7 @@ class IndexProgressBar(Snapshotting, w.HBox):
     done = Int(0)
     total = Int(0)
     text = Unicode("")
+    eta = Float(-1.0)
     updates = Int(0)
 
     def __init__(self, workspace: Any, interval: float = 0.5) -> None:
@@ -62,12 +67,14 @@ class IndexProgressBar(Snapshotting, w.HBox):
         if status.indexing:
             phase, done, total = "indexing", status.files_done, status.files_total
         elif status.vectors and status.pending:
-            phase, done, total = "embedding", status.embedded, status.documents
+            phase, done, total = "embedding", status.embedded, status.embeddable
         else:
             phase, done, total = "ready", status.documents, status.documents
         if status.error and phase == "embedding":
             phase = "stopped"
         style = {"indexing": "info", "embedding": "info", "ready": "success", "stopped": "warning"}[phase]
+        eta = status.eta_seconds if phase == "embedding" and status.eta_seconds is not None else -1.0
+        self.eta = float(eta)
         self._show(phase, done, max(total, 1), status.describe(), style)
         if phase in ("indexing", "embedding"):
             self._throttle.request()  # again in `interval` seconds, from the widget thread

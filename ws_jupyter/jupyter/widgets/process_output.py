@@ -13,7 +13,6 @@ killing runs on its own thread, so a click never blocks the kernel.
 from __future__ import annotations
 
 import html
-import re
 import threading
 import time
 from typing import Any
@@ -21,29 +20,14 @@ from typing import Any
 import ipywidgets as w
 from traitlets import Int, Unicode
 
+from ...text import strip_ansi
 from ..views.common import BAD, PRE, format_duration
 from ..views.processes import STATE_COLOURS, process_state
 from .controls import button, flexible
 from .live import TextTail, Throttle, _scheduler, on_enter
 from .snapshot import Snapshotting
 
-__all__ = ["ProcessOutput", "clean_terminal_text"]
-
-_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07|\x1b[@-Z\\-_]")
-
-
-def clean_terminal_text(text: str) -> str:
-    """Drops ANSI escapes and applies carriage returns (progress bars show their last state)."""
-    text = _ANSI.sub("", text)
-    if "\r" not in text:
-        return text
-    out = []
-    for line in text.split("\n"):
-        if "\r" in line:
-            pieces = [p for p in line.split("\r") if p]
-            line = pieces[-1] if pieces else ""
-        out.append(line)
-    return "\n".join(out)
+__all__ = ["ProcessOutput"]
 
 
 class ProcessOutput(Snapshotting, w.VBox):
@@ -120,7 +104,7 @@ class ProcessOutput(Snapshotting, w.VBox):
         self.stdin_box.disabled = self.send_button.disabled = not running
         if self._tail.version != self._rendered_version:
             self._rendered_version = self._tail.version
-            parts = [(kind, clean_terminal_text(text)) for kind, text in self._tail.parts()]
+            parts = [(kind, strip_ansi(text)) for kind, text in self._tail.parts()]
             self.output = "".join(text for _, text in parts)
             body = "".join(
                 f'<span style="color: {BAD}">{html.escape(t)}</span>'

@@ -23,7 +23,7 @@ from typing import Any
 import ipywidgets as w
 from traitlets import Dict, Int, List, Unicode
 
-from ...tools.search import available_modes
+from ...tools.search.search import available_modes
 from ..files import load_file_view
 from ..views.common import BAD, MONO, MUTED, base_path_of
 from ..views.search import hit_snippet
@@ -92,7 +92,7 @@ class SearchPanel(Snapshotting, w.VBox):
         if self.progress is not None:
             self.progress.snapshot_into(self)  # its status line is part of this panel's snapshot
         self.mode = self.mode_toggle.value
-        from ...model_install import missing_model_message
+        from ...install.model import missing_model_message
 
         missing_model = missing_model_message(workspace) if "vector" in modes else None
         if missing_model:

@@ -11,7 +11,10 @@ A click can only be handled while the notebook is idle (ipywidgets#1349), so run
 on a thread (``threading.Thread(target=agent.run).start()``), not in the cell that shows the
 widget: while a cell runs, Approve, Deny and Clear are disabled and say so.
 
-State for code and tests: ``calls`` (dicts: call_id, tool, input, status — running, waiting, done,
+A waiting call shows what it would touch when its tool says (``user_variable_request``: the
+variable's type and size, where the copy goes, and the agent's reason).
+
+State for code and tests: ``calls`` (dicts: call_id, tool, input, details, status — running, waiting, done,
 error, refused, blocked by a hook, cancelled (stopped while it ran: the notebook's stop button, an
 MCP client's cancellation) — output, is_error, duration_ms: the call's own time, a wait for
 approval not counted), ``pending`` (call ids waiting), ``notebook_busy``;
@@ -179,6 +182,7 @@ class ToolActivity(Snapshotting, w.VBox):
             )
             if event.kind == "approval_requested":
                 call["status"] = "waiting"
+                call["details"] = getattr(event, "details", None)
             elif event.kind == "approval_resolved":
                 call["status"] = "running" if event.approved else "refused"
             elif event.kind == "finished":
@@ -199,7 +203,10 @@ class ToolActivity(Snapshotting, w.VBox):
     def _apply_pending(self, pending: Any) -> None:
         with self._lock:
             if pending.call_id not in self._calls:
-                self._add(pending.call_id, pending.tool_name, pending.input, "waiting", pending.created_at)
+                call = self._add(
+                    pending.call_id, pending.tool_name, pending.input, "waiting", pending.created_at
+                )
+                call["details"] = getattr(pending, "details", None)
 
     def _add(self, call_id: str, tool: str, arguments: Any, status: str, when: Any) -> dict[str, Any]:
         """A new row of the log (the oldest row goes beyond ``MAX_ROWS``); call with the lock held."""
@@ -211,6 +218,7 @@ class ToolActivity(Snapshotting, w.VBox):
             "output": None,
             "is_error": False,
             "duration_ms": None,
+            "details": None,
             "time": when.astimezone().strftime("%H:%M:%S"),
         }
         self._calls[call_id] = call
@@ -277,11 +285,16 @@ class ToolActivity(Snapshotting, w.VBox):
         for c in waiting:
             if c["call_id"] in self._pending_rows:
                 continue
+            details = c.get("details")
+            shown = (
+                f"<div style='white-space: pre-wrap'>{html.escape(details)}</div>"
+                if details
+                else f"<span style='{MONO}'>{html.escape(_short(c['input'], 120))}</span>"
+            )
             label = flexible(
                 w.HTML(
                     f"<div style='{_WRAP}; line-height: 1.4'><span style='color: {WARN}'>● waiting:</span> "
-                    f"<code>{html.escape(c['tool'])}</code> "
-                    f"<span style='{MONO}'>{html.escape(_short(c['input'], 120))}</span></div>"
+                    f"<code>{html.escape(c['tool'])}</code> {shown}</div>"
                 )
             )
             label.layout.flex = "1 1 14em"  # narrower than that, the buttons go to the next line

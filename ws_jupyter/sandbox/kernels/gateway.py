@@ -19,7 +19,12 @@ What differs from local kernels, because the kernel runs elsewhere:
   ``GATEWAY_UNAVAILABLE`` within ``reconnect_timeout`` seconds, never a hang;
 * a kernel the gateway culled or lost is noticed (404) and replaced by a fresh one, and the next
   result says its state is gone; a kernel that died mid-execution (the server reports
-  ``restarting``/``dead``) ends that execution with ``KernelDied``;
+  ``restarting``/``dead``) ends that execution with ``KernelDied``, and the next one waits until
+  the restarted kernel answers on both channels (the server re-subscribes to its output on its
+  own schedule: code sent before would run with its output lost);
+* every wait is bounded: each receive and send has a timeout, and what the gateway loses on the
+  way (a reply, the "idle" that ends an execution's output) is found out with a ``kernel_info``
+  request as a barrier — the kernel answers requests in order — instead of being awaited forever;
 * notebooks (``workspace_run_notebook``) need a local kernel: ``client()``/``exclusive()`` raise.
 """
 
@@ -55,8 +60,16 @@ __all__ = ["GatewayConnection", "GatewayKernel", "GatewayKernelManager"]
 log = logging.getLogger(__name__)
 
 _POLL = 0.2  # seconds per websocket receive: how quickly a time limit, abort or wake is seen
-_IDLE_GRACE = 1.0  # after a reconnect, how long "idle" may lag behind the reply before giving up on it
+_IDLE_GRACE = 1.0  # how long "idle" may lag behind the reply before a barrier asks whether it was lost
+_BARRIER_EVERY = 1.0  # seconds between those barriers
+_SILENT_AFTER = 3.0  # seconds without a word of our request before a barrier asks whether it was lost
+_GIVE_UP_AFTER = 10.0  # the reply in, no "idle" and no barrier's status that long: the output is lost
+_READY_EVERY = 0.5  # seconds between kernel_info requests while a (re)started kernel is awaited
+_IOPUB_GRACE = 3.0  # a kernel that answers but publishes no status for it: ready after this long
 _LIVENESS_EVERY = 5.0  # seconds of silence during an execution before the kernel is looked up
+_QUIET_BARRIER_MAX = 30.0  # at most this many seconds between barriers while nothing at all is heard
+_PING_AFTER = 5.0  # seconds without a frame from the gateway before the websocket is pinged
+_PONG_WITHIN = 10.0  # no frame this long after a ping: the connection is lost (it may be silently cut)
 _MAX_REST_BYTES = 4 * 1024 * 1024
 
 
@@ -302,7 +315,14 @@ def _server_message(exc: urllib.error.HTTPError) -> str:
 
 
 class _Socket:
-    """The kernel's websocket (websocket-client), JSON messages in and out."""
+    """The kernel's websocket (websocket-client), JSON messages in and out.
+
+    No wait on it is unbounded: each send and receive sets the socket's timeout first, and a
+    connection that goes silent — a proxy or network that drops it without closing it, so reads
+    only ever time out — is pinged after ``_PING_AFTER`` seconds without a frame; nothing back
+    within ``_PONG_WITHIN`` seconds makes the next receive raise ``_Dropped`` (the execution
+    then reconnects, or fails with ``GATEWAY_UNAVAILABLE``), however quiet the kernel is.
+    """
 
     def __init__(self, connection: GatewayConnection, kernel_id: str, session: Any, max_bytes: int) -> None:
         import websocket
@@ -327,46 +347,71 @@ class _Socket:
         except (OSError, websocket.WebSocketException) as exc:
             raise _Dropped(_short(exc)) from None
         self.max_bytes = max_bytes
+        self.send_timeout = connection.request_timeout  # see send()
         self.session = session
         self.dropped_big = 0
         self.too_deep = 0
+        self.heard_at = time.monotonic()  # the last frame from the gateway (a message, ping or pong)
+        self.ping_at: float | None = None  # a ping not answered yet (no frame since)
 
     def send(self, msg: dict[str, Any], channel: str = "shell") -> None:
         from jupyter_client.jsonutil import json_default
 
         msg = {**msg, "channel": channel}
         try:
+            # the timeout the last receive left (as little as 10 ms) would cut a large request short
+            self.ws.settimeout(self.send_timeout)
             self.ws.send(json.dumps(msg, default=json_default))
         except (OSError, self._ws_mod.WebSocketException) as exc:
             raise _Dropped(_short(exc)) from None
 
     def recv(self, timeout: float) -> dict[str, Any] | None:
-        """The next message, or None when none came within ``timeout`` seconds."""
+        """The next message, or None when none came within ``timeout`` seconds (or the frame was
+        a ping, a pong or binary). ``_Dropped`` when the connection broke or went silent."""
         websocket = self._ws_mod
-        self.ws.settimeout(timeout)
+        self._probe()
         try:
-            frame = self.ws.recv()
-        except websocket.WebSocketTimeoutException:
-            return None
-        except TimeoutError:
+            self.ws.settimeout(timeout)  # on the socket itself: every read below is bounded by it
+            opcode, data = self.ws.recv_data(control_frame=True)
+        except (websocket.WebSocketTimeoutException, TimeoutError):
             return None
         except (OSError, websocket.WebSocketException) as exc:
             raise _Dropped(_short(exc)) from None
-        if not frame:
+        self.heard_at, self.ping_at = time.monotonic(), None
+        if opcode == websocket.ABNF.OPCODE_CLOSE:
             raise _Dropped("the websocket closed")
-        if isinstance(frame, bytes):
-            return None  # a message with binary buffers (widgets): not needed for results
-        if len(frame) > self.max_bytes:
+        if opcode != websocket.ABNF.OPCODE_TEXT:
+            return None  # ping, pong, or a message with binary buffers (widgets): not needed for results
+        if len(data) > self.max_bytes:
             self.dropped_big += 1
             return None
         try:
-            msg = decode(frame)  # deep parts replaced by a note; a frame too deep to decode is counted
-        except ValueError:
+            msg = decode(data)  # deep parts replaced by a note; a frame too deep to decode is counted
+        except ValueError:  # not JSON, or not UTF-8
             return None
         if too_deep(msg):
             self.too_deep += 1
             return None
         return msg if isinstance(msg, dict) else None
+
+    def _probe(self) -> None:
+        """Pings a websocket that has been silent for ``_PING_AFTER`` seconds; ``_Dropped`` when
+        a ping had no frame after it for ``_PONG_WITHIN`` seconds."""
+        now = time.monotonic()
+        if self.ping_at is not None:
+            if now - self.ping_at >= _PONG_WITHIN:
+                raise _Dropped(
+                    f"the gateway sent nothing for {now - self.heard_at:.0f} s, not even an answer to a ping"
+                )
+            return
+        if now - self.heard_at < _PING_AFTER:
+            return
+        self.ping_at = now
+        try:
+            self.ws.settimeout(self.send_timeout)
+            self.ws.ping()
+        except (OSError, self._ws_mod.WebSocketException) as exc:
+            raise _Dropped(_short(exc)) from None
 
     def close(self) -> None:
         with contextlib.suppress(Exception):
@@ -393,6 +438,7 @@ class GatewayKernel(Kernel):
         self.kernel_id: str | None = None
         self._sock: _Socket | None = None
         self._session: Any = None
+        self._restarted_remotely = False  # the gateway restarted it: await it before the next request
 
     # --- state --------------------------------------------------------------------------------
 
@@ -484,33 +530,47 @@ class GatewayKernel(Kernel):
             ) from None
 
     def _wait_ready(self, timeout: float) -> None:
-        """Sends kernel_info requests until one is answered (the kernel is up and its channels open)."""
+        """Sends kernel_info requests until one is answered and one's status comes on IOPub: the
+        kernel is up and both its channels reach us. A kernel the gateway restarted answers
+        requests sent meanwhile as soon as it is up, while the gateway's subscription to its
+        output may still be on its way: code sent then would run with its output lost."""
         sock = self._sock
         assert sock is not None and self._session is not None
         deadline = time.monotonic() + timeout
+        sent: set[str] = set()
+        replied_at: float | None = None
+        published = False  # a status of one of them came on IOPub (before or after its reply)
         while True:
             req = self._session.msg("kernel_info_request", {})
-            sock.send(req)
-            wait_until = min(deadline, time.monotonic() + 1.0)
-            while time.monotonic() < wait_until:
-                try:
+            sent.add(req["header"]["msg_id"])
+            wait_until = min(deadline, time.monotonic() + _READY_EVERY)
+            try:
+                sock.send(req)
+                while time.monotonic() < wait_until:
                     msg = sock.recv(max(0.01, wait_until - time.monotonic()))
-                except _Dropped as exc:
-                    raise KernelError(
-                        f"Kernel {self.name!r} on {self.connection.url} did not start: the connection broke ({exc})",
-                        code="KERNEL_START_FAILED",
-                        kernel=self.name,
-                    ) from None
-                if (
-                    msg is not None
-                    and msg.get("msg_type") == "kernel_info_reply"
-                    and msg.get("parent_header", {}).get("msg_id") == req["header"]["msg_id"]
-                ):
-                    lang = msg.get("content", {}).get("language_info", {}).get("name")
-                    if isinstance(lang, str):
-                        self.spec = ResolvedSpec(self.spec.name, (), lang, self.spec.display_name)
-                    return
-            if time.monotonic() >= deadline:
+                    if msg is None or _parent(msg) not in sent:
+                        continue
+                    kind = msg.get("msg_type")
+                    if msg.get("channel") == "shell" and kind == "kernel_info_reply" and replied_at is None:
+                        replied_at = time.monotonic()
+                        lang = msg.get("content", {}).get("language_info", {}).get("name")
+                        if isinstance(lang, str):
+                            self.spec = ResolvedSpec(self.spec.name, (), lang, self.spec.display_name)
+                    elif msg.get("channel") == "iopub" and kind == "status":
+                        published = True
+                    if replied_at is not None and published:
+                        return
+            except _Dropped as exc:
+                raise KernelError(
+                    f"Kernel {self.name!r} on {self.connection.url} did not start: the connection broke ({exc})",
+                    code="KERNEL_START_FAILED",
+                    kernel=self.name,
+                ) from None
+            now = time.monotonic()
+            if replied_at is not None and now - replied_at >= _IOPUB_GRACE:
+                log.warning("kernel %s answers but publishes no status; its output may be missing", self.name)
+                return
+            if now >= deadline:
                 raise KernelError(
                     f"Kernel {self.name!r} on {self.connection.url} did not answer within {timeout:g} s",
                     code="KERNEL_START_FAILED",
@@ -521,6 +581,7 @@ class GatewayKernel(Kernel):
         sock, kernel_id = self._sock, self.kernel_id
         self._sock = None
         self.kernel_id = None
+        self._restarted_remotely = False
         if sock is not None:
             sock.close()
         if kernel_id is not None:
@@ -569,6 +630,7 @@ class GatewayKernel(Kernel):
             self._sock.close()
         self._sock = self._open_socket()
         self._wait_ready(self.host.config.startup_timeout)
+        self._restarted_remotely = False  # awaited just now
         self._cancel = None
         self._status = "idle"
         self.started_at = self.last_activity = utc_now()
@@ -589,6 +651,30 @@ class GatewayKernel(Kernel):
             kernel=self.name,
         )
         yield  # pragma: no cover
+
+    def _ensure_running_locked(self) -> list[str]:
+        """The shared flow, once a kernel the gateway restarted is ready (``_await_restarted_locked``)."""
+        self._await_restarted_locked()
+        return super()._ensure_running_locked()
+
+    def _await_restarted_locked(self) -> None:
+        """After the gateway restarted the kernel (it died while code ran), waits until it answers on
+        both channels: the gateway subscribes to the new kernel's output on its own schedule, and
+        code sent sooner would run with its output lost. One that does not come back is stopped,
+        so the shared flow starts a fresh kernel and tells the next result its state is gone."""
+        if not self._restarted_remotely or self._removed or not self._running():
+            return
+        self._restarted_remotely = False
+        try:
+            self._wait_ready(self.host.config.startup_timeout)
+        except KernelError:
+            log.warning("gateway kernel %s did not come back after a restart", self.name, exc_info=True)
+            self._stop_locked(now=True)
+            self.restarts += 1
+            self._lost = (
+                "the kernel the gateway restarted did not answer; a fresh kernel was started (earlier "
+                "variables and imports are gone)"
+            )
 
     # --- execution ----------------------------------------------------------------------------
 
@@ -646,8 +732,21 @@ class _RemoteExecution(Execution):
     """The wait for one execution's reply and output on the kernel's websocket, and what ends it:
     the time limit or ``abort`` (REST interrupt; restart if the kernel does not stop within
     ``interrupt_timeout``), the server reporting the kernel restarting or dead, the kernel gone
-    from the gateway, ``restart()``/``shutdown()``, or the gateway unreachable for longer than
-    ``reconnect_timeout`` (``KernelError`` ``GATEWAY_UNAVAILABLE``)."""
+    from the gateway, ``restart()``/``shutdown()``, the gateway unreachable for longer than
+    ``reconnect_timeout`` (``KernelError`` ``GATEWAY_UNAVAILABLE``), or a barrier showing that
+    the request, its reply or its "idle" was lost on the way.
+
+    A barrier is a ``kernel_info`` request sent after ours: the kernel handles requests one at a
+    time, in order, and publishes each one's status on IOPub in that order. Its reply coming
+    before ours means ours (or our reply) was lost — asked after a reconnect, when our "idle"
+    came but not our reply, and while nothing at all comes: after ``_SILENT_AFTER`` seconds,
+    then at doubling intervals (at most ``_QUIET_BARRIER_MAX``) as long as the silence lasts.
+    Behind code that still runs they wait their turn and change nothing; they find out a request
+    that never arrived, a reply that never came back and a kernel the gateway restarted without
+    a word. Once our reply is in, a barrier's status coming before our "idle" means that "idle"
+    was lost. The missing end is asked for once it is ``_IDLE_GRACE`` seconds late and given up
+    on ``_GIVE_UP_AFTER`` seconds after the other end came.
+    """
 
     def __init__(
         self,
@@ -661,9 +760,13 @@ class _RemoteExecution(Execution):
         super().__init__(kernel, code, limit, abort, notes, collector, kernel.host.config.interrupt_timeout)
         self.kernel = kernel
         self.dead: str | None = None
-        self.last_message = self.started
+        self.last_message = self.started  # a message came, or the gateway was asked for the kernel
+        self.message_at = self.started  # a message came
         self.reconnected = False
-        self.barrier: str | None = None
+        self.asked: dict[str, bool] = {}  # kernel_info requests sent: msg_id -> after our reply
+        self.barrier_at = 0.0
+        self.heard = False  # a message about our request came (its status, input, output or reply)
+        self.idle_at: float | None = None
         self.lost = False
         session = kernel._session
         msg = session.msg(
@@ -685,41 +788,75 @@ class _RemoteExecution(Execution):
             assert self.kernel._sock is not None
             self.kernel._sock.send(msg)
         except _Dropped:
-            self._reconnect()
+            self._reconnect(barrier=False)  # ours is not sent yet: a barrier now would overtake it
             assert self.kernel._sock is not None
             self.kernel._sock.send(msg)
 
-    def _reconnect(self) -> None:
+    def _reconnect(self, barrier: bool = True) -> None:
         """A new websocket after a drop; the server replays what it buffered meanwhile. What it
-        could not buffer (sent before it saw the drop) is lost, so a kernel_info request follows
-        as a barrier: shell requests are answered in order, so its reply arriving before ours
-        means ours is lost."""
+        could not buffer (sent before it saw the drop) is lost: a barrier follows."""
         self.kernel._reconnect_socket(time.monotonic() + self.kernel.connection.reconnect_timeout)
         self.reconnected = True
-        barrier = self.kernel._session.msg("kernel_info_request", {})
-        self.barrier = barrier["header"]["msg_id"]
-        assert self.kernel._sock is not None
-        with contextlib.suppress(_Dropped):
-            self.kernel._sock.send(barrier)
+        if barrier:
+            self._send_barrier()
+
+    def _send_barrier(self) -> None:
+        """Sends a kernel_info request as a barrier (see the class doc)."""
+        msg = self.kernel._session.msg("kernel_info_request", {})
+        self.asked[msg["header"]["msg_id"]] = self.reply is not None
+        self.barrier_at = time.monotonic()
+        if self.kernel._sock is not None:
+            with contextlib.suppress(_Dropped):  # the next receive notices the drop
+                self.kernel._sock.send(msg)
+
+    def _ask(self, now: float) -> bool:
+        """Barriers for what the gateway may have lost; True when the wait must end: one end of the
+        execution (its reply, its "idle") came and the other did not, even ``_GIVE_UP_AFTER``
+        seconds later (the channel that should bring it passes nothing on)."""
+        if self.idle != (self.reply is not None):
+            since = self.reply_at if self.reply_at is not None else self.idle_at
+            assert since is not None
+            if now - since >= _GIVE_UP_AFTER:
+                if self.reply is None:
+                    self._lost_reply()
+                else:
+                    self.notes.append("some output was lost on the way (its end never came from the gateway)")
+                return True
+            if now - since >= _IDLE_GRACE and now - self.barrier_at >= _BARRIER_EVERY:
+                self._send_barrier()
+        elif self.reply is None and now - max(self.message_at, self.barrier_at) >= self._quiet_gap():
+            self._send_barrier()
+        return False
+
+    def _quiet_gap(self) -> float:
+        """Seconds of silence before the next barrier: ``_SILENT_AFTER``, doubled for each one
+        already waiting behind our request (at most ``_QUIET_BARRIER_MAX``)."""
+        waiting = sum(1 for after in self.asked.values() if not after)
+        return min(_QUIET_BARRIER_MAX, _SILENT_AFTER * 2 ** min(waiting, 8))
 
     def _handle(self, msg: dict[str, Any]) -> None:
-        parent = (
-            msg.get("parent_header", {}).get("msg_id") if isinstance(msg.get("parent_header"), dict) else None
-        )
+        parent = _parent(msg)
         channel = msg.get("channel")
         kind = msg.get("msg_type") or msg.get("header", {}).get("msg_type")
+        if parent is not None and parent == self.msg_id:
+            self.heard = True
         if channel == "iopub":
             if parent == self.msg_id:
-                if self.collector.handle(msg):
-                    self.idle = True
+                if self.collector.handle(msg) and not self.idle:
+                    self.idle, self.idle_at = True, time.monotonic()
             elif kind == "status" and not parent:
                 state = msg.get("content", {}).get("execution_state")
                 if state in ("restarting", "dead"):
                     self._died(state)
+            elif (
+                kind == "status" and self.asked.get(parent or "") and self.reply is not None and not self.idle
+            ):
+                self.idle = True  # a later request's status came first: our "idle" was lost
+                self.notes.append("some output was lost on the way (the gateway did not pass it all on)")
         elif channel == "shell" and parent == self.msg_id:
             self.reply, self.reply_at = msg, time.monotonic()
-        elif channel == "shell" and parent is not None and parent == self.barrier and self.reply is None:
-            self.lost = True  # our reply was sent while the connection was down
+        elif channel == "shell" and parent is not None and parent in self.asked and self.reply is None:
+            self.lost = True  # a later request was answered first: our request or reply was lost
 
     def _died(self, state: str) -> None:
         self.status = "error"
@@ -734,13 +871,17 @@ class _RemoteExecution(Execution):
         self.restarted = True
         if state == "restarting":
             self.kernel.restarts += 1
+            self.kernel._restarted_remotely = True
         self.dead = state
 
     def restart_kernel(self) -> None:
         self.kernel._restart_inline()
 
     def watch(self, now: float) -> bool:
-        """After ``_LIVENESS_EVERY`` seconds without a message, asks the gateway for the kernel."""
+        """Barriers for what the gateway may have lost (``_ask``); after ``_LIVENESS_EVERY`` seconds
+        without a message, asks the gateway for the kernel."""
+        if self._ask(now):
+            return True
         if now - self.last_message >= _LIVENESS_EVERY:
             self.last_message = now
             if not self.kernel._lookup():
@@ -764,30 +905,22 @@ class _RemoteExecution(Execution):
                         self.kernel._rest_interrupt()
                     raise
                 if msg is not None:
-                    self.last_message = time.monotonic()
+                    self.last_message = self.message_at = time.monotonic()
                     self._handle(msg)
                     if self.dead is not None:
                         break
                 if self.idle and self.reply is not None:
                     break
                 now = time.monotonic()
-                if self.lost or (
-                    self.reconnected and self.reply_at is not None and now - self.reply_at >= _IDLE_GRACE
-                ):
-                    self.notes.append(
-                        "the connection to the gateway broke while this code ran; some of its output "
-                        + ("and its reply were" if self.lost else "was")
-                        + " lost"
-                    )
-                    if self.lost and self.collector.error is None:
-                        self.status = "error"
-                        self.error = ExecutionError(
-                            "ConnectionLost",
-                            "the code ran to its end, but its reply was lost with the connection to the "
-                            "gateway: whether it succeeded is unknown",
-                        )
+                if self.lost:
+                    self._lost_reply()
                     break
-                if self.check(now):
+                if self.reconnected and self.reply_at is not None and now - self.reply_at >= _IDLE_GRACE:
+                    self.notes.append(
+                        "the connection to the gateway broke while this code ran; some of its output was lost"
+                    )
+                    break
+                if self.check(now):  # watch() sends the barriers
                     break
         except _KernelGone:
             self.status = "error"
@@ -817,6 +950,38 @@ class _RemoteExecution(Execution):
             )
             sock.too_deep = 0
         return self.result()
+
+    def _lost_reply(self) -> None:
+        if self.reconnected:
+            self.notes.append(
+                "the connection to the gateway broke while this code ran; some of its output and its reply were lost"
+            )
+        else:
+            self.notes.append(
+                "the kernel answered a later request first: this one's reply was lost on the way"
+            )
+        if self.collector.error is not None:
+            return
+        if self.idle:
+            what = "the code ran to its end, but its reply was lost"
+        elif self.heard:
+            what = (
+                "the code started, but the kernel answered a later request before it: its reply was lost, or "
+                "the kernel was restarted while it ran"
+            )
+        else:
+            what = "the request or its reply was lost on the way through the gateway"
+        if self.reconnected:
+            what += " (the connection to the gateway broke meanwhile)"
+        self.status = "error"
+        self.error = ExecutionError("ConnectionLost", what + "; whether it succeeded is unknown")
+
+
+def _parent(msg: dict[str, Any]) -> str | None:
+    """The msg_id a message answers (None for one that answers none, or a malformed header)."""
+    header = msg.get("parent_header")
+    parent = header.get("msg_id") if isinstance(header, dict) else None
+    return parent if isinstance(parent, str) else None
 
 
 if TYPE_CHECKING:  # mypy proves a gateway's manager and kernels meet the provider contract

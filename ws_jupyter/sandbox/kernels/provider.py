@@ -68,6 +68,12 @@ class SandboxKernel(Protocol):
     def pid(self) -> int | None:
         """The kernel's process on this machine; None when it is not running, or runs elsewhere."""
 
+    @property
+    def connection_file(self) -> str | None:
+        """The kernel's connection file on this machine, in the kernel's private folder (bound
+        into its own sandbox only: copies of the user's data go through it); None when the kernel
+        is not running, or runs elsewhere."""
+
     def info(self) -> KernelInfo: ...
 
     def execute(

@@ -28,6 +28,7 @@ from html import escape as html_escape
 from typing import Any, Literal
 
 from ...filesystem.mime import image_type
+from ...text.ansi import strip_ansi
 
 __all__ = [
     "FRAME_CSP",
@@ -90,8 +91,6 @@ def sandboxed_html(markup: str, height: int | None = None) -> str:
         f'style="width: 100%; box-sizing: border-box; height: {height}px; border: 0; background: white"></iframe>'
     )
 
-
-_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
 
 #: Characters of one text output a notebook is given (``MimeBundle._repr_mimebundle_``): a
 #: value's repr can be megabytes, and the notebook saves what it shows.
@@ -491,7 +490,7 @@ class ExecutionError:
 
     @property
     def traceback_text(self) -> str:
-        return _ANSI.sub("", "\n".join(self.traceback))
+        return strip_ansi("\n".join(self.traceback))
 
     def __str__(self) -> str:
         return f"{self.ename}: {self.evalue}" if self.evalue else self.ename

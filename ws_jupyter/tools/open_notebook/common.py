@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from ...errors import LiveNotebookError
 from ...live.model import CellView, NotebookView
 from ...live.protocol import LiveNotebook
 from ...live.registry import live_notebook
+from ...text.shaping import truncate_head_tail
 from ..base import ToolCall
-from ..output import truncate_head_tail
 
 __all__ = ["DEFAULT_MAX_WAIT", "cell_note", "describe", "link_of", "notebook_head", "show_source", "wait_of"]
 
@@ -93,5 +91,5 @@ def show_source(source: str, max_tokens: int | None) -> str:
     return truncate_head_tail(source, max_tokens, head_ratio=0.5) if max_tokens else source
 
 
-def describe(cell: Any) -> str:
+def describe(cell: CellView) -> str:
     return f"[{cell.index}] {cell.cell_type} {cell.id}"

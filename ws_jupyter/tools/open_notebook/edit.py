@@ -16,7 +16,7 @@ from ...errors import InvalidArgumentError
 from ...live.model import EDIT_OPS, MAX_EDITS, CellOutcome, Proposal, ProposalOutcome
 from ...notebooks.document import CELL_TYPES
 from ..base import ToolCall, ToolSpec
-from ..names import WORKSPACE_TOOLS
+from ..facts import WORKSPACE_TOOLS, ToolHints
 from ..schema import Param
 from ..types import ToolErrorText, ToolOutput
 from .common import link_of, show_source, wait_of
@@ -114,4 +114,15 @@ def edit(call: ToolCall) -> ToolOutput:
     return text
 
 
-SPEC = ToolSpec(name=WORKSPACE_TOOLS.OPEN_NOTEBOOK.EDIT, description=DESCRIPTION, params=PARAMS, run=edit)
+SPEC = ToolSpec(
+    name=WORKSPACE_TOOLS.OPEN_NOTEBOOK.EDIT,
+    description=DESCRIPTION,
+    params=PARAMS,
+    run=edit,
+    title="Propose edits to the open notebook",
+    # a proposal changes the user's notebook once accepted (or at once, in the user's accept mode)
+    hints=ToolHints(destructive=True, idempotent=False),
+    needs={"open_notebook"},
+    writes=False,  # the user's notebook in the front end, not a workspace file
+    options=("max_wait",),
+)

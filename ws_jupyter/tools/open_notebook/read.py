@@ -13,8 +13,7 @@ from typing import Any
 
 from ...notebooks.render import render_cells
 from ..base import ToolCall, ToolSpec
-from ..config import DEFAULT_MAX_MEDIA_BYTES, DEFAULT_MEDIA_TYPES
-from ..names import WORKSPACE_TOOLS
+from ..facts import DEFAULT_MAX_MEDIA_BYTES, DEFAULT_MEDIA_TYPES, LOOKS, WORKSPACE_TOOLS
 from ..schema import Param
 from ..types import MediaPart, ToolOutput, ToolResult
 from .common import cell_note, link_of, notebook_head
@@ -68,4 +67,14 @@ def read(call: ToolCall) -> ToolOutput:
     return rendering.text
 
 
-SPEC = ToolSpec(name=WORKSPACE_TOOLS.OPEN_NOTEBOOK.READ, description=DESCRIPTION, params=PARAMS, run=read)
+SPEC = ToolSpec(
+    name=WORKSPACE_TOOLS.OPEN_NOTEBOOK.READ,
+    description=DESCRIPTION,
+    params=PARAMS,
+    run=read,
+    title="Read the open notebook",
+    hints=LOOKS,
+    needs={"open_notebook"},
+    writes=False,
+    options=("media_types", "max_media_bytes"),
+)

@@ -16,17 +16,16 @@ to ask again.
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Any
 
 from ...errors import KernelError
 from ...live.outputs import notebook_outputs
 from ...notebooks.render import render_cell
 from ...sandbox.capabilities import sandbox_kernels, sandbox_timeout
+from ...sandbox.kernels.provider import KernelProvider
+from ...text.shaping import truncate_head_tail
 from ..base import ToolCall, ToolSpec
-from ..config import DEFAULT_MAX_MEDIA_BYTES
-from ..kernels import format_execution
-from ..names import WORKSPACE_TOOLS
-from ..output import truncate_head_tail
+from ..facts import DEFAULT_MAX_MEDIA_BYTES, WORKSPACE_TOOLS, ToolHints
+from ..sandbox.kernels import format_execution
 from ..schema import Param
 from ..types import MediaPart, ToolErrorText, ToolOutput, ToolResult
 from .common import describe, link_of, wait_of
@@ -70,7 +69,7 @@ def run(call: ToolCall) -> ToolOutput:
     return _in_sandbox(call, ids)
 
 
-def _kernels(call: ToolCall) -> Any:
+def _kernels(call: ToolCall) -> KernelProvider:
     kernels = sandbox_kernels(call.sandbox())
     if kernels is None or not kernels.availability()[0]:
         why = kernels.availability()[1] if kernels is not None else "it has no kernels"
@@ -177,4 +176,15 @@ def _in_user_kernel(call: ToolCall, ids: list[str] | None, run_id: str | None) -
     return f"Run {rid} ran in the user's kernel after the user approved it:\n" + "\n".join(blocks)
 
 
-SPEC = ToolSpec(name=WORKSPACE_TOOLS.OPEN_NOTEBOOK.RUN, description=DESCRIPTION, params=PARAMS, run=run)
+SPEC = ToolSpec(
+    name=WORKSPACE_TOOLS.OPEN_NOTEBOOK.RUN,
+    description=DESCRIPTION,
+    params=PARAMS,
+    run=run,
+    title="Run cells of the open notebook",
+    # where="user" runs unsandboxed code on the host (after the user approves it)
+    hints=ToolHints(destructive=True, idempotent=False, open_world=True),
+    needs={"open_notebook", "sandbox"},
+    writes=False,
+    options=("max_wait", "max_media_bytes", "user_kernel"),
+)
