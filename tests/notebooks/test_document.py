@@ -58,13 +58,16 @@ def test_read_matches_nbformat_and_writes_back_identical(name, text):
 
 
 @pytest.mark.parametrize("minor", range(5))
-def test_ids_are_absent_before_4_5_and_invalid_there(minor):
+def test_ids_are_absent_before_4_5_and_upgrade_the_notebook_when_present(minor):
     nb = Notebook.parse(versioned(minor, ids=False))
     assert not nb.has_cell_ids and all("id" not in c for c in nb.cells) and nb.problem is None
-    bad = Notebook.parse(versioned(minor, ids=True))
-    assert bad.problem is not None and "'id' was unexpected" in bad.problem
-    with pytest.raises(NotebookError, match="not a valid notebook"):
-        bad.dumps()
+    assert nb.normalised == ()
+    # ids under 4.0-4.4 (what Colab saves): upgraded to 4.5 as Jupyter does on save, ids kept
+    colab = Notebook.parse(versioned(minor, ids=True))
+    assert colab.problem is None and colab.has_cell_ids and colab.nbformat_version == "4.5"
+    assert [c["id"] for c in colab.cells] == [f"v{minor}-{i}" for i in range(3)]
+    assert colab.normalised == (f"nbformat 4.{minor} -> 4.5 (its cells have ids, which need 4.5)",)
+    assert json.loads(colab.dumps())["nbformat_minor"] == 5
 
 
 def _cells(nb: Notebook) -> list[dict[str, Any]]:

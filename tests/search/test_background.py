@@ -195,3 +195,38 @@ def test_embedding_errors_are_reported_and_retried(workdir):
         assert ws.index_status().ready
     finally:
         ws.destroy()
+
+
+def test_wait_for_index_keeps_its_timeout_and_status_never_waits_for_the_model(workdir):
+    """The embedding of a long backlog runs in the waiting thread too: its timeout is checked
+    before each batch (it returns within one batch of it), and index_status() answers at once
+    from another thread all the while."""
+    _corpus(workdir, 400)
+    emb = SlowEmbedder(delay=0.01)  # 0.64 s per batch of 64: ~4 s for all
+    ws = Workspace(id="timeout", filesystem=LocalFilesystem(workdir), embedder=emb)
+    try:
+        ws.init()
+        slowest = 0.0
+        stop = threading.Event()
+
+        def poll() -> None:
+            nonlocal slowest
+            while not stop.is_set():
+                t = time.monotonic()
+                ws.index_status()
+                slowest = max(slowest, time.monotonic() - t)
+                time.sleep(0.01)
+
+        poller = threading.Thread(target=poll)
+        poller.start()
+        t0 = time.monotonic()
+        done = ws.wait_for_index(timeout=0.5)
+        waited = time.monotonic() - t0
+        stop.set()
+        poller.join()
+        assert not done and ws.index_status().pending > 0
+        assert waited < 0.5 + 2 * 64 * 0.01 + 1.0  # the timeout, one batch (two in flight at most), slack
+        assert slowest < 0.3, f"index_status() waited {slowest:.2f} s for the embedding"
+        assert ws.wait_for_index(timeout=120)
+    finally:
+        ws.destroy()

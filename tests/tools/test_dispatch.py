@@ -54,7 +54,7 @@ def test_definitions_validate_against_the_sdk_types(ws):
         TypeAdapter(ToolParam).validate_python(item)
     strict = to_openai(tools)[0]["function"]["parameters"]
     loose = to_anthropic(tools)[0]["input_schema"]
-    assert strict["required"] == ["path", "offset", "limit", "show_line_numbers", "encoding", "raw"]
+    assert strict["required"] == ["path", "offset", "limit", "show_line_numbers", "encoding", "cell", "raw"]
     assert strict["properties"]["offset"]["type"] == ["integer", "null"]
     assert loose["required"] == ["path"] and loose["properties"]["offset"]["type"] == "integer"
     assert to_anthropic(tools, strict=True)[0]["input_schema"] == strict

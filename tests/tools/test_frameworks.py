@@ -126,6 +126,7 @@ def test_openai_agents_runner_round_trip_image_and_error(ws):
         "limit",
         "show_line_numbers",
         "encoding",
+        "cell",
         "raw",
     ]
     script = ScriptedModel(

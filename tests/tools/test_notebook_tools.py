@@ -45,7 +45,7 @@ def test_read_renders_cells_with_ids_types_counts_and_outputs(fs_tools, nb_path)
     assert isinstance(out, ToolResult)
     text = out.text
     assert text.startswith("analysis.ipynb (5 cells, python, ")
-    assert "[0] markdown c0-a\n1 # City sizes\n2\n3 Load the table" in text
+    assert "[0] markdown c0-a\n1 # City sizes\n\n3 Load the table" in text  # a blank line: no number
     assert "[1] code c1-b In[2]\n1 import pandas as pd\n2 df = pd.read_csv('data/cities.csv')\n3 df.head()" in text
     assert "» Out[2]:\n    city      country  population\n0  Lagos" in text
     assert "» text/html 848 B" in text  # rich output named by MIME type and size
@@ -92,7 +92,34 @@ def test_one_cell_over_budget_is_cut_with_a_note(make_ws, workdir):
     (workdir / "huge.ipynb").write_text(write(huge), "utf-8")
     out = box(make_ws(tools={READ: {"max_output_tokens": 500}})).run(READ, path="huge.ipynb")
     assert count_tokens(out) <= 500
-    assert re.search(r"\[cell 0 was cut to fit the output budget \(\d+ more lines\); continue with offset=1", out)
+    m = re.search(r"\[cell 0 was cut to fit the output budget \(\d+ more lines\); read the rest with cell=0, "
+                  r"offset=(\d+), or continue with offset=1\]", out)
+    assert m
+
+
+def test_a_cell_longer_than_a_read_is_paged_by_its_lines(make_ws, workdir):
+    source = "\n".join(f"v{i} = {i}" for i in range(2000))
+    huge = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source, execution_count=1, outputs=[
+        nbformat.v4.new_output("stream", name="stdout", text="finished\n")])])
+    (workdir / "huge.ipynb").write_text(write(huge), "utf-8")
+    tools = box(make_ws(tools={READ: {"max_output_tokens": 500}}))
+    out = tools.run(READ, path="huge.ipynb")
+    offset = int(re.search(r"read the rest with cell=0, offset=(\d+)", out).group(1))
+    seen = [int(n) for n in re.findall(r"^(\d+) v", out, re.M)]
+    for _ in range(100):
+        out = tools.run(READ, path="huge.ipynb", cell=0, offset=offset)
+        assert count_tokens(out) <= 500 and re.search(r"^\[0\] code \S+ In\[1\] lines \d+-\d+ of 2000$", out, re.M)
+        seen += [int(n) for n in re.findall(r"^(\d+) v", out, re.M)]
+        m = re.search(r"continue with cell=0, offset=(\d+)\]$", out)
+        if m is None:
+            break
+        offset = int(m.group(1))
+    assert seen == list(range(1, 2001))  # every line once, in order, numbered as in the cell
+    assert "» stdout:\nfinished" in out  # the outputs follow the last line
+    out = tools.run(READ, path="huge.ipynb", cell=0, offset=1990, limit=3)
+    assert "lines 1990-1992 of 2000\n1990 v1989 = 1989\n1991 v1990 = 1990\n1992 v1991 = 1991\n" in out
+    assert tools.run(READ, path="huge.ipynb", cell=3).startswith("Error: No cell 3")
+    assert "offset 2001 is past the last line of cell 0" in tools.run(READ, path="huge.ipynb", cell=0, offset=2001)
 
 
 def test_raw_returns_the_json(fs_tools, nb_path):
@@ -231,10 +258,13 @@ def test_invalid_edits_are_refused_and_change_nothing(fs_tools, nb_path, args, m
 
 
 def test_an_invalid_notebook_is_not_edited(fs_tools, workdir):
-    (workdir / "old.ipynb").write_text(versioned(4, ids=True), "utf-8")  # ids are invalid in 4.4
+    data = json.loads(versioned(5, ids=True))
+    del data["cells"][1]["outputs"][0]["name"]  # a stream output must name its stream
+    (workdir / "old.ipynb").write_text(json.dumps(data), "utf-8")
     before = (workdir / "old.ipynb").read_bytes()
     out = fs_tools.run(EDIT, path="old.ipynb", cell_index=0, new_source="x")
-    assert out.startswith("Error: old.ipynb is not a valid notebook (Additional properties are not allowed ('id' was unexpected)")
+    assert out.startswith("Error: old.ipynb is not a valid notebook (")
+    assert "'name' is a required property" in out
     assert (workdir / "old.ipynb").read_bytes() == before
     assert fs_tools.run(EDIT, path="a.py", cell_index=0, new_source="x").startswith("Error: a.py is not a notebook")
     assert fs_tools.run(EDIT, path="gone.ipynb", cell_index=0, new_source="x") == "Error: File not found: gone.ipynb"
@@ -403,3 +433,22 @@ def test_nbformat_3_cell_languages_are_kept_or_the_edit_refused(fs_tools, workdi
     assert out.startswith("Error: ") and "several languages (python: cells 0, 2; r: cell 1)" in out, out
     assert "no per-cell language" in out
     assert (workdir / "mixed.ipynb").read_bytes() == before
+
+
+def test_a_colab_notebook_is_edited_and_made_valid_as_jupyter_saves_it(fs_tools, workdir):
+    from ..notebooks.wild import colab
+
+    (workdir / "colab.ipynb").write_text(colab(), "utf-8")
+    before = json.loads(colab())
+    out = fs_tools.run(EDIT, path="colab.ipynb", cell_id="sum000006", new_source="print(3)")
+    assert out.startswith("Replaced cell 5 (code, id sum000006) in colab.ipynb: 1 line; outputs cleared")
+    assert out.endswith(
+        "; the file was also made valid as Jupyter does when it saves: nbformat 4.0 -> 4.5 (its cells have ids, "
+        "which need 4.5); execution_count dropped from 2 markdown cells"
+    )
+    after = json.loads((workdir / "colab.ipynb").read_text("utf-8"))
+    nbformat.validate(nbformat.from_dict(after))
+    assert after["nbformat_minor"] == 5 and [c["id"] for c in after["cells"]] == [c["id"] for c in before["cells"]]
+    for old, new in zip(before["cells"][:5], after["cells"][:5]):  # every field the schema allows is kept
+        assert new == {k: v for k, v in old.items() if not (k == "execution_count" and old["cell_type"] == "markdown")}
+    assert after["metadata"] == before["metadata"]

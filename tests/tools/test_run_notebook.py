@@ -15,6 +15,7 @@ from ws_jupyter import WORKSPACE_TOOLS as T
 from ws_jupyter import LocalFilesystem, LocalSandbox, Workspace
 
 from ..kernels.conftest import PNG_CODE
+from ..notebooks.wild import executed_error
 from .conftest import box
 
 pytestmark = pytest.mark.slow
@@ -153,3 +154,48 @@ def test_listed_only_with_kernels_and_a_writable_filesystem(workdir: Path) -> No
     finally:
         for ws in (writable, read_only, no_files, no_kernels):
             ws.destroy()
+
+
+def test_cells_after_the_error_are_not_run_and_lose_the_old_outputs(nb_ws: Any) -> None:
+    # an executed notebook: every cell has the previous author's outputs, counts and timestamps
+    ws, root = nb_ws
+    path = root / "executed_error.ipynb"
+    path.write_text(executed_error(), "utf-8")
+    out = run(ws, path="executed_error.ipynb")
+    assert "1 ok, stopped at cell 2, 3 not run (their old outputs cleared)" in out
+    assert "[1] ok" in out and "[2] error" in out
+    assert all(f"[{i}] not run" in out for i in (3, 4, 5))
+    nb = nbformat.read(path, as_version=4)
+    assert nb.cells[1].outputs[0]["text"] == "first\n" and nb.cells[1].execution_count == 1
+    assert nb.cells[2].outputs[0]["ename"] == "ValueError"
+    for cell in nb.cells[3:]:  # not run: nothing of the earlier run is left to read as this run's
+        assert cell.outputs == [] and cell.execution_count is None and "execution" not in cell.metadata
+    assert "stale output" not in path.read_text()
+    assert not any("execution" in c.metadata for c in nb.cells)  # no timestamps unless asked
+
+
+def test_timestamps_are_written_only_when_asked(nb_ws: Any) -> None:
+    ws, root = nb_ws
+    path = write_nb(root, "timed.ipynb", "x = 1", "print(x)")
+    run(ws, path="timed.ipynb")
+    assert not any("execution" in c.metadata for c in nbformat.read(path, as_version=4).cells)
+    run(ws, path="timed.ipynb", record_timing=True)
+    code = [c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
+    assert all("shell.execute_reply" in c.metadata["execution"] for c in code)
+
+
+def test_a_run_keeps_the_read_and_another_writer_is_still_refused(nb_ws: Any) -> None:
+    ws, root = nb_ws
+    path = write_nb(root, "kept.ipynb", "a = 1", "print(a)")
+    tools = box(ws)
+    tools[T.FILESYSTEM.READ_FILE].run({"path": "kept.ipynb"})
+    assert "all 2 code cells ok" in run(ws, path="kept.ipynb")
+    edit = tools[T.FILESYSTEM.NOTEBOOK_EDIT]
+    # no new read needed after the run's own write
+    assert str(edit.run({"path": "kept.ipynb", "cell_index": 2, "new_source": "print(a + 1)"})).startswith("Replaced cell 2")
+    # another writer inserts a cell at the top: the next edit by index is refused
+    nb = nbformat.read(path, as_version=4)
+    nb.cells.insert(0, new_markdown_cell("# inserted elsewhere"))
+    nbformat.write(nb, path)
+    out = str(edit.run({"path": "kept.ipynb", "cell_index": 2, "new_source": "wrong = 1"}))
+    assert "was modified since it was last read" in out

@@ -36,6 +36,7 @@ through this class, so there is one answer to "what are this notebook's cells":
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
@@ -43,6 +44,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..errors import CellNotFoundError, IsADirectory, NotebookError
+from .normalise import normalise
 
 __all__ = [
     "CELL_TYPES",
@@ -224,6 +226,7 @@ class Notebook:
         source_version: tuple[int, int] | None = None,
         stat: Any = None,
         cell_languages: dict[int, str] | None = None,
+        text: str | None = None,
     ) -> None:
         self.node = node
         self.path = path
@@ -232,8 +235,15 @@ class Notebook:
         #: nbformat 3 code cells in several languages, by cell index as read (empty otherwise)
         self.cell_languages: dict[int, str] = dict(cell_languages or {})
         self.digest: str | None = None
+        #: what was changed on read to make the notebook valid, as Jupyter does when it saves
+        #: (empty: nothing); the changes are written at the next save
+        self.normalised: tuple[str, ...] = normalise(node) if text is not None else ()
         self.ids_filled = self._fill_ids()
         self.problem = _validation_problem(node)
+        # the file's text and which cell object came from which of its cells: a save keeps the
+        # bytes of every cell that did not change (``layout.write_preserving``)
+        self._text = text
+        self._origin = {id(cell): i for i, cell in enumerate(self.cells)} if text is not None else {}
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -303,7 +313,7 @@ class Notebook:
             raise NotebookError(f"{label} is not a readable notebook: 'cells' is not a list of cells", path=path)
         if not isinstance(node.get("metadata", {}), dict):
             raise NotebookError(f"{label} is not a readable notebook: 'metadata' is not an object", path=path)
-        nb = cls(node, path=path, source_version=(major, minor), stat=stat)
+        nb = cls(node, path=path, source_version=(major, minor), stat=stat, text=text if major == 4 else None)
         if languages:
             kinds = set(languages.values()) | ({nb.language} if nb.language else set())
             if len(kinds) == 1 and nb.language is None:
@@ -583,6 +593,9 @@ class Notebook:
                 path=self.path,
             )
         self.validate()
+        kept = self._dumps_preserving()
+        if kept is not None:
+            return kept
         nbformat = _nbformat()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -606,6 +619,38 @@ class Notebook:
                 raise NotebookError(f"{self._where()}could not be serialised: {exc}", path=self.path) from None
         return text if text.endswith("\n") else text + "\n"
 
+    def _dumps_preserving(self) -> str | None:
+        """The file as read with only what changed rewritten (in the file's style), when it can
+        be done and reads back as this notebook; None otherwise."""
+        if self._text is None:
+            return None
+        from .layout import rejoined, scan, write_preserving
+
+        layout = scan(self._text)
+        if layout is None:
+            return None
+        try:
+            text = write_preserving(layout, self.node, self._origin)
+            if text is None:
+                return None
+            back = json.loads(text)
+        except (ValueError, TypeError, RecursionError):
+            return None
+        cells = back.get("cells") if isinstance(back, dict) else None
+        if not isinstance(cells, list) or [rejoined(c) for c in cells] != self.cells:
+            return None
+        if {k: v for k, v in back.items() if k != "cells"} != {k: v for k, v in self.node.items() if k != "cells"}:
+            return None
+        return text
+
+    def saved(self, text: str) -> None:
+        """After ``text`` was written: it is the file as read from now on (the next save keeps
+        its bytes where cells do not change)."""
+        if self._text is not None or self.path is not None:
+            self._text = text
+            self._origin = {id(cell): i for i, cell in enumerate(self.cells)}
+            self.digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+
     def save(
         self,
         fs: Any,
@@ -622,4 +667,5 @@ class Notebook:
         text = self.dumps()
         fs.write_file(target, text, recursive=True, overwrite=overwrite, expected_mtime=expected_mtime)
         self.path = target
+        self.saved(text)
         return text

@@ -20,7 +20,7 @@ import binascii
 import json
 import re
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,7 +31,10 @@ __all__ = [
     "ImageOutput",
     "OutputSummary",
     "cell_outputs",
+    "data_uri_images",
+    "display_text",
     "format_size",
+    "merged_streams",
     "output_text",
     "outputs_text",
     "shorten",
@@ -40,8 +43,9 @@ __all__ = [
 
 #: Output images decoded from base64 (SVG is text: it is named with its size, not decoded).
 IMAGE_MIME_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
-#: Text shown for a result, in order of preference, when it has no ``text/plain``.
-_TEXT_MIME_TYPES = ("text/plain", "text/markdown", "text/latex")
+#: A ``text/plain`` that only names the object (``<IPython.core.display.Markdown object>``): the
+#: content is in its other MIME types.
+_BARE_REPR = re.compile(r"^\s*<[\w.]+ (?:object|instance)(?: at 0x[0-9a-fA-F]+)?>\s*$")
 DEFAULT_MAX_LINES = 12
 DEFAULT_MAX_LINE_CHARS = 300
 DEFAULT_TRACEBACK_LINES = 4
@@ -107,6 +111,73 @@ def format_size(n: int) -> str:
             return f"{int(size)} B" if unit == "B" else f"{size:.1f} {unit}"
         size /= 1024
     return f"{size:.1f} GB"
+
+
+def display_text(data: dict[str, Any]) -> tuple[str | None, str]:
+    """``(MIME type, text)`` a result or display shows as text, as a reader would take it in:
+    its Markdown (``display(Markdown(...))``), else its ``text/plain`` unless that only names the
+    object, else its HTML converted to text (never rendered), else LaTeX, else whatever
+    ``text/plain`` there is. ``(None, "")`` when there is no text."""
+    plain = _text(data.get("text/plain")) if "text/plain" in data else None
+    if "text/markdown" in data:
+        return "text/markdown", _text(data["text/markdown"])
+    if plain is not None and not _BARE_REPR.match(plain):
+        return "text/plain", plain
+    if "text/html" in data:
+        from .html_text import html_to_text
+
+        return "text/html", html_to_text(_text(data["text/html"]))
+    if "text/latex" in data:
+        return "text/latex", _text(data["text/latex"])
+    if plain is not None:
+        return "text/plain", plain
+    return None, ""
+
+
+#: An image inline in Markdown as a data URI (``![plot](data:image/png;base64,...)``).
+DATA_URI = re.compile(r"data:(image/[A-Za-z0-9.+-]+);base64,([A-Za-z0-9+/]{16,}={0,2})")
+
+
+def data_uri_images(
+    source: str, label: Callable[[ImageOutput | None, str, int], str] | None = None
+) -> tuple[str, list[ImageOutput]]:
+    """``source`` with each data-URI image replaced by a short label, and the images decoded
+    (``IMAGE_MIME_TYPES`` only). ``label(image or None, MIME type, size)`` writes the label; by
+    default ``[image png 7.3 KB]``."""
+    images: list[ImageOutput] = []
+    if "data:image/" not in source:
+        return source, images
+
+    def repl(m: re.Match[str]) -> str:
+        mime, payload = m.group(1).lower(), m.group(2)
+        img = _image(mime, payload) if mime in IMAGE_MIME_TYPES else None
+        size = img.size if img is not None else len(payload) * 3 // 4
+        if img is not None:
+            images.append(img)
+        if label is not None:
+            return label(img, mime, size)
+        return f"[image {mime.split('/')[-1]} {format_size(size)}]"
+
+    return DATA_URI.sub(repl, source), images
+
+
+def merged_streams(outputs: Sequence[Any]) -> list[Any]:
+    """``outputs`` with each run of consecutive outputs of the same stream joined into one, as
+    front ends show them (a ``curl`` cell's hundreds of chunks read as one text)."""
+    out: list[Any] = []
+    for o in outputs:
+        if (
+            isinstance(o, dict)
+            and o.get("output_type") == "stream"
+            and out
+            and isinstance(out[-1], dict)
+            and out[-1].get("output_type") == "stream"
+            and out[-1].get("name") == o.get("name")
+        ):
+            out[-1] = {**out[-1], "text": _text(out[-1].get("text")) + _text(o.get("text"))}
+        else:
+            out.append(o)
+    return out
 
 
 def _text(value: Any) -> str:
@@ -204,9 +275,9 @@ def summarize_output(
     count = count if isinstance(count, int) and not isinstance(count, bool) else None
     images: list[ImageOutput] = []
     others: list[tuple[str, int]] = []
-    text_mime = next((m for m in _TEXT_MIME_TYPES if m in data), None)
+    text_mime, shown = display_text(data)
     for mime, value in data.items():
-        if mime == text_mime:
+        if mime == text_mime or (mime == "text/plain" and _BARE_REPR.match(_text(value))):
             continue
         if mime in IMAGE_MIME_TYPES:
             img = _image(mime, value)
@@ -216,7 +287,7 @@ def summarize_output(
         others.append((str(mime), _size(value)))
     text, total, omitted = ("", 0, 0)
     if text_mime is not None:
-        text, total, omitted = shorten(_text(data[text_mime]), max_lines, max_chars)
+        text, total, omitted = shorten(shown, max_lines, max_chars)
     return OutputSummary(
         kind,
         text=text,
@@ -229,17 +300,18 @@ def summarize_output(
 
 
 def cell_outputs(cell: Any, **limits: Any) -> list[OutputSummary]:
-    """Summaries of a code cell's outputs (``[]`` for other cells)."""
+    """Summaries of a code cell's outputs (``[]`` for other cells), consecutive outputs of one
+    stream as one."""
     outputs = cell.get("outputs") if isinstance(cell, dict) else None
     if not isinstance(outputs, list):
         return []
-    return [summarize_output(o, **limits) for o in outputs]
+    return [summarize_output(o, **limits) for o in merged_streams(outputs)]
 
 
 def output_text(output: Any, *, with_errors: bool = True) -> str:
-    """The whole text of one output: stream text, a result's ``text/plain`` (or Markdown/LaTeX
-    text), an error's traceback (or ``ename: evalue`` without one) — ANSI codes removed. HTML and other rich data are not
-    text here (they are markup and payload, not what the output says)."""
+    """The whole text of one output: stream text, a result's text as :func:`display_text` picks
+    it (Markdown, ``text/plain``, HTML as text, LaTeX), an error's traceback (or ``ename: evalue``
+    without one) — ANSI codes removed. Images and other payloads are not text."""
     if not isinstance(output, dict):
         return ""
     kind = output.get("output_type")
@@ -256,16 +328,14 @@ def output_text(output: Any, *, with_errors: bool = True) -> str:
         return strip_ansi(": ".join(parts))
     data = output.get("data")
     if isinstance(data, dict):
-        for mime in _TEXT_MIME_TYPES:
-            if mime in data:
-                return strip_ansi(_text(data[mime]))
+        return strip_ansi(display_text(data)[1])
     return ""
 
 
 def outputs_text(outputs: Sequence[Any]) -> str:
     """The text of several outputs, one after the other (each ending with a newline)."""
     parts = []
-    for o in outputs:
+    for o in merged_streams(outputs):
         t = output_text(o)
         if t:
             parts.append(t if t.endswith("\n") else t + "\n")

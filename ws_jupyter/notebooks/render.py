@@ -56,10 +56,17 @@ from .outputs import (
     ImageOutput,
     OutputSummary,
     cell_outputs,
+    data_uri_images,
     format_size,
 )
 
-__all__ = ["NotebookRendering", "cell_header", "render_cell", "render_cells", "render_notebook"]
+__all__ = [
+    "NotebookRendering",
+    "cell_header",
+    "render_cell",
+    "render_cells",
+    "render_notebook",
+]
 
 #: At most this many images are attached to one read (the rest are named, with their size).
 MAX_IMAGES = 8
@@ -72,6 +79,9 @@ _OTHER_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 #: Control characters escaped in header and label fields (a tab is harmless there).
 _CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f\x85\u2028\u2029]")
 _ID_SHOWN = re.compile(r"[A-Za-z0-9_-]{1,64}")
+#: A one-line cell that starts with a digit is numbered like longer cells: shown bare, ``1 - x``
+#: would read as line 1 ``- x``.
+_STARTS_WITH_DIGIT = re.compile(r"\s*\d")
 
 
 @dataclass(frozen=True)
@@ -149,8 +159,8 @@ def _numbered(source: str, numbers: bool) -> list[str]:
     if source == "":
         return []
     lines = [_visible(line) for line in source.split("\n")]
-    if numbers and (len(lines) > 1 or reads_as_structure(lines[0])):
-        return [f"{n} {line}" if line else str(n) for n, line in enumerate(lines, 1)]
+    if numbers and (len(lines) > 1 or reads_as_structure(lines[0]) or _STARTS_WITH_DIGIT.match(lines[0])):
+        return [f"{n} {line}" if line else "" for n, line in enumerate(lines, 1)]
     return _block(lines)
 
 
@@ -219,10 +229,27 @@ def render_cell(
     is added to the header line)."""
     collected = images if images is not None else []
     header = cell_header(index, cell) + (f" {_field(note)}" if note else "")
-    lines = [header, *_numbered(cell_source(cell), numbers)]
+    lines = [header, *_numbered(_inline_images(cell, collected, attach, max_media_bytes), numbers)]
     for out in cell_outputs(cell, max_lines=max_output_lines):
         lines.extend(_output_lines(out, collected, attach, max_media_bytes))
     return "\n".join(lines)
+
+
+def _inline_images(cell: object, images: list[ImageOutput], attach: Sequence[str], max_media_bytes: int) -> str:
+    """A Markdown or raw cell's source with each data-URI image shown as ``[image 1: png 7.3 KB]``
+    and attached like an output image (``[image png 7.3 KB]`` when it is not attached)."""
+    source = cell_source(cell)
+    if not isinstance(cell, dict) or cell.get("cell_type") == "code" or "data:image/" not in source:
+        return source
+
+    def label(img: ImageOutput | None, mime: str, size: int) -> str:
+        kind = _field(mime.split("/")[-1])
+        if img is not None and img.mime_type in attach and img.size <= max_media_bytes and len(images) < MAX_IMAGES:
+            images.append(img)
+            return f"[image {len(images)}: {kind} {format_size(size)}]"
+        return f"[image {kind} {format_size(size)}]"
+
+    return data_uri_images(source, label)[0]
 
 
 def _heading(nb: Notebook, label: str, size: int | None) -> str:
@@ -231,6 +258,9 @@ def _heading(nb: Notebook, label: str, size: int | None) -> str:
         facts.append(nb.language)
     if not nb.has_cell_ids:
         facts.append(f"nbformat {nb.nbformat_version}: no cell ids")
+    elif nb.normalised:
+        major, minor = nb.source_version
+        facts.append(f"nbformat {major}.{minor} with cell ids, written as {nb.nbformat_version} at the next edit")
     if size is not None:
         facts.append(f"{size} bytes")
     return f"{label} ({', '.join(facts)})"
@@ -247,17 +277,27 @@ def render_notebook(
     attach: Sequence[str] = (),
     max_media_bytes: int = 10 << 20,
     size: int | None = None,
+    cell: int | None = None,
 ) -> NotebookRendering:
     """Render cells ``offset``.. (at most ``limit``) within ``budget`` tokens (None: no limit).
 
     ``attach`` lists the image MIME types to return as images (others are named); ``size`` is
-    the file size shown in the first line.
+    the file size shown in the first line. With ``cell``, the lines of that one cell instead:
+    ``offset`` (from 1) and ``limit`` count its lines — how a cell longer than one read is read
+    to its end, its outputs after its last line.
     """
     total = len(nb)
     name = _field(label or nb.path or "notebook")
     head = [_heading(nb, name, size)]
+    if cell is not None:
+        return _cell_lines(nb, cell, head, max(1, offset), limit, budget, numbers, attach, max_media_bytes)
     if nb.problem:
         head.append(f"[not a valid notebook: {_field(nb.problem)}; edits are refused until it is fixed]")
+    if nb.normalised:
+        head.append(
+            f"[as saved, not valid nbformat; an edit makes it valid as Jupyter does when it saves: "
+            f"{_field('; '.join(nb.normalised))}]"
+        )
     if nb.ids_filled:
         head.append("[some cells had no id or a repeated one: the ids shown are kept at the next edit]")
     if nb.cell_languages:
@@ -328,9 +368,16 @@ def render_cells(
                 del images[mark + _images_in(shown) :]
                 blocks.append(shown)
                 last = i
+                source_lines = cell_source(cell).count("\n") + 1
+                done = shown.count("\n")  # the lines under the header
+                rest = (
+                    f"read the rest with cell={i}, offset={done + 1}"
+                    if done < source_lines
+                    else "its outputs were shortened"
+                )
                 note = (
-                    f"[cell {i} was cut to fit the output budget ({hidden} more lines); continue with "
-                    f"offset={i + 1}, or read its lines with raw=true]"
+                    f"[cell {i} was cut to fit the output budget ({hidden} more lines); {rest}, or "
+                    f"continue with offset={i + 1}]"
                 )
             break
         blocks.append(block)
@@ -344,12 +391,14 @@ def render_cells(
 
 
 _ATTACHED = re.compile(r"» (?:Out\[\d+\] |display )?image \d+: ")
+_INLINE = re.compile(r"\[image \d+: ")
 
 
 def _images_in(text: str) -> int:
     """How many attached images a (cut) block names: its ``» image N:`` labels (no source or
-    output line starts with "»")."""
-    return sum(1 for line in text.split("\n") if _ATTACHED.match(line))
+    output line starts with "»") and the ``[image N: ...]`` of inline images."""
+    lines = text.split("\n")
+    return sum(1 for line in lines if _ATTACHED.match(line)) + sum(len(_INLINE.findall(ln)) for ln in lines[1:])
 
 
 def _cut_block(block: str, room: int) -> tuple[str, int]:
@@ -366,3 +415,56 @@ def _cut_block(block: str, room: int) -> tuple[str, int]:
     if not kept:  # a single enormous line: its start
         kept = [lines[0][: max(40, (room - 30) * 3)] + " …"]
     return "\n".join(kept), len(lines) - len(kept)
+
+
+def _cell_lines(
+    nb: Notebook,
+    index: int,
+    head: list[str],
+    first: int,
+    limit: int | None,
+    budget: int | None,
+    numbers: bool,
+    attach: Sequence[str],
+    max_media_bytes: int,
+) -> NotebookRendering:
+    """Lines ``first``.. (at most ``limit``) of cell ``index`` under ``head`` (``render_notebook``
+    with ``cell``)."""
+    total = len(nb)
+    cell = nb.cell(index)
+    lines = cell_source(cell).split("\n")
+    n = len(lines)
+    if first > n:
+        head.append(f"[offset {first} is past the last line of cell {index}: it has {n} lines]")
+        return NotebookRendering("\n".join(head), (), index, index, total, False)
+    end = n if limit is None else min(n, first + limit - 1)
+    room = None if not budget else max(1, budget - count_tokens("\n".join(head)) - 60)
+    images: list[ImageOutput] = []
+    shown: list[str] = []
+    used = 0
+    for number in range(first, end + 1):
+        mark = len(images)
+        line = _visible(_inline_images({**cell, "source": lines[number - 1]}, images, attach, max_media_bytes))
+        if numbers:
+            text = f"{number} {line}" if line else str(number)
+        else:
+            text = QUOTE + line if reads_as_structure(line) else line
+        cost = count_tokens(text) + 1
+        if room is not None and shown and used + cost > room:
+            del images[mark:]
+            break
+        shown.append(text)
+        used += cost
+    last = first + len(shown) - 1
+    body = [f"{cell_header(index, cell)} lines {first}-{last} of {n}", *shown]
+    if last == n:
+        for out in cell_outputs(cell):
+            body.extend(_output_lines(out, images, attach, max_media_bytes))
+    if last < n:
+        note = f"[lines {first}-{last} of {n} of cell {index} shown; continue with cell={index}, offset={last + 1}]"
+    elif index + 1 < total:
+        note = f"[cell {index} shown to its end; the next cell is offset={index + 1}]"
+    else:
+        note = ""
+    text = "\n".join([*head, *body, *([note] if note else [])])
+    return NotebookRendering(text, tuple(images), index, index, total, last < n)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from ..errors import NotebookError
 from .document import Notebook, cell_source
-from .outputs import outputs_text
+from .outputs import data_uri_images, outputs_text
 
 __all__ = ["CellText", "cell_texts", "notebook_texts"]
 
@@ -58,6 +58,8 @@ def cell_texts(nb: Notebook, *, outputs: bool = False) -> list[CellText]:
         cid = cid if isinstance(cid, str) else None
         kind = str(cell.get("cell_type", "?"))
         src = cell_source(cell)
+        if kind != "code":  # an inline image is not text: its label is, on the same line
+            src = data_uri_images(src)[0]
         if src.strip():
             out.append(CellText(i, cid, kind, "source", src))
         if outputs and kind == "code" and isinstance(cell.get("outputs"), list):

@@ -178,6 +178,8 @@ class SearchEngine:
         #: held by an auto-indexing pass (:class:`~ws_jupyter.search.indexer.AutoIndexer`) from its
         #: scan to its flush, so two passes over this engine's file manifest never interleave
         self.indexing_lock = threading.RLock()
+        #: files the last pass left out as too large (their text over the indexer's cap)
+        self.too_large: tuple[str, ...] = ()
         self._docs: dict[str, DocRecord] = {}
         self._by_source: dict[str, set[str]] = {}
         # documents waiting for a vector -> the version of their latest change (a worker stores a
@@ -1025,24 +1027,31 @@ class SearchEngine:
         with self._lock:
             total, done = len(self._pending), 0
 
-            def progress(n: int) -> None:
-                nonlocal done
-                done += n
-                if on_progress is not None:
-                    on_progress(min(done, total), total)
+        def progress(n: int) -> None:
+            nonlocal done
+            done += n
+            if on_progress is not None:
+                on_progress(min(done, total), total)
 
+        with self._lock:
             self._flush_deletes()
-            while self._pending and not self._closed:
-                if self._embed_round(progress):
-                    continue
-                # what is left is being embedded by the worker: wait for it
-                remaining = None if deadline is None else deadline - time.monotonic()
-                if remaining is not None and remaining <= 0:
-                    return False
+        # The lock is taken per step, not across the loop: a round embeds without it (status()
+        # never waits for a model), and the deadline is checked before each round, so a timeout
+        # holds within one batch. (Callers that hold the lock keep it, as it is re-entrant.)
+        while True:
+            with self._lock:
+                if not self._pending or self._closed:
+                    return not self._pending
+            remaining = None if deadline is None else deadline - time.monotonic()
+            if remaining is not None and remaining <= 0:
+                return False
+            if self._embed_round(progress):
+                continue
+            with self._lock:  # what is left is being embedded by the worker: wait for it
                 if self._embed_error is not None and (self._worker is None or not self._worker.is_alive()):
                     raise self._embed_error
-                self._vectors_changed.wait(0.5 if remaining is None else min(0.5, remaining))
-            return not self._pending
+                if self._pending and not self._closed:
+                    self._vectors_changed.wait(0.5 if remaining is None else min(0.5, remaining))
 
     def _dimension_changed(self, dim: int) -> bool:
         """Records the vector size; a different size than the stored vectors' means the embedder
@@ -1096,6 +1105,7 @@ class SearchEngine:
                 without_vectors=len(self._no_vector) if vectors else 0,
                 skipped=self._skipped_summary() if vectors else (),
                 eta_seconds=self._rate.eta(left) if working else None,
+                too_large=self.too_large,
             )
 
     def _skipped_summary(self) -> tuple[tuple[str, int], ...]:

@@ -40,6 +40,7 @@ from ..filesystem.globs import expand_braces, split_glob_path
 from ..filesystem.mime import SNIFF_BYTES, looks_like_text
 from ..filesystem.reading import read_limited
 from ..filesystem.walk import WalkEntry, walk
+from ..notebooks.document import MAX_NOTEBOOK_BYTES, is_notebook_path
 from .engine import FILE, SearchEngine, content_hash
 from .status import IndexProgress
 from .store import FileRecord
@@ -259,6 +260,7 @@ class AutoIndexer:
         """The end of a pass: documents made durable; vectors left to the engine's background
         worker, or (an engine without one) embedded now, reported as the ``"embed"`` phase."""
         engine = self.engine
+        engine.too_large = tuple(sorted(p for p, r in engine.store.files().items() if r.hash == _TOO_LARGE))
         if engine.background:
             engine.persist()
             return
@@ -324,11 +326,13 @@ class AutoIndexer:
             # the manifest says unchanged, but the index does not hold the file's own chunks (a
             # document given as text took its name, or an index from before kinds were kept):
             # read the file and index it again
-        if size > self.max_file_bytes:
+        # a notebook is mostly images: its cap applies to the text it holds, read below
+        limit = max(self.max_file_bytes, MAX_NOTEBOOK_BYTES) if is_notebook_path(path) else self.max_file_bytes
+        if size > limit:
             self._drop(path, rec, report, _TOO_LARGE, size, mtime_ns, etag)
             return
         try:
-            data = read_limited(self.fs, path, self.max_file_bytes, size=size)
+            data = read_limited(self.fs, path, limit, size=size)
         except FileTooLargeError:  # it grew since it was listed
             self._drop(path, rec, report, _TOO_LARGE, size, mtime_ns, etag)
             return
@@ -341,6 +345,9 @@ class AutoIndexer:
             self._drop(path, rec, report, _BINARY, size, mtime_ns, etag)
             return
         text = bytes(data).decode("utf-8", "replace")
+        if size > self.max_file_bytes and _text_size(text, engine.notebook_outputs) > self.max_file_bytes:
+            self._drop(path, rec, report, _TOO_LARGE, size, mtime_ns, etag)
+            return
         digest = content_hash(text)
         if rec is not None and rec.hash == digest and engine.is_file_source(path):
             store.put_file(FileRecord(path, size, mtime_ns, digest, etag))
@@ -363,6 +370,15 @@ class AutoIndexer:
             self.engine.remove_source(path)
         self.engine.store.put_file(FileRecord(path, size, mtime_ns, reason, etag))
         report.skipped.append((path, reason))
+
+
+def _text_size(notebook: str, outputs: bool) -> int:
+    """The characters of a notebook's cell texts (what its search entries hold); the JSON's
+    length when it is not a readable notebook."""
+    from ..notebooks.text import notebook_texts
+
+    cells = notebook_texts(notebook, outputs=outputs)
+    return len(notebook) if cells is None else sum(len(c.text) for c in cells)
 
 
 def _both(first: Callable[[IndexProgress], None],

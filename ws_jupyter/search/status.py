@@ -41,7 +41,9 @@ class IndexStatus:
     take at the recent speed; ``without_vectors`` documents are searched by BM25 only by the embed
     policy, ``skipped`` says why, as ``(reason, files)`` pairs; ``error`` is the last embedding
     failure, or what keeps vector search from running here (the worker stops on it; the next
-    change or :meth:`~ws_jupyter.Workspace.wait_for_index` tries again).
+    change or :meth:`~ws_jupyter.Workspace.wait_for_index` tries again); ``too_large`` names the
+    files the last pass left out because their text is over the size cap (grep still searches
+    them).
     """
 
     documents: int
@@ -55,6 +57,7 @@ class IndexStatus:
     without_vectors: int = 0
     skipped: tuple[tuple[str, int], ...] = ()
     eta_seconds: float | None = None
+    too_large: tuple[str, ...] = ()
 
     @property
     def embeddable(self) -> int:
@@ -107,7 +110,16 @@ class IndexStatus:
             why = ", ".join(f"{reason} {files:,}" for reason, files in self.skipped)
             noun = "document" if self.without_vectors == 1 else "documents"
             parts.append(f"{self.without_vectors:,} {noun} searched by keywords only ({why} files)")
+        if self.too_large:
+            parts.append(self.too_large_note())
         return "; ".join(parts)
+
+    def too_large_note(self) -> str:
+        """``not indexed (too large): a.ipynb, b.log``: the files search cannot find ("" when none)."""
+        if not self.too_large:
+            return ""
+        shown = ", ".join(self.too_large[:5]) + (f" and {len(self.too_large) - 5} more" if len(self.too_large) > 5 else "")
+        return f"not indexed (text over the size cap; grep still searches them): {shown}"
 
     def __str__(self) -> str:
         return self.describe()

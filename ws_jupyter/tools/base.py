@@ -134,6 +134,8 @@ class ToolCall:
     expected_mtime: float | None = None
     read_record: ReadRecord | None = None
     require_read: bool = False
+    #: set by a write tool that recorded what it wrote as read (the wrapper then keeps the record)
+    recorded_write: bool = False
     _fs: WorkspaceFilesystem | None = field(default=None, repr=False)
     _sandbox: WorkspaceSandbox | None = field(default=None, repr=False)
     #: exposed names of renamed tools (constant -> name), for messages that name another tool

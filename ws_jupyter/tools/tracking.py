@@ -89,6 +89,8 @@ class ReadRecord:
     ranges: list[tuple[int, int]] = field(default_factory=list)
     whole: bool = False  # read without line limits (or as media/binary): everything was seen
     digest: str | None = None  # SHA-256 of the content read, when all of it passed through
+    #: notebooks: cell index -> fingerprint of the cell shown there (``ws_jupyter.notebooks.seen``)
+    cells: dict[int, str] | None = None
 
     @property
     def complete(self) -> bool:
@@ -131,6 +133,7 @@ class ReadTracker:
         total_lines: int | None = None,
         whole: bool = False,
         digest: str | None = None,
+        cells: dict[int, str] | None = None,
     ) -> ReadRecord:
         with self._lock:
             rec = self._records.get(key)
@@ -144,6 +147,10 @@ class ReadTracker:
                 rec.whole = True
             if lines is not None and lines[1] >= lines[0]:
                 rec.ranges = _merge(rec.ranges, lines)
+            if cells is not None:  # a notebook's cells count as its lines (index + 1)
+                rec.cells = {**(rec.cells or {}), **cells}
+                for index in cells:
+                    rec.ranges = _merge(rec.ranges, (index + 1, index + 1))
             self._records.pop(key, None)
             self._records[key] = rec
             while len(self._records) > self._max:

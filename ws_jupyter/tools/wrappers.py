@@ -399,7 +399,7 @@ class ToolRunner:
             if self.spec.check_reads:
                 self._check_reads(call, fs, path, key, shown)
             output = self.spec.run(call)
-            if not is_error_output(output):
+            if not is_error_output(output) and not call.recorded_write:
                 tracker.clear(key, recursive=self.spec.recursive_clear)
             return output
 

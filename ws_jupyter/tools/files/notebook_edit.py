@@ -25,7 +25,7 @@ from ..base import ToolCall, ToolSpec, rel_path
 from ..facts import WORKSPACE_TOOLS, ToolHints
 from ..schema import Param
 from ..types import ToolErrorText
-from .notebook_files import check_cells_read
+from .notebook_files import check_cell_at_index, check_cells_read, record_written, seen_before_edit
 
 __all__ = ["SPEC", "notebook_edit"]
 
@@ -96,30 +96,49 @@ def _edit(call: ToolCall) -> str:
     expected = call.expected_mtime if call.expected_mtime is not None else nb.stat.mtime
     if mode == "replace" and cell_id is None and cell_index == len(nb):
         mode, cell_type = "append", cell_type or "code"
+    before = seen_before_edit(call, nb)
+    normalised = _normalised(nb)
     if mode == "insert":
-        position = 0 if cell_id is None and cell_index is None else nb.locate(cell_id, cell_index) + 1
+        position = 0
+        if cell_id is not None or cell_index is not None:
+            position = nb.locate(cell_id, cell_index) + 1
+            if cell_id is None:
+                check_cell_at_index(call, nb, shown, position - 1)
         assert cell_type is not None
-        nb.insert_cell(position, source, cell_type)
+        cell = nb.insert_cell(position, source, cell_type)
         nb.save(fs, shown, expected_mtime=expected)
+        record_written(call, nb, shown, before, [cell])
         after = f"after cell {position - 1}" if position else "at the top"
-        return f"Inserted {_described(nb, position)} {after} in {shown}; it now has {len(nb)} cells"
+        return f"Inserted {_described(nb, position)} {after} in {shown}; it now has {len(nb)} cells{normalised}"
     if mode == "append":
-        nb.insert_cell(len(nb), source, cell_type or "code")
+        rec = call.read_record
+        if rec is not None and rec.cells is not None and rec.total_lines != len(nb):
+            raise NotebookError(
+                f"{shown} has {len(nb)} cells, not the {rec.total_lines} it had when read: nothing was "
+                "changed. Read it again",
+                path=shown,
+            )
+        cell = nb.insert_cell(len(nb), source, cell_type or "code")
         nb.save(fs, shown, expected_mtime=expected)
-        return f"Inserted {_described(nb, len(nb) - 1)} at the end of {shown}; it now has {len(nb)} cells"
+        record_written(call, nb, shown, before, [cell])
+        return f"Inserted {_described(nb, len(nb) - 1)} at the end of {shown}; it now has {len(nb)} cells{normalised}"
     if cell_id is None and cell_index is None:
         return ToolErrorText(f"Error: give cell_id or cell_index of the cell to {mode}")
     index = nb.locate(cell_id, cell_index)
     check_cells_read(call, shown, [index])
+    if cell_id is None:
+        check_cell_at_index(call, nb, shown, index)
     if mode == "delete":
         what = _described(nb, index)
         nb.delete_cell(index)
         nb.save(fs, shown, expected_mtime=expected)
-        return f"Deleted {what} from {shown}; it now has {len(nb)} cells"
+        record_written(call, nb, shown, before, [])
+        return f"Deleted {what} from {shown}; it now has {len(nb)} cells{normalised}"
     had_outputs = bool(nb.cell(index).get("outputs"))
     old_type = nb.ref(index).cell_type
-    nb.replace_cell(index, source, cell_type)
+    cell = nb.replace_cell(index, source, cell_type)
     nb.save(fs, shown, expected_mtime=expected)
+    record_written(call, nb, shown, before, [cell])
     notes = []
     if cell_type and cell_type != old_type:
         notes.append(f"type changed from {old_type}")
@@ -127,7 +146,14 @@ def _edit(call: ToolCall) -> str:
         notes.append("outputs cleared")
     lines = source.count("\n") + 1 if source else 0
     tail = f"; {', '.join(notes)}" if notes else ""
-    return f"Replaced {_described(nb, index)} in {shown}: {lines} {'line' if lines == 1 else 'lines'}{tail}"
+    return f"Replaced {_described(nb, index)} in {shown}: {lines} {'line' if lines == 1 else 'lines'}{tail}{normalised}"
+
+
+def _normalised(nb: Notebook) -> str:
+    """The answer's note when the write also made the file valid as Jupyter does on save."""
+    if not nb.normalised:
+        return ""
+    return "; the file was also made valid as Jupyter does when it saves: " + "; ".join(nb.normalised)
 
 
 SPEC = ToolSpec(

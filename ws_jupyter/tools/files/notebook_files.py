@@ -23,12 +23,14 @@ Read tracking counts cells for notebooks: a read of cells 2-5 records positions 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from ...errors import FileReadRequiredError, FileTooLargeError, NotebookError
+from ...errors import FileReadRequiredError, FileTooLargeError, NotebookError, WorkspaceError
 from ...filesystem.reading import MAX_FILE_BYTES, decode_text, read_limited
 from ...notebooks.document import Notebook, cell_source
 from ...notebooks.render import render_notebook
+from ...notebooks.seen import carried, index_problem, seen_objects
+from ...notebooks.seen import shown as shown_cells
 from ..base import ToolCall
 from ..facts import DEFAULT_MAX_MEDIA_BYTES, DEFAULT_MEDIA_TYPES
 from ..types import MediaPart, ToolErrorText, ToolOutput, ToolResult
@@ -36,7 +38,14 @@ from ..types import MediaPart, ToolErrorText, ToolOutput, ToolResult
 if TYPE_CHECKING:
     from ...filesystem.types import FileStat
 
-__all__ = ["check_cells_read", "check_notebook_text", "edit_notebook", "read_notebook"]
+__all__ = [
+    "check_cell_at_index",
+    "check_cells_read",
+    "check_notebook_text",
+    "edit_notebook",
+    "read_notebook",
+    "record_written",
+]
 
 NOTEBOOK_EDIT_TOOL = "workspace_notebook_edit"
 
@@ -52,21 +61,21 @@ def read_notebook(call: ToolCall, key: str, st: FileStat, rel: str) -> tuple[Too
     offset = call.args["offset"] or 0
     limit = call.args["limit"]
     attach = tuple(call.option("media_types", DEFAULT_MEDIA_TYPES))
-    rendering = render_notebook(
-        nb,
-        label=rel,
-        offset=offset,
-        limit=limit,
-        budget=call.max_tokens,
-        numbers=call.args["show_line_numbers"],
-        attach=attach,
-        max_media_bytes=call.option("max_media_bytes", DEFAULT_MAX_MEDIA_BYTES),
-        size=st.size,
-    )
+    common: dict[str, Any] = {
+        "label": rel,
+        "limit": limit,
+        "budget": call.max_tokens,
+        "numbers": call.args["show_line_numbers"],
+        "attach": attach,
+        "max_media_bytes": call.option("max_media_bytes", DEFAULT_MAX_MEDIA_BYTES),
+        "size": st.size,
+    }
+    cell = call.args.get("cell")
+    rendering = render_notebook(nb, offset=offset, cell=cell, **common)  # with cell: its lines
     lines = (rendering.first + 1, rendering.last + 1) if rendering.last >= rendering.first else None
     call.tracker.record(
-        key, st.mtime, st.size, lines=lines, total_lines=rendering.total, whole=rendering.complete,
-        digest=nb.digest,
+        key, st.mtime, st.size, lines=lines, total_lines=rendering.total, whole=cell is None and rendering.complete,
+        digest=nb.digest, cells=shown_cells(nb, rendering.first, rendering.last),
     )
     if rendering.images:
         media = tuple(MediaPart.from_bytes(img.mime_type, img.data) for img in rendering.images)
@@ -110,6 +119,42 @@ def check_cells_read(call: ToolCall, shown: str, indexes: list[int]) -> None:
                 f'Cell {index} of "{shown}" has not been read (read so far: {_cells_described(rec.ranges)}). '
                 "Read it before editing.",
             )
+
+
+def check_cell_at_index(call: ToolCall, nb: Notebook, shown: str, index: int) -> None:
+    """An edit naming cell ``index`` by position: refused when the cell there now is not the one
+    the model was shown there (cells moved: an outside insert, or no read of that cell)."""
+    rec = call.read_record
+    problem = index_problem(nb, index, rec.cells if rec is not None else None)
+    if problem is not None:
+        raise NotebookError(
+            f"{problem}: nothing was changed. Read the notebook again, or name the cell by cell_id",
+            path=shown,
+        )
+
+
+def record_written(call: ToolCall, nb: Notebook, path: str, seen_before: set[int], written: list[Any]) -> None:
+    """After the model's own write of ``nb``: what it has seen stays read — its cells where they
+    are now and the cells it wrote — at the version just written (its digest), so the next edit
+    needs no new read while a change by anyone else since is still refused as stale. Only when
+    the notebook's cells had been read (a read of its JSON alone, or none: nothing is kept)."""
+    if call.read_record is None or call.read_record.cells is None or nb.digest is None:
+        return
+    fs = call.filesystem()
+    try:
+        st = fs.stat(path)
+    except WorkspaceError:
+        return
+    key = call.key(path)
+    call.tracker.clear(key)
+    call.tracker.record(key, st.mtime, st.size, total_lines=len(nb), digest=nb.digest, cells=carried(nb, seen_before, written))
+    call.recorded_write = True
+
+
+def seen_before_edit(call: ToolCall, nb: Notebook) -> set[int]:
+    """The cells of ``nb`` (objects) that the model has seen, taken before an edit moves them."""
+    rec = call.read_record
+    return seen_objects(nb, rec.cells if rec is not None else None)
 
 
 def cell_snippet(source: str, first: int, last: int, around: int = 2) -> str:
@@ -162,6 +207,8 @@ def edit_notebook(
                     "to make the match unique, or set replace_all=true to replace every occurrence."
                 )
             check_cells_read(call, shown, [i for i, _ in hits])
+            before = seen_before_edit(call, nb)
+            written = []
             spans = []
             cleared = False
             snippet = ""
@@ -170,12 +217,13 @@ def edit_notebook(
                 first = src.count("\n", 0, offs[0]) + 1
                 cleared = cleared or bool(nb.cells[i].get("outputs"))
                 updated_src = src.replace(old, new)
-                nb.replace_cell(i, updated_src)
+                written.append(nb.replace_cell(i, updated_src))
                 last = first + new.count("\n") if new else first
                 spans.append(f"[cell {i}]:{first}" + (f"-{last}" if last != first else ""))
                 if count == 1:
                     snippet = "\n" + cell_snippet(updated_src, first, last)
             nb.save(fs, shown, expected_mtime=call.expected_mtime or st.mtime)
+            record_written(call, nb, shown, before, written)
             what = "1 occurrence" if count == 1 else f"{count} occurrences"
             note = "; the cell's outputs were cleared" if cleared else ""
             return f"Replaced {what} in {shown} {', '.join(spans)}{note}{':' if snippet else ''}{snippet}"

@@ -50,7 +50,7 @@ DESCRIPTION = (
     "0), its source lines numbered from 1 within the cell, and its outputs summarised after '»' "
     "(images as media) — only these start a line with '[' or '»': cell text that would is quoted "
     "with '│ '; for a notebook offset is the first cell index and limit a number of "
-    "cells, and raw=true gives the JSON instead. "
+    "cells (cell=N reads cell N's lines, offset/limit counting them), and raw=true gives the JSON instead. "
     "Paths are relative to the workspace root. Reading a file first is what allows it to be edited "
     "safely: a later write is refused if the file changed in between."
 )
@@ -85,6 +85,13 @@ PARAMS = (
         enum=(*_TEXT_ENCODINGS, *_RAW_ENCODINGS),
     ),
     Param(
+        "cell",
+        "integer",
+        "Notebooks (.ipynb) only: read this cell's lines (index from 0); offset and limit then count its "
+        "lines from 1. For a cell too long for one read.",
+        minimum=0,
+    ),
+    Param(
         "raw",
         "boolean",
         "Notebooks (.ipynb) only: return the notebook's JSON text as numbered lines instead of its cells.",
@@ -97,8 +104,10 @@ def read_file(call: ToolCall) -> str | ToolResult:
     args = call.args
     fs = call.filesystem()
     path = args["path"]
-    if args["offset"] == 0 and not is_notebook_path(path):  # cells count from 0, lines from 1
-        raise ToolArgumentError('Invalid arguments: "offset" must be an integer >= 1 (got 0)')
+    if args["offset"] == 0 and (not is_notebook_path(path) or args["cell"] is not None):
+        raise ToolArgumentError('Invalid arguments: "offset" must be an integer >= 1 (got 0)')  # lines count from 1
+    if args["cell"] is not None and (not is_notebook_path(path) or args["raw"]):
+        raise ToolArgumentError('Invalid arguments: "cell" is for reading a notebook\'s cells (not with raw=true)')
     try:
         st = fs.stat(path)
     except FileNotFound:

@@ -21,9 +21,8 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ...errors import FileTooLargeError, NotebookError
-from ...notebooks.document import Notebook
-from ...notebooks.text import cell_texts
+from ...errors import WorkspaceError
+from ...notebooks.cache import NotebookText, cell_text_cache
 from .confine import Confined
 from .files import count_file, per_file_limit, search_file
 from .regex import GrepPattern
@@ -59,7 +58,7 @@ class CellMatches:
 
 
 def search_notebook(
-    nb: Notebook,
+    nb: NotebookText,
     shown: str,
     rx: GrepPattern,
     context: int,
@@ -69,41 +68,37 @@ def search_notebook(
     outputs: bool = False,
     count_all: bool = True,
 ) -> tuple[list[CellMatches], int]:
-    """``(cells with the matches shown, matching lines in all)`` of ``nb``: at most ``limit`` lines
-    shown, at most ``max_count`` counted for the notebook (all of them with ``count_all``, else only
-    those shown), found by grep's own pattern engine (RE2: linear time) over each cell's lines."""
-    found: list[CellMatches] = []
-    shown_n = total = 0
+    """``(cells with the matches shown, matching lines in all)`` of a notebook's cell texts: at
+    most ``limit`` lines shown, at most ``max_count`` counted for the notebook (all of them with
+    ``count_all``, else only those shown), found by grep's own pattern engine (RE2: linear time)
+    in one pass over the cells' lines as one block (``ws_jupyter.notebooks.cache.SearchText``)."""
+    if time.monotonic() > deadline:
+        raise TimeoutError()
+    block = nb.block(outputs)
     cap = _ALL if max_count is None else max_count
-    for ct in cell_texts(nb, outputs=outputs):
-        if total >= cap or (not count_all and shown_n >= limit):
-            break
-        if time.monotonic() > deadline:
-            raise TimeoutError()
-        lines = [ln[:-1] if ln.endswith("\r") else ln for ln in ct.text.split("\n")]
-        want = cap - total if count_all else min(cap - total, limit - shown_n)
-        hits = rx.find_lines("\n".join(lines).encode("utf-8", "surrogatepass"), want, deadline)
-        total += len(hits)
-        keep = hits[: max(0, limit - shown_n)]
-        if not keep:
-            continue
-        cell = CellMatches(f"{shown} {ct.label}", file=shown, cell=ct.index, cell_id=ct.cell_id, part=ct.part)
-        for idx, col in keep:
-            n = idx + 1
-            cell.matches.append((n, col, lines[idx]))
-            for k in range(max(1, n - context), min(len(lines), n + context) + 1):
-                cell.lines[k] = lines[k - 1]
-        shown_n += len(keep)
-        found.append(cell)
-    return found, total
+    want = cap if count_all else min(cap, limit)
+    hits = rx.find_lines(block.blob, want, deadline) if want > 0 and block.blob else []
+    found: list[CellMatches] = []
+    current: CellMatches | None = None
+    for line, col in hits[: max(0, limit)]:
+        k, n = block.locate(line)
+        ct, lines = block.texts[k], block.lines[k]
+        if current is None or current.cell != ct.index or current.part != ct.part:
+            current = CellMatches(f"{shown} {ct.label}", file=shown, cell=ct.index, cell_id=ct.cell_id, part=ct.part)
+            found.append(current)
+        current.matches.append((n, col, lines[n - 1]))
+        for m in range(max(1, n - context), min(len(lines), n + context) + 1):
+            current.lines[m] = lines[m - 1]
+    return found, len(hits)
 
 
-def load_for_grep(fs: WorkspaceFilesystem, path: str) -> Notebook | None:
-    """The notebook to search cell by cell, or None to search the file as text (not a notebook,
-    or too large to hold as one: the line reader is bounded)."""
+def load_for_grep(fs: WorkspaceFilesystem, path: str) -> NotebookText | None:
+    """The notebook's cell texts to search cell by cell (kept between searches while the file
+    does not change: ``ws_jupyter.notebooks.cache``), or None to search the file as text (not a
+    notebook, or too large to hold as one: the line reader is bounded)."""
     try:
-        return Notebook.load(fs, path)
-    except (NotebookError, FileTooLargeError):
+        return cell_text_cache.get(fs, path)
+    except WorkspaceError:
         return None
 
 

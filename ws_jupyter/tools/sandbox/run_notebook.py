@@ -48,6 +48,7 @@ from ...sandbox.kernels.result import BoundedText
 from ...text.shaping import truncate_head_tail
 from ..base import ToolCall, ToolSpec
 from ..facts import WORKSPACE_TOOLS, ToolHints
+from ..files.notebook_files import record_written, seen_before_edit
 from ..schema import Param
 from .execute_command import _default_approval, _static_default_approval
 from .kernels import _kernels
@@ -82,6 +83,8 @@ PARAMS = (
     Param("timeout", "number", "Time limit in seconds for the whole run. Default: the sandbox's limit.",
           minimum=0.001),
     Param("kernel", "string", "Run in this kernel of the sandbox (shares its state). Default: a fresh kernel."),
+    Param("record_timing", "boolean", "Keep each cell's start and end times in its metadata "
+          "(metadata.execution), as nbclient records them. Default: not written.", default=False),
 )
 
 
@@ -142,6 +145,7 @@ def _notebook_client(kernel: Any, km: Any, node: Any, context: Any, limits: Any,
             self.too_deep: dict[int, int] = {}
             self.streams = _Streams(limits.max_stream_chars)
             self.running: int | None = None  # the cell executing (still set if it was abandoned)
+            self.executed: set[int] = set()  # the cells this run started
             self.on_cell_executed = lambda **_: self.streams.finish()  # before nbclient's merge
 
         async def async_start_new_kernel_client(self) -> Any:
@@ -158,6 +162,8 @@ def _notebook_client(kernel: Any, km: Any, node: Any, context: Any, limits: Any,
             if stop.reason is not None and cell.cell_type == "code":
                 raise _RunStopped()
             self.running = cell_index
+            if cell.cell_type == "code":
+                self.executed.add(cell_index)
             try:
                 done = await super().async_execute_cell(cell, cell_index, *args, **kwargs)
             finally:
@@ -311,13 +317,34 @@ def run_notebook(call: ToolCall) -> str:
             kernel.restart()
     elapsed = time.monotonic() - started
     _note_dropped(nb.node, client.dropped, client.too_deep)
+    durations = {i: _duration(c) for i, c in enumerate(nb.cells)}
+    _settle(nb, client.executed, keep_timing=args["record_timing"])
     try:
         nb.save(fs, expected_mtime=mtime)
         saved = "outputs saved"
+        # the sources did not change: the cells read stay read, at the version written
+        record_written(call, nb, rel, seen_before_edit(call, nb), [])
     except StaleFileError:
         saved = "outputs NOT saved: the file changed while it ran (read it again and rerun)"
     killed = client.running if failure == "stuck" else None
-    return _summary(rel, nb.node, elapsed, failure, stop, killed, saved, temporary, kernel.name, call)
+    return _summary(
+        rel, nb.node, elapsed, failure, stop, killed, saved, temporary, kernel.name, call, client.executed, durations
+    )
+
+
+def _settle(nb: Any, executed: set[int], *, keep_timing: bool) -> None:
+    """The file as this run leaves it: a code cell the run did not reach loses the outputs and
+    count of an earlier run (they would read as this run's), and no cell keeps
+    ``metadata.execution`` timestamps unless they were asked for (they change at every run)."""
+    for index, cell in enumerate(nb.cells):
+        if cell.get("cell_type") != "code":
+            continue
+        if index not in executed:
+            nb.clear_outputs(index)
+        if not keep_timing or index not in executed:
+            meta = cell.get("metadata")
+            if isinstance(meta, dict):
+                meta.pop("execution", None)
 
 
 def _note_dropped(node: Any, dropped: dict[int, list[int]], deep: dict[int, int]) -> None:
@@ -349,6 +376,8 @@ def _summary(
     temporary: bool,
     kernel: str,
     call: ToolCall,
+    executed: set[int],
+    durations: dict[int, float | None],
 ) -> str:
     from ...notebooks.outputs import cell_outputs
 
@@ -357,12 +386,11 @@ def _summary(
     first_error: tuple[int, Any] | None = None
     ran = ok = 0
     for index, cell in code_cells:
-        count = cell.get("execution_count")
         summaries = cell_outputs(cell, max_lines=3, max_chars=160)
         error = next((s for s in summaries if s.kind == "error"), None)
         if index == killed:
             status = "killed"  # still running when the run gave up on it
-        elif count is None and not summaries:
+        elif index not in executed:
             status = "not run"
         elif error is not None:
             status = "error"
@@ -373,7 +401,7 @@ def _summary(
             ok += 1
         if status != "not run":
             ran += 1
-        took = _duration(cell)
+        took = durations.get(index)
         head = f"[{index}] {status:<7}" + (f" {took:5.2f}s" if took is not None else "       ")
         head += f"  {_first_line(cell.source)}"
         shown = [s for s in summaries if s.kind != "error"]
@@ -384,6 +412,8 @@ def _summary(
         )
         lines.append(head + (f"  → {detail}" if detail else ""))
     outcome = f"{ok} ok" + (f", stopped at cell {first_error[0]}" if first_error else "")
+    if ran < len(code_cells):
+        outcome += f", {len(code_cells) - ran} not run (their old outputs cleared)"
     if failure is None and ran == len(code_cells):
         outcome = f"all {len(code_cells)} code cells ok"
     where = "a fresh kernel" if temporary else f"kernel {kernel!r}"
@@ -398,7 +428,7 @@ def _summary(
             )
         else:
             what = "the kernel was interrupted"
-        not_run = sum(1 for i, c in code_cells if i != killed and c.get("execution_count") is None)
+        not_run = sum(1 for i, _ in code_cells if i not in executed)
         parts.append(f"[{why}: {what}; {not_run} code cell(s) not run]")
     elif failure == "stuck":
         parts.append("[a cell did not stop after an interrupt: the kernel was shut down]")

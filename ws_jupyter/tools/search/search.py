@@ -24,6 +24,7 @@ from ..schema import Param
 
 if TYPE_CHECKING:
     from ...search.results import SearchResult
+    from ...search.status import IndexStatus
     from ...workspace import Workspace
 
 __all__ = ["SEARCH_SPEC", "available_modes", "index_note"]
@@ -92,6 +93,12 @@ def index_note(workspace: Workspace, mode: str | None, found: int) -> str:
         status = status_of()
     except Exception:
         return ""
+    state = _state_note(workspace, status, mode)
+    too_large = status.too_large_note()
+    return "; ".join(p for p in (state, "" if too_large in state else too_large) if p)
+
+
+def _state_note(workspace: Workspace, status: IndexStatus, mode: str | None) -> str:
     if status.indexing:
         return f"{status.describe()}; results may be incomplete"
     if not status.documents:
