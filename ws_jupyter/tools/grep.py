@@ -1212,6 +1212,9 @@ def _search(
         one = (pattern, context_lines, max_count, case_sensitive, max_matches, result, deadline, opts)
         if rg is not None and not is_notebook_path(base) and _search_one_with_ripgrep(rg, fs, base, *one):
             return result
+        # ripgrep gave up part way (the file gone before its lines were read, a line too long, a
+        # timeout): the Python engine starts afresh, or the totals would count the file twice
+        result = GrepResult([])
         candidates: Iterator[str] = iter([base])
         errors: list[str] = []
     else:
@@ -1234,6 +1237,7 @@ def _search(
             rx,
         ):
             return result
+        result = GrepResult([])  # afresh, as above: nothing the ripgrep attempt counted is kept
         errors = []
         candidates = _python_candidates(
             fs, base, include_hidden, lambda p, e: errors.append(p), opts.respect_gitignore
