@@ -66,8 +66,12 @@ fi
 if command -v npm >/dev/null 2>&1; then
   ./scripts/build-labextension.sh
   mkdir -p "$VENV/share/jupyter/labextensions"
-  rm -rf "$VENV/share/jupyter/labextensions/ws-jupyter"
-  ln -s "$ROOT/labextension/dist" "$VENV/share/jupyter/labextensions/ws-jupyter"
+  link="$VENV/share/jupyter/labextensions/ws-jupyter"
+  # replaced only when wrong: a JupyterLab of this environment may be running (the test suite's)
+  if [ "$(readlink "$link" 2>/dev/null)" != "$ROOT/labextension/dist" ]; then
+    rm -rf "$link"
+    ln -s "$ROOT/labextension/dist" "$link"
+  fi
 else
   say "WARNING: node/npm missing: the JupyterLab extension is not built (its browser tests are skipped)"
 fi
