@@ -59,6 +59,9 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   HATCH_JUPYTER_BUILDER_SKIP_NPM=1 "$VENV/bin/python" -m pip install -q -e ".[dev]" 2>&1 \
     | grep -v "is ignored: it is neither" || true
   "$VENV/bin/python" -c 'import ws_jupyter' || { say "ERROR: package install failed"; exit 1; }
+  # with node_modules present, the editable install rebuilds the extension and copies install.json
+  # into dist/; a wheel built from this tree would then hold that file twice
+  rm -f labextension/dist/install.json
   echo "$want" > "$stamp"
 fi
 
