@@ -59,6 +59,9 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   HATCH_JUPYTER_BUILDER_SKIP_NPM=1 "$VENV/bin/python" -m pip install -q -e ".[dev]" 2>&1 \
     | grep -v "is ignored: it is neither" || true
   "$VENV/bin/python" -c 'import ws_jupyter' || { say "ERROR: package install failed"; exit 1; }
+  # with node_modules present, the editable install rebuilds the extension and copies install.json
+  # into dist/; a wheel built from this tree would then hold that file twice
+  rm -f labextension/dist/install.json
   echo "$want" > "$stamp"
 fi
 
@@ -66,8 +69,12 @@ fi
 if command -v npm >/dev/null 2>&1; then
   ./scripts/build-labextension.sh
   mkdir -p "$VENV/share/jupyter/labextensions"
-  rm -rf "$VENV/share/jupyter/labextensions/ws-jupyter"
-  ln -s "$ROOT/labextension/dist" "$VENV/share/jupyter/labextensions/ws-jupyter"
+  link="$VENV/share/jupyter/labextensions/ws-jupyter"
+  # replaced only when wrong: a JupyterLab of this environment may be running (the test suite's)
+  if [ "$(readlink "$link" 2>/dev/null)" != "$ROOT/labextension/dist" ]; then
+    rm -rf "$link"
+    ln -s "$ROOT/labextension/dist" "$link"
+  fi
 else
   say "WARNING: node/npm missing: the JupyterLab extension is not built (its browser tests are skipped)"
 fi

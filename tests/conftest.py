@@ -2,13 +2,55 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED_DIR = REPO_ROOT.parent / "shared"
+
+
+#: The files with browser tests (marker ``browser``). Under pytest-xdist with ``--dist loadfile``
+#: (scripts/test.sh) each test file runs on one worker, so its module fixtures (a JupyterLab, an
+#: S3 server, a built docs site) are made once; these files run on one worker too, one after
+#: another, so two Chromium-driven JupyterLabs never compete for the cores.
+BROWSER_FILES = frozenset(
+    {
+        "tests/docs/test_site.py",
+        "tests/jupyter/test_browser.py",
+        "tests/jupyter/test_browser_legibility.py",
+        "tests/jupyter/test_browser_network.py",
+        "tests/jupyter/test_live.py",
+        "tests/jupyter/test_live_rtc.py",
+        "tests/security/test_render_exfiltration.py",
+        "tests/security/test_ws_py_in_notebook.py",
+    }
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("browser") and item.nodeid.split("::")[0] not in BROWSER_FILES:
+            raise pytest.UsageError(f"{item.nodeid} is a browser test: add its file to BROWSER_FILES")
+
+
+if importlib.util.find_spec("xdist") is not None:
+
+    def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+        """``--dist loadfile``, with the browser test files as one unit (see BROWSER_FILES)."""
+        if config.getvalue("dist") != "loadfile":
+            return None
+        from xdist.scheduler import LoadScopeScheduling
+
+        class ByFileBrowsersTogether(LoadScopeScheduling):
+            def _split_scope(self, nodeid: str) -> str:
+                path = nodeid.split("::", 1)[0]
+                return "browser tests" if path in BROWSER_FILES else path
+
+        return ByFileBrowsersTogether(config, log)
 
 
 @pytest.fixture

@@ -213,15 +213,23 @@ def test_pruning_keeps_the_store_within_its_budget_oldest_first(made: Any) -> No
 
 
 def test_a_checkpoint_taken_while_files_are_written_holds_whole_versions(made: Any, provider: str) -> None:
+    """Checkpoints are taken while a writer rewrites every file: each stored file is one whole
+    version, each file left out is reported as being written. A file is stored only when it stood
+    still long enough to be read alike twice; a writer that never pauses can rightly have every
+    file left out (how often depends on the machine's speed and load), so the writer starts
+    without pauses and pauses longer between rounds after each checkpoint that overlapped its
+    writes yet stored nothing, until checkpoints that overlapped writes stored files."""
     ws, files = made()
     names = [f"w{i}.txt" for i in range(8)]
     size = 256 << 10 if provider == "local" else 32 << 10  # object stores: fewer bytes per PUT
     files.write_many({n: b"0" * size for n in names})
     stop = threading.Event()
+    writes = [0]  # files written so far
+    pause = [0.0]  # seconds the writer rests between rounds
 
     def writer() -> None:
         version = 0
-        while not stop.is_set():
+        while not stop.wait(pause[0]):
             version = (version + 1) % 10
             for n in names:
                 if provider == "local":  # in place: truncated, then written (what most programs do)
@@ -229,31 +237,49 @@ def test_a_checkpoint_taken_while_files_are_written_holds_whole_versions(made: A
                         f.write(str(version).encode() * size)
                 else:
                     ws.filesystem.write_file(n, str(version).encode() * size)
+                writes[0] += 1
 
-    thread = threading.Thread(target=writer)
-    thread.start()
-    taken = []
-    try:
-        deadline = time.monotonic() + 1.5
-        while time.monotonic() < deadline or len(taken) < (4 if provider == "local" else 2):
-            taken.append(ws.checkpoints.take(reason="test", force=True))
-    finally:
-        stop.set()
-        thread.join()
     store = ws.checkpoints.store
-    seen = 0
-    for cp in taken:
+
+    def stored_whole(cp: Any) -> int:
+        """The files ``cp`` stored, each checked to be one whole version."""
         state = store.state(next(m for m in store.manifests() if m.id == cp.id))
+        stored = 0
         for n in names:
             rec = state.get(n)
             if rec is None:
-                assert any(e.path == n and "being written" in e.reason for e in cp.excluded)
+                assert any(e.path == n and "being written" in e.reason for e in cp.excluded), (n, cp.excluded)
                 continue
             data = b"".join(store.read_blob(rec.sha))  # checked against its SHA-256 as read
             assert len(data) == rec.size
             assert data == b"" or (len(data) == size and len(set(data)) == 1), (n, len(data), set(data))
-            seen += 1
-    assert seen > 0
+            stored += 1
+        return stored
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    taken = overlapped = seen = 0
+    try:
+        started = time.monotonic()
+        while True:
+            elapsed = time.monotonic() - started
+            enough = elapsed >= 1.5 and taken >= (4 if provider == "local" else 2) and seen > 0
+            if enough or elapsed > 60:
+                break
+            before = writes[0]
+            cp = ws.checkpoints.take(reason="test", force=True)
+            taken += 1
+            if writes[0] > before:  # files were written while this checkpoint read them
+                overlapped += 1
+                stored = stored_whole(cp)
+                seen += stored
+                if not stored:
+                    pause[0] = min(1.0, max(0.01, 2 * pause[0]))
+    finally:
+        stop.set()
+        thread.join()
+    # not vacuous: checkpoints overlapped the writes and stored files (each checked above)
+    assert overlapped > 0 and seen > 0, (taken, overlapped, seen, writes[0], pause[0])
 
 
 def test_restore_waits_for_an_agent_write_in_progress(made: Any) -> None:

@@ -84,8 +84,17 @@ def is_dirty(page: Any, path: str) -> bool:
 
 
 def disk_cells(path: Path) -> dict[str, str]:
-    """``{cell id: source}`` of the notebook file."""
-    data = json.loads(path.read_text())
+    """``{cell id: source}`` of the notebook file (read again while the server is saving it: a
+    save truncates the file, then writes it)."""
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            data = json.loads(path.read_text())
+            break
+        except json.JSONDecodeError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
     return {c["id"]: "".join(c["source"]) if isinstance(c["source"], list) else c["source"] for c in data["cells"]}
 
 

@@ -411,10 +411,13 @@ def test_reopened_notebook_shows_the_widget_snapshots(ux: LabPage, lab: JupyterL
     import urllib.request
 
     page = ux.page
-    assert page.locator(".ws-snapshot").first.is_hidden()  # hidden while the live widget is on the page
-    # the snapshot follows the widget (the process finished after the cell ended)
+    snapshots = page.locator(".ws-snapshot")
+    assert snapshots.count() > 1 and all(s.is_hidden() for s in snapshots.all())  # live widgets shown
+    # the process's snapshot (not the first one on the page: %ws ui's is above it) follows the
+    # widget: the process finished after the cell ended
     page.wait_for_function(
-        "() => /exited \\(0\\)[\\s\\S]*finished/.test(document.querySelector('.ws-snapshot').textContent)",
+        "(el) => /exited \\(0\\)[\\s\\S]*finished/.test(el.textContent)",
+        arg=ux.cell("p = %ws bg").locator(".ws-snapshot").element_handle(),
         timeout=30_000,
     )
     ux.save()

@@ -4,7 +4,8 @@ ripgrep opens files by path. A background process exchanging ``d`` with a symlin
 directory (``renameat2(RENAME_EXCHANGE)`` in a loop) made it read host files after grep's
 containment check: 9 of 387 grep calls returned a host file's content. ripgrep now runs confined
 (bubblewrap, or Landlock) so that only the workspace is there to read; without either, the
-race-free Python engine searches. Each available mode is replayed here for 1,000 rounds.
+race-free Python engine searches. Each available mode is replayed here for 300 rounds (about 7
+leaks expected before the fix), within a time bound the swapper outlives.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -25,7 +27,9 @@ from ..helpers import write
 from .test_listing_race import _has_renameat2, swapping
 
 SECRET = "SECRET_4f1d"
-ROUNDS = 1000
+ROUNDS = 300
+#: Seconds of rounds at most (a loaded machine does fewer): the swapper runs longer than that.
+SECONDS = 150
 
 
 def _modes() -> list[str]:
@@ -44,7 +48,7 @@ def swapped_tree(tmp_path: Path):
     write(outside, f"only_{SECRET}.txt", "needle\n")
     write(outside, ".gitignore", "*.txt\n!f0*.txt\n")
     os.symlink(outside, ws_dir / "link")
-    with swapping(ws_dir / "d", ws_dir / "link"):
+    with swapping(ws_dir / "d", ws_dir / "link", seconds=SECONDS + 60):
         yield ws_dir, outside
 
 
@@ -65,9 +69,13 @@ def test_grep_never_reads_a_host_file_while_a_directory_is_swapped(swapped_tree,
     )
     engines: Counter[str] = Counter()
     leaks: list[str] = []
-    for i in range(ROUNDS):
+    deadline = time.monotonic() + SECONDS
+    rounds = 0
+    while rounds < ROUNDS and time.monotonic() < deadline:
+        call = calls[rounds % len(calls)]
+        rounds += 1
         try:
-            result = grep_mod.search(fs, **calls[i % len(calls)])  # type: ignore[arg-type]
+            result = grep_mod.search(fs, **call)  # type: ignore[arg-type]
         except OSError as exc:  # a refused or vanished path is fine; its message is checked
             out = str(exc)
         else:
@@ -76,12 +84,18 @@ def test_grep_never_reads_a_host_file_while_a_directory_is_swapped(swapped_tree,
             out = summary + body + repr(result.file_counts)
         if SECRET in out or str(outside) in out:
             leaks.append(out[:300])
-    assert not leaks, f"{len(leaks)} leaks in {ROUNDS} rounds ({mode}), e.g. {leaks[:3]}"
-    # ripgrep did most of the searching (the Python engine takes over when the search root itself
-    # is a symlink at that moment: confined, ripgrep cannot even start there); about half the
-    # calls name a path below ``d`` and are refused while it is a symlink
-    wanted = "python" if mode == "python" else "ripgrep"
-    assert engines[wanted] > 0.6 * sum(engines.values()) and sum(engines.values()) > ROUNDS // 4, engines
+    assert not leaks, f"{len(leaks)} leaks in {rounds} rounds ({mode}), e.g. {leaks[:3]}"
+    # About half the calls name a path below ``d`` and are refused while it is a symlink. The
+    # Python engine takes over whenever the swap wins a race between ripgrep's steps (the search
+    # directory a symlink when bubblewrap enters it, a file gone before its lines are extracted):
+    # how often depends on the load. ripgrep must still have done a good part of the searching,
+    # or this test would not test it.
+    completed = sum(engines.values())
+    assert rounds >= 100 and completed > rounds // 4, (rounds, engines)
+    if mode == "python":
+        assert engines["python"] == completed, engines
+    else:
+        assert engines["ripgrep"] >= completed / 5, engines
 
 
 @pytest.mark.skipif(grep_mod.find_ripgrep() is None, reason="ripgrep is not installed")

@@ -48,11 +48,11 @@ SWAPPER = textwrap.dedent(
 
 
 @contextlib.contextmanager
-def swapping(a: Path, b: Path) -> Iterator[None]:
+def swapping(a: Path, b: Path, seconds: float = 120) -> Iterator[None]:
     """A background process exchanges ``a`` and ``b`` (``renameat2(RENAME_EXCHANGE)``) in a loop
-    while the block runs."""
+    while the block runs (for ``seconds`` at most)."""
     swapper = subprocess.Popen(
-        [sys.executable, "-c", SWAPPER, str(a), str(b), "120"], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", SWAPPER, str(a), str(b), str(seconds)], stdout=subprocess.PIPE, text=True
     )
     try:
         assert swapper.stdout is not None and swapper.stdout.readline().strip() == "ready"

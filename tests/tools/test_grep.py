@@ -9,6 +9,7 @@ import pytest
 
 from ws_jupyter import WORKSPACE_TOOLS as T
 from ws_jupyter import LocalFilesystem
+from ws_jupyter.filesystem.reading import MAX_LINE_BYTES
 from ws_jupyter.tools import grep as grep_mod
 from ws_jupyter.tools.grep import confine as grep_confine
 from ws_jupyter.tools.grep import ripgrep as grep_ripgrep
@@ -366,6 +367,24 @@ def test_both_engines_give_identical_output(workdir, seed):
         assert grep_mod.format_result(rg, args["context_lines"]) == grep_mod.format_result(
             py, args["context_lines"]
         ), case
+
+
+@needs_rg
+@pytest.mark.parametrize("path", [".", "huge.txt"])
+def test_a_search_ripgrep_gives_up_on_is_counted_once_by_the_python_engine(workdir, path):
+    """ripgrep counts first, then extracts the lines shown; a line too long for its JSON output
+    makes the Python engine do the whole search instead, starting afresh: the matches ripgrep had
+    counted were added a second time to the totals, and the result said ripgrep."""
+    write(workdir, "a.txt", "needle\n" * 2)
+    write(workdir, "b.txt", "needle\n")
+    write(workdir, "huge.txt", "needle " + "x" * (2 * MAX_LINE_BYTES) + "\nneedle again\n")
+    fs = LocalFilesystem(workdir)
+    auto = grep_mod.search(fs, "needle", path=path)
+    py = grep_mod.search(fs, "needle", path=path, engine="python")
+    assert auto.engine == "python"
+    assert (auto.total_matches, auto.total_files) == (py.total_matches, py.total_files)
+    assert auto.total_matches == (5 if path == "." else 2)
+    assert grep_mod.format_result(auto, 0) == grep_mod.format_result(py, 0)
 
 
 @needs_rg

@@ -128,6 +128,9 @@ def _search(
             and search_one_with_ripgrep(rg, local, base, *one)
         ):
             return result
+        # ripgrep gave up part way (the file gone before its lines were read, a line too long, a
+        # timeout): the Python engine starts afresh, or the totals would count the file twice
+        result = GrepResult([], time_budget=time_budget)
         candidates: Iterator[str] = iter([base])
         errors: list[str] = []
     else:
@@ -150,6 +153,7 @@ def _search(
             rx,
         ):
             return result
+        result = GrepResult([], time_budget=time_budget)  # afresh, as above: nothing ripgrep counted is kept
         errors = []
         candidates = python_candidates(
             fs, base, include_hidden, lambda p, e: errors.append(p), opts.respect_gitignore
