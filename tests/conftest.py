@@ -23,6 +23,7 @@ BROWSER_FILES = frozenset(
         "tests/jupyter/test_browser.py",
         "tests/jupyter/test_browser_legibility.py",
         "tests/jupyter/test_browser_network.py",
+        "tests/jupyter/test_browser_user_data.py",
         "tests/jupyter/test_live.py",
         "tests/jupyter/test_live_rtc.py",
         "tests/security/test_render_exfiltration.py",
