@@ -402,6 +402,93 @@ def test_two_clients_attribution_read_records_and_jobs(served, workdir):
     assert callers == {("workspace_write_file", "agent-a"), ("workspace_write_file", "agent-b")}
 
 
+def test_background_processes_belong_to_the_client_that_started_them(served):
+    """An outside client sees, reads and kills only its own background processes (and those of
+    shared jobs): another client's PID, or the notebook user's, gets the very answer of a PID that
+    does not exist. The workspace's own (in-process) tools still see every process."""
+    ws, handle = served()
+    tools = {t.name: t for t in ws.tools()}
+    mine = tools["workspace_execute_command"].run(
+        {"command": "echo user-out; sleep 46.25", "background": True}
+    )
+    user_pid = int(re.search(r"PID: (\d+)", mine)[1])
+    missing = 4_194_999  # above the kernel's largest pid: no process has it
+
+    def same(answer: str, pid: int, reference: str) -> bool:
+        return answer.replace(str(pid), "N") == reference.replace(str(missing), "N")
+
+    async def body() -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        async with connect(handle, name="agent-a") as a, connect(handle, name="agent-b") as b:
+            started = text(
+                await a.call_tool(
+                    "workspace_execute_command", {"command": "echo a-out; sleep 45.75", "background": True}
+                )
+            )
+            pid = out["pid"] = int(re.search(r"PID: (\d+)", started)[1])
+            shared = text(
+                await a.call_tool(
+                    "workspace_execute_command",
+                    {"command": "echo shared-out; sleep 44.5", "background": True, "shared": True},
+                )
+            )
+            out["shared_pid"] = int(re.search(r"PID: (\d+)", shared)[1])
+            await wait_for_output(a, pid, "a-out")
+            for who, c in (("a", a), ("b", b)):
+                out[f"{who}_list"] = text(await c.call_tool("workspace_list_processes", {}))
+            for target in ("pid", "user", "missing"):
+                number = {"pid": pid, "user": user_pid, "missing": missing}[target]
+                out[f"b_output_{target}"] = text(
+                    await b.call_tool("workspace_get_process_output", {"pid": number})
+                )
+                out[f"b_kill_{target}"] = text(await b.call_tool("workspace_kill_process", {"pid": number}))
+            out["a_output_user"] = text(await a.call_tool("workspace_get_process_output", {"pid": user_pid}))
+            out["a_kill_user"] = text(await a.call_tool("workspace_kill_process", {"pid": user_pid}))
+            out["alive_after_b"] = psutil.pid_exists(pid) and psutil.pid_exists(user_pid)
+            out["b_output_shared"] = text(
+                await b.call_tool("workspace_get_process_output", {"pid": out["shared_pid"]})
+            )
+            out["a_output"] = text(await a.call_tool("workspace_get_process_output", {"pid": pid}))
+            out["inprocess_list"] = tools["workspace_list_processes"].run({})
+            out["a_kill"] = text(await a.call_tool("workspace_kill_process", {"pid": pid}))
+        return out
+
+    async def wait_for_output(client: Client, pid: int, marker: str) -> None:
+        for _ in range(200):
+            if marker in text(await client.call_tool("workspace_get_process_output", {"pid": pid})):
+                return
+            await anyio.sleep(0.1)
+        raise AssertionError(f"{marker} never appeared")
+
+    out = run(body)
+    pid, shared_pid = out["pid"], out["shared_pid"]
+    # b: a's process and the user's are not listed, and answer as a missing pid does
+    assert f"\n{pid} " not in out["b_list"] and f"\n{user_pid} " not in out["b_list"]
+    assert f"\n{shared_pid} " in out["b_list"]  # a shared job's process is everyone's
+    assert out["b_output_missing"] == f"No background process found with PID {missing}."
+    assert out["b_kill_missing"] == f"Process {missing} was not found or had already exited."
+    for target, number in (("pid", pid), ("user", user_pid)):
+        assert same(out[f"b_output_{target}"], number, out["b_output_missing"]), out[f"b_output_{target}"]
+        assert same(out[f"b_kill_{target}"], number, out["b_kill_missing"]), out[f"b_kill_{target}"]
+    assert same(out["a_output_user"], user_pid, out["b_output_missing"])
+    assert same(out["a_kill_user"], user_pid, out["b_kill_missing"])
+    assert out["alive_after_b"]  # nobody else's kill reached them
+    assert "shared-out" in out["b_output_shared"]
+    # a: its own (and the shared one), not the user's; it reads and kills its own
+    assert f"\n{pid} " in out["a_list"] and f"\n{user_pid} " not in out["a_list"]
+    assert "a-out" in out["a_output"]
+    assert out["a_kill"].startswith(f"Process {pid} has been killed.")
+    # the workspace's own tools see all three
+    for number in (pid, user_pid, shared_pid):
+        assert f"\n{number} " in out["inprocess_list"], out["inprocess_list"]
+    assert "user-out" in tools["workspace_get_process_output"].run({"pid": user_pid})
+    assert (
+        tools["workspace_kill_process"]
+        .run({"pid": user_pid})
+        .startswith(f"Process {user_pid} has been killed.")
+    )
+
+
 # --- jobs ----------------------------------------------------------------------------------------
 
 LONG = "for i in $(seq 1 600); do echo line $i; sleep 0.1; done"  # 60 s

@@ -179,6 +179,35 @@ def test_list_processes_empty(sh):
     assert sh.run("workspace_list_processes") == "No background processes."
 
 
+def test_a_process_stays_its_owners_after_its_job_is_forgotten(sandbox_ws):
+    """Ownership outlives the job record (the registry forgets finished jobs first) and goes with
+    the process when the sandbox forgets it: the record does not keep the process alive."""
+    import gc
+
+    from ws_jupyter.sandbox.capabilities import sandbox_processes
+    from ws_jupyter.tools.jobs import JobRegistry
+
+    ws = sandbox_ws()
+    processes = sandbox_processes(ws.resolve_sandbox())
+    registry = JobRegistry(limit=1)
+    first = registry.start_command(processes, "true", owner="mcp:a")
+    assert first.wait(30)
+    registry.start_command(processes, "true", owner="mcp:b")
+    assert registry.get(first.id, everyone=True) is None  # the job is forgotten ...
+    handle = processes.get(first.pid)
+    assert registry.process_visible_to(handle, "mcp:a")  # ... its process is still a's
+    assert not registry.process_visible_to(handle, "mcp:b")
+    assert registry.process_visible_to(handle, None)  # the workspace's own calls see all
+    other = processes.spawn("true")  # started outside any job: the workspace's only
+    assert not registry.process_visible_to(other, "mcp:a") and registry.process_visible_to(other, None)
+    other.wait(30)
+    records = len(registry._by_process)
+    pid, first, handle = first.pid, None, None
+    processes.release(pid)
+    gc.collect()
+    assert len(registry._by_process) == records - 1
+
+
 def test_background_callbacks(sandbox_ws):
     seen: list[str] = []
     exited = threading.Event()

@@ -23,8 +23,8 @@ Why each check exists:
   ``session_idle_timeout`` seconds.
 
 Each client session gets its own request context (:func:`~ws_jupyter.request_context.client_context`): its reads are recorded
-apart from other clients' (``require_read_before_write`` holds per client), its background jobs are
-its own, and the activity feed names it (``client`` from MCP ``initialize``, ``session``).
+apart from other clients' (``require_read_before_write`` holds per client), its background jobs and
+their processes are its own, and the activity feed names it (``client`` from MCP ``initialize``, ``session``).
 """
 
 from __future__ import annotations

@@ -14,7 +14,9 @@ stops it. Two kinds:
 
 Each job belongs to whoever started it: the *owner* named by the call's request context (an
 outside MCP client is its own owner, see :mod:`ws_jupyter.adapters.mcp_http`; calls without one are
-the workspace's). A caller sees only its own jobs, unless the job was started ``shared``. The
+the workspace's). A caller sees only its own jobs, unless the job was started ``shared``; the
+same holds for a command job's process in the background process tools
+(``process_visible_to``), where the workspace's own calls see every process. The
 registry is per workspace (``jobs(workspace)``), bounded (the oldest finished jobs are forgotten
 first), and ``cancel_all()`` (called by ``Workspace.destroy``) stops every running one.
 """
@@ -199,7 +201,12 @@ class Job:
         return True
 
     def visible_to(self, owner: str | None) -> bool:
-        return self.shared or owner == self.owner
+        return _visible(self.owner, self.shared, owner)
+
+
+def _visible(owner: str | None, shared: bool, caller: str | None) -> bool:
+    """A job (or its process) is seen by its owner, and by everyone when shared."""
+    return shared or caller == owner
 
 
 def _new_job(
@@ -232,6 +239,12 @@ class JobRegistry:
         self._lock = threading.Lock()
         self._jobs: OrderedDict[str, Job] = OrderedDict()
         self._limit = limit
+        # a command job's process handle -> (owner, shared): kept as long as the sandbox keeps the
+        # process listed, even after the job was forgotten (its owner must not be lost with it); the
+        # value must not refer to the handle, or the entry would never go
+        self._by_process: weakref.WeakKeyDictionary[Any, tuple[str | None, bool]] = (
+            weakref.WeakKeyDictionary()
+        )
 
     def _check_room(self) -> None:
         from ..errors import SandboxError
@@ -274,6 +287,11 @@ class JobRegistry:
         job = _new_job(
             "command", command, owner, shared, client, tool_call_id, pid=handle.pid, _process=handle
         )
+        with self._lock:
+            try:
+                self._by_process[handle] = (owner, shared)
+            except TypeError:  # a handle that cannot be weakly referenced: found among the jobs
+                pass
         return self._add(job)
 
     def start_code(
@@ -333,6 +351,24 @@ class JobRegistry:
         with self._lock:
             items = list(self._jobs.values())
         return [j for j in items if everyone or j.visible_to(owner)]
+
+    def process_visible_to(self, handle: Any, owner: str | None) -> bool:
+        """Whether ``owner`` may see the background process ``handle``: the workspace's own calls
+        (``owner`` None) see every process; any other caller only the processes of its own command
+        jobs (and of shared ones) — never the notebook user's nor another client's."""
+        if owner is None:
+            return True
+        if handle is None:
+            return False
+        with self._lock:
+            try:
+                record = self._by_process.get(handle)
+            except TypeError:
+                record = None
+            if record is None:
+                job = next((j for j in self._jobs.values() if j._process is handle), None)
+                record = (job.owner, job.shared) if job is not None else None
+        return record is not None and _visible(record[0], record[1], owner)
 
     def running_on_kernel(self, kernel: str) -> Job | None:
         """The running code job that holds ``kernel``, if any."""

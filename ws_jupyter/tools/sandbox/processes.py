@@ -2,13 +2,17 @@
 ``workspace_list_processes``.
 
 They work on the sandbox's process manager, so processes started by the agent, by ``%ws bg`` in a
-notebook, or by Python code are all visible. Exited processes stay listed with their output until
-the manager's retention limit (see ``ProcessManager``).
+notebook, or by Python code are all visible to the workspace's own calls. A caller with an identity
+of its own (an outside MCP client; a request context naming a user) sees only the processes it
+started (and those of jobs started ``shared``): another's PID gets the same answer as a PID that
+does not exist. Exited processes stay listed with their output until the manager's retention limit
+(see ``ProcessManager``).
 """
 
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from ...errors import SandboxError
 from ...sandbox.capabilities import ProcessProvider, sandbox_processes, sandbox_with_network_note
@@ -16,8 +20,10 @@ from ...text.ansi import strip_ansi
 from ...text.shaping import apply_tail
 from ..base import ToolCall, ToolSpec
 from ..facts import DEFAULT_MAX_WAIT, LOOKS, WORKSPACE_TOOLS, ToolHints
+from ..jobs import jobs
 from ..schema import Param
 from .execute_command import format_streams
+from .job_runs import owner_of
 
 __all__ = ["GET_OUTPUT_SPEC", "KILL_SPEC", "LIST_SPEC"]
 
@@ -37,13 +43,24 @@ def _manager(call: ToolCall) -> ProcessProvider:
     return processes
 
 
+def _visible(call: ToolCall, handle: Any) -> bool:
+    """Whether the caller may see ``handle`` (the owner of jobs owns their processes)."""
+    return jobs(call.workspace).process_visible_to(handle, owner_of(call))
+
+
+def _process(call: ToolCall, manager: ProcessProvider, pid: int) -> Any:
+    """The handle of ``pid`` when the caller may see it, else None (as for an unknown pid)."""
+    handle = manager.get(pid)
+    return handle if handle is not None and _visible(call, handle) else None
+
+
 def _dropped_note(dropped: int) -> str:
     return f"[{dropped} earlier bytes were not retained]" if dropped else ""
 
 
 def get_process_output(call: ToolCall) -> str:
     pid = call.args["pid"]
-    handle = _manager(call).get(pid)
+    handle = _process(call, _manager(call), pid)
     if handle is None:
         return f"No background process found with PID {pid}."
     waited_out = False
@@ -86,7 +103,7 @@ def get_process_output(call: ToolCall) -> str:
 def kill_process(call: ToolCall) -> str:
     pid = call.args["pid"]
     manager = _manager(call)
-    handle = manager.get(pid)
+    handle = _process(call, manager, pid)
     if handle is None or handle.exit_code is not None:
         return f"Process {pid} was not found or had already exited."
     if not manager.kill(pid):
@@ -112,7 +129,10 @@ def _runtime(seconds: float | None) -> str:
 
 
 def list_processes(call: ToolCall) -> str:
-    infos = _manager(call).list()
+    manager = _manager(call)
+    infos = manager.list()
+    if owner_of(call) is not None:
+        infos = [p for p in infos if _visible(call, manager.get(p.pid))]
     if not infos:
         return "No background processes."
     rows = [("PID", "STATE", "RUNTIME", "EXIT", "COMMAND")]
