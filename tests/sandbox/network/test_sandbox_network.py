@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sys
 import textwrap
@@ -109,7 +110,9 @@ def test_a_denied_host_fails_clearly_and_the_result_says_so(
         started = tools[T.SANDBOX.EXECUTE_COMMAND].run(
             {"command": f"curl -sS {internet.http('other.test')}", "background": True}
         )
-        pid = int(started.rsplit(" ", 1)[1].rstrip(")"))
+        found = re.match(r"Started background process \(PID: (\d+)\)", started)
+        assert found, started
+        pid = int(found.group(1))
         output = tools[T.SANDBOX.GET_PROCESS_OUTPUT].run({"pid": pid, "wait": True})
         assert output.endswith(
             f"network: 1 connection to other.test:{internet.http_port} denied by the allow-list"
