@@ -72,6 +72,7 @@ model or a notebook user as they are.
 from __future__ import annotations
 
 import errno as _errno
+from collections.abc import Iterable
 from typing import Any, ClassVar
 
 __all__ = [
@@ -186,6 +187,15 @@ class WorkspaceConfigError(WorkspaceError, ValueError):
     """The Workspace (or a provider) was configured inconsistently."""
 
     default_code = "INVALID_CONFIG"
+
+    @classmethod
+    def check_option_names(cls, what: str, given: Iterable[object], known: Iterable[str]) -> None:
+        """Refuses option names outside ``known`` in one message that lists them all and the known
+        ones (``what``: the option group, e.g. ``"kernels"``), so a typo is found in one try."""
+        names = set(known)
+        unknown = sorted(set(map(str, given)) - names)
+        if unknown:
+            raise cls(f"Unknown {what} option(s): {', '.join(unknown)} (known: {', '.join(sorted(names))})")
 
 
 class InvalidArgumentError(WorkspaceError, ValueError):

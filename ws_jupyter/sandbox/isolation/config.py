@@ -157,13 +157,7 @@ class NativeSandboxConfig:
         if isinstance(value, cls):
             return value
         if isinstance(value, Mapping):
-            known = {f.name for f in fields(cls)}
-            unknown = sorted(set(value) - known)
-            if unknown:
-                raise WorkspaceConfigError(
-                    f"Unknown native_sandbox option(s): {', '.join(map(str, unknown))} "
-                    f"(known: {', '.join(sorted(known))})"
-                )
+            WorkspaceConfigError.check_option_names("native_sandbox", value, (f.name for f in fields(cls)))
             return cls(**value)
         raise WorkspaceConfigError(
             f"native_sandbox must be a NativeSandboxConfig or a dict, got {type(value).__name__}"

@@ -79,12 +79,7 @@ class KernelsConfig:
         if isinstance(value, cls):
             return value
         if isinstance(value, Mapping):
-            known = {f.name for f in fields(cls)}
-            unknown = sorted(set(value) - known)
-            if unknown:
-                raise WorkspaceConfigError(
-                    f"Unknown kernels option(s): {', '.join(map(str, unknown))} (known: {', '.join(sorted(known))})"
-                )
+            WorkspaceConfigError.check_option_names("kernels", value, (f.name for f in fields(cls)))
             return cls(**value)
         raise WorkspaceConfigError(f"kernels must be a KernelsConfig or a dict, got {type(value).__name__}")
 

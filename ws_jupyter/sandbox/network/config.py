@@ -198,12 +198,9 @@ class NetworkConfig:
                 f"network must be 'none', 'allow', 'full', a list of hosts or a dict, got {value!r}"
             )
         if isinstance(value, Mapping):
-            known = {"mode", "allow", "secrets", "max_connections", "log_entries"}
-            unknown = sorted(set(map(str, value)) - known)
-            if unknown:
-                raise WorkspaceConfigError(
-                    f"Unknown network option(s): {', '.join(unknown)} (known: {', '.join(sorted(known))})"
-                )
+            WorkspaceConfigError.check_option_names(
+                "network", value, ("mode", "allow", "secrets", "max_connections", "log_entries")
+            )
             options: dict[str, Any] = dict(value)
             if "mode" not in options:
                 options["mode"] = "allow" if ("allow" in options or "secrets" in options) else "none"
