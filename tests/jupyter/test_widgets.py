@@ -46,6 +46,28 @@ def test_throttle_caps_the_rate() -> None:
     assert len(calls) == n
 
 
+def test_a_delayed_request_waits_its_delay_and_coalesces() -> None:
+    calls: list[float] = []
+    throttle = Throttle(lambda: calls.append(time.monotonic()), interval=0.05)
+    start = time.monotonic()
+    for _ in range(50):  # a poll asked for on every render: one is pending at a time
+        throttle.request_after(0.3)
+    time.sleep(0.15)
+    assert calls == []
+    deadline = time.monotonic() + 5
+    while not calls and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.3)
+    assert len(calls) == 1 and calls[0] - start >= 0.29
+    throttle.request_after(0.05)  # the next poll can be asked for once the last one ran
+    time.sleep(0.4)
+    assert len(calls) == 2
+    throttle.close()
+    throttle.request_after(0.01)
+    time.sleep(0.2)
+    assert len(calls) == 2
+
+
 def test_text_tail_is_bounded_and_ordered() -> None:
     tail = TextTail(max_chars=100)
     for i in range(1000):

@@ -80,6 +80,7 @@ class Throttle:
         self.interval = max(MIN_INTERVAL, float(interval))
         self._lock = threading.Lock()
         self._scheduled = False
+        self._polling = False
         self._last = 0.0
         self._closed = False
         self.calls = 0  # how many renders ran (tests check the rate)
@@ -91,6 +92,20 @@ class Throttle:
             self._scheduled = True
             when = max(time.monotonic(), self._last + self.interval)
         _scheduler.call_at(when, self._fire)
+
+    def request_after(self, delay: float) -> None:
+        """One :meth:`request` ``delay`` seconds from now (a widget polling what sends no events);
+        asking again while one waits adds none."""
+        with self._lock:
+            if self._polling or self._closed:
+                return
+            self._polling = True
+        _scheduler.call_at(time.monotonic() + delay, self._poll)
+
+    def _poll(self) -> None:
+        with self._lock:
+            self._polling = False
+        self.request()
 
     def _fire(self) -> None:
         with self._lock:

@@ -13,7 +13,6 @@ open), ``denied_only``.
 from __future__ import annotations
 
 import dataclasses
-import time
 from typing import Any
 
 import ipywidgets as w
@@ -24,7 +23,7 @@ from ..views.common import MUTED, esc
 from ..views.network import EgressRow, EgressTableView
 from ..views.workspace import network_summary
 from .controls import button
-from .live import Throttle, _scheduler
+from .live import Throttle
 from .snapshot import Snapshotting
 
 __all__ = ["NetworkLog"]
@@ -50,7 +49,6 @@ class NetworkLog(Snapshotting, w.VBox):
         self.egress = log
         self.poll = max(poll, interval)
         self._closed = False
-        self._poll_pending = False
         self._version = -1
         self.table = w.HTML(layout=w.Layout(width="100%"))
         self.filter = w.ToggleButton(
@@ -86,13 +84,8 @@ class NetworkLog(Snapshotting, w.VBox):
             f'<div style="{MUTED}; margin-bottom: 4px">{esc(view.meta())}</div>{view.html_body()}'
         )
         self.snapshot_changed()
-        if any(r["open"] for r in self.rows) and not self._poll_pending:
-            self._poll_pending = True  # bytes keep flowing without a log change: look again soon
-            _scheduler.call_at(time.monotonic() + self.poll, self._poll)
-
-    def _poll(self) -> None:
-        self._poll_pending = False
-        self._throttle.request()
+        if any(r["open"] for r in self.rows):
+            self._throttle.request_after(self.poll)  # bytes keep flowing without a log change: look again soon
 
     def refresh(self) -> None:
         """Re-reads the log now."""

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-import time
 from typing import Any
 
 import ipywidgets as w
@@ -23,7 +22,7 @@ from ...sandbox.capabilities import sandbox_processes
 from ..views.common import MUTED, one_line
 from ..views.processes import ProcessRow, ProcessTableView
 from .controls import button, flexible
-from .live import Throttle, _scheduler
+from .live import Throttle
 from .process_output import ProcessOutput
 from .snapshot import Snapshotting
 
@@ -47,7 +46,6 @@ class ProcessMonitor(Snapshotting, w.VBox):
         self.interval = interval
         self.poll = max(poll, interval)
         self._closed = False
-        self._poll_pending = False
         self.table = w.HTML(layout=w.Layout(width="100%"))
         self.chooser = flexible(
             w.Dropdown(options=[("(choose a process to follow)", 0)], value=0, description="Follow")
@@ -92,18 +90,12 @@ class ProcessMonitor(Snapshotting, w.VBox):
                 self.chooser.observe(self._on_choose, names="value")
         self.kill_all_button.disabled = not any(r.state == "running" for r in rows)
         self.snapshot_changed()
-        if not self._poll_pending:
-            self._poll_pending = True
-            _scheduler.call_at(time.monotonic() + self.poll, self._poll)
+        self._throttle.request_after(self.poll)
 
     def snapshot(self) -> tuple[str, str]:
         """The process table."""
         view = ProcessTableView([ProcessRow(**row) for row in self.rows])
         return view.html(), view.text()
-
-    def _poll(self) -> None:
-        self._poll_pending = False
-        self._throttle.request()
 
     def refresh(self) -> None:
         """Re-reads the process list now."""
