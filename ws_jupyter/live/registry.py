@@ -9,34 +9,28 @@ nothing of front ends and a link never keeps a destroyed workspace alive.
 
 from __future__ import annotations
 
-import threading
-import weakref
 from typing import Any
 
+from .._per_workspace import PerWorkspace
 from .protocol import LiveNotebook
 
 __all__ = ["attach", "detach", "live_notebook"]
 
-_lock = threading.Lock()
-_links: weakref.WeakKeyDictionary[Any, LiveNotebook] = weakref.WeakKeyDictionary()
+_links: PerWorkspace[LiveNotebook] = PerWorkspace()
 
 
 def attach(workspace: Any, link: LiveNotebook) -> None:
     """Makes ``link`` the open notebook ``workspace``'s tools reach (replacing another)."""
     if not isinstance(link, LiveNotebook):
         raise TypeError(f"attach() needs a LiveNotebook, not {type(link).__name__}")
-    with _lock:
-        _links[workspace] = link
+    _links.set(workspace, link)
 
 
 def detach(workspace: Any, link: LiveNotebook | None = None) -> None:
     """Forgets ``workspace``'s link (only ``link``, when given)."""
-    with _lock:
-        if link is None or _links.get(workspace) is link:
-            _links.pop(workspace, None)
+    _links.discard(workspace, link)
 
 
 def live_notebook(workspace: Any) -> LiveNotebook | None:
     """The open notebook attached to ``workspace``, or None."""
-    with _lock:
-        return _links.get(workspace)
+    return _links.get(workspace)

@@ -42,12 +42,13 @@ import itertools
 import logging
 import threading
 import time
-import weakref
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Literal
+
+from .._per_workspace import PerWorkspace
 
 if TYPE_CHECKING:
     from ..request_context import RequestContext
@@ -251,15 +252,9 @@ class ToolActivity:
         return decision
 
 
-_registry: weakref.WeakKeyDictionary[Workspace, ToolActivity] = weakref.WeakKeyDictionary()
-_registry_lock = threading.Lock()
+_registry: PerWorkspace[ToolActivity] = PerWorkspace()
 
 
 def tool_activity(workspace: Workspace) -> ToolActivity:
     """The activity feed of ``workspace`` (created on first use, lives as long as the workspace)."""
-    with _registry_lock:
-        activity = _registry.get(workspace)
-        if activity is None:
-            activity = ToolActivity()
-            _registry[workspace] = activity
-        return activity
+    return _registry.get_or_make(workspace, ToolActivity)

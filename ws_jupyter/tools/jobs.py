@@ -32,6 +32,8 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .._per_workspace import PerWorkspace
+
 __all__ = ["Job", "JobRegistry", "job_owner", "jobs"]
 
 JobKind = Literal["command", "code"]
@@ -390,20 +392,14 @@ class JobRegistry:
         return len(self._jobs)
 
 
-_registries_lock = threading.Lock()
-_registries: weakref.WeakKeyDictionary[Any, JobRegistry] = weakref.WeakKeyDictionary()
+_registries: PerWorkspace[JobRegistry] = PerWorkspace()
 
 
 def jobs(workspace: Any) -> JobRegistry:
     """The job registry of ``workspace`` (created on first use, gone with the workspace)."""
-    with _registries_lock:
-        registry = _registries.get(workspace)
-        if registry is None:
-            registry = _registries[workspace] = JobRegistry()
-        return registry
+    return _registries.get_or_make(workspace, JobRegistry)
 
 
 def existing_jobs(workspace: Any) -> JobRegistry | None:
     """The registry when one was made (destroy does not create one to cancel nothing)."""
-    with _registries_lock:
-        return _registries.get(workspace)
+    return _registries.get(workspace)

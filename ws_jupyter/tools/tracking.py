@@ -29,13 +29,13 @@ import os
 import posixpath
 import threading
 import time
-import weakref
 from collections import deque
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .._per_workspace import PerWorkspace
 from ..errors import PathEscapeError, WorkspaceError, WriteLockTimeoutError
 
 if TYPE_CHECKING:
@@ -217,17 +217,12 @@ class ReadTrackers:
         return len(self._trackers)
 
 
-_pools_lock = threading.Lock()
-_pools: weakref.WeakKeyDictionary[Workspace, ReadTrackers] = weakref.WeakKeyDictionary()
+_pools: PerWorkspace[ReadTrackers] = PerWorkspace()
 
 
 def read_trackers(workspace: Workspace) -> ReadTrackers:
     """The read trackers of ``workspace`` (created on first use, gone with the workspace)."""
-    with _pools_lock:
-        pool = _pools.get(workspace)
-        if pool is None:
-            pool = _pools[workspace] = ReadTrackers()
-        return pool
+    return _pools.get_or_make(workspace, ReadTrackers)
 
 
 class _Queue:

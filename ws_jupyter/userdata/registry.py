@@ -7,36 +7,30 @@ tools while one is attached. A weak mapping: a namespace never keeps a destroyed
 
 from __future__ import annotations
 
-import threading
-import weakref
 from typing import Any
 
+from .._per_workspace import PerWorkspace
 from .shares import SharedNamespace
 
 __all__ = ["attach", "detach", "shared_namespace"]
 
-_lock = threading.Lock()
-_spaces: weakref.WeakKeyDictionary[Any, SharedNamespace] = weakref.WeakKeyDictionary()
+_spaces: PerWorkspace[SharedNamespace] = PerWorkspace()
 
 
 def attach(workspace: Any, shared: SharedNamespace) -> SharedNamespace:
     """Makes ``shared`` what ``workspace``'s tools see (replacing another); returns it."""
     if not isinstance(shared, SharedNamespace):
         raise TypeError(f"attach() needs a SharedNamespace, not {type(shared).__name__}")
-    with _lock:
-        _spaces[workspace] = shared
+    _spaces.set(workspace, shared)
     return shared
 
 
 def detach(workspace: Any) -> None:
-    with _lock:
-        _spaces.pop(workspace, None)
+    _spaces.discard(workspace)
 
 
 def shared_namespace(workspace: Any, *, create: bool = False) -> SharedNamespace | None:
     """The namespace attached to ``workspace`` (a new, empty one when ``create``), or None."""
-    with _lock:
-        found = _spaces.get(workspace)
-        if found is None and create:
-            found = _spaces[workspace] = SharedNamespace()
-        return found
+    if create:
+        return _spaces.get_or_make(workspace, SharedNamespace)
+    return _spaces.get(workspace)
